@@ -1,0 +1,71 @@
+// Status: the error value used everywhere inside hostccl (no exceptions cross layers).
+// Codes are numerically identical to HcclResult so the api layer maps them 1:1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace hostccl {
+
+enum class Code : int {
+  kSuccess = 0,
+  kPara = 1,         // HCCL_E_PARA
+  kPtr = 2,          // HCCL_E_PTR
+  kMemory = 3,       // HCCL_E_MEMORY
+  kInternal = 4,     // HCCL_E_INTERNAL
+  kNotSupport = 5,   // HCCL_E_NOT_SUPPORT
+  kNotFound = 6,     // HCCL_E_NOT_FOUND
+  kUnavail = 7,      // HCCL_E_UNAVAIL
+  kSyscall = 8,      // HCCL_E_SYSCALL
+  kTimeout = 9,      // HCCL_E_TIMEOUT
+  kOpenFile = 10,    // HCCL_E_OPEN_FILE_FAILURE
+  kTcpConnect = 11,  // HCCL_E_TCP_CONNECT
+  kTcpTransfer = 13, // HCCL_E_TCP_TRANSFER
+  kRuntime = 15,     // HCCL_E_RUNTIME
+  kAgain = 20,       // HCCL_E_AGAIN
+  kRemote = 21,      // HCCL_E_REMOTE
+  kOom = 24,         // HCCL_E_OOM
+};
+
+const char* CodeName(Code c);  // "HCCL_E_PARA", ...
+
+// A [[nodiscard]] error value: code, message and context (rank, peer, op sequence).
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string msg) : code_(code), msg_(std::move(msg)) {}
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == Code::kSuccess; }
+  Code code() const { return code_; }
+  const std::string& message() const { return msg_; }
+
+  int rank() const { return rank_; }
+  int peer() const { return peer_; }
+  Status& WithRank(int r) { rank_ = r; return *this; }
+  Status& WithPeer(int p) { peer_ = p; return *this; }
+
+  // "HCCL_E_PARA: <message>"
+  std::string ToString() const;
+
+ private:
+  Code code_ = Code::kSuccess;
+  std::string msg_;
+  int rank_ = -1;
+  int peer_ = -1;
+};
+
+// printf-style constructor: MakeStatus(Code::kPara, "root %u >= rankSize %u", root, n)
+Status MakeStatus(Code code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Formats like printf into a std::string.
+std::string StrFormat(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace hostccl
+
+#define HOSTCCL_RETURN_IF_ERROR(expr)        \
+  do {                                       \
+    ::hostccl::Status _st = (expr);          \
+    if (!_st.ok()) return _st;               \
+  } while (0)

@@ -1,0 +1,33 @@
+// Reduction kernels: a ⊕ b for the 12 reducible types x 4 ops, with the exact rules of
+// semantics.md §2 (wrapping integers; NaN-propagating max/min keeping the left operand on
+// ties; fp16/bf16 computed in fp32 and rounded to nearest-even once per ⊕; no FTZ/DAZ).
+// Vectorised with runtime dispatch (AVX-512 incl. BF16, AVX2+F16C, scalar), bit-identical
+// across levels. No I/O, no threads, no allocation.
+#pragma once
+
+#include <cstddef>
+
+#include "common/dtype.h"
+
+namespace hostccl::kern {
+
+enum class Isa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+const char* IsaName(Isa isa);
+
+// Best level this CPU supports; the active level (HOSTCCL_KERNEL_ISA may lower it); and a
+// test hook to force a level (clamped to what the CPU supports; returns the level set).
+Isa DetectedIsa();
+Isa ActiveIsa();
+Isa ForceIsa(Isa isa);
+
+// dst[i] = a[i] ⊕ b[i] for i in [0, n) elements. dst may alias a or b exactly (same index).
+using BinaryFn = void (*)(void* dst, const void* a, const void* b, size_t n);
+BinaryFn GetBinary(DataType t, RedOp op);  // nullptr if t is not reducible or op invalid
+
+// Left fold in source order, one pass: dst[i] = ((src[0][i] ⊕ src[1][i]) ⊕ ...) ⊕ src[k-1][i].
+// k >= 1 (k == 1 is a copy). dst may alias any src exactly. Every source is read once and
+// dst written once per element (cache-blocked internally), so an n-rank reduce costs n reads
+// and one write. Bitwise identical to applying GetBinary() k-1 times.
+void FoldN(DataType t, RedOp op, void* dst, const void* const* srcs, int k, size_t n);
+
+}  // namespace hostccl::kern

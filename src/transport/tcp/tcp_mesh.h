@@ -1,0 +1,34 @@
+// TCP transport: a full mesh of nonblocking sockets between the ranks of one communicator,
+// made at communicator creation (every pair connected before init returns).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "transport/transport.h"
+
+namespace hostccl::net {
+
+// A rank's listening socket for data connections, opened before rendezvous so its address can
+// be published. Bound to `ip` (from boot::ChooseLocalAddress), ephemeral port.
+class TcpListener {
+ public:
+  virtual ~TcpListener() = default;
+  virtual std::string address() const = 0;  // "ip:port" ("[v6]:port" for IPv6)
+};
+Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out);
+
+// Connects every pair (rank i connects to each j > i and accepts from each j < i), each
+// connection authenticated by `token` and `comm_tag` (a per-communicator value all ranks agree
+// on). Stray or wrong-token connections to the listener are dropped and logged.
+// peer_addrs[r] = RankInfo::data_addr of rank r. TCP_NODELAY, large socket buffers.
+// `members` (optional, empty = all): only these ranks are connected (sub-communicators reuse the
+// parent's ranks numbering in peer_addrs; the transport's ranks are indices into members).
+Status CreateTcpMesh(int rank, int nranks, TcpListener* listener,
+                     const std::vector<std::string>& peer_addrs, const uint8_t token[16],
+                     uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out);
+
+}  // namespace hostccl::net

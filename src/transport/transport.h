@@ -1,0 +1,54 @@
+// The transport interface: ordered, matched point-to-point messages between the ranks of one
+// communicator. Algorithms talk to peers only through this (via algo/primitives.h).
+//
+// Semantics:
+//  - Per (sender, receiver) pair, messages match in posting order (FIFO). A receive must be
+//    posted with the length and fingerprint the sender used; a different fingerprint fails with
+//    kPara and FormatMismatch()'s text, a different length with kPara naming both lengths.
+//  - Isend/Irecv never block. Progress happens inside Wait/WaitAll/Test, driven by the calling
+//    thread (no progress thread, no hand-off). Buffers must stay valid until completion.
+//    Received payload lands directly in the posted buffer (no intermediate copy).
+//  - Every wait is bounded by its Deadline; an expired deadline returns kTimeout naming the peers
+//    whose requests are still pending.
+//  - A closed or reset connection is an error (kRemote, naming the peer and its address), never a
+//    spin. Errors are sticky: after the first one every call returns it.
+//  - Abort(reason, code): best-effort, nonblocking notice to every peer; a peer that reads it
+//    fails its current and later waits with `code` and "rank r aborted: <reason>".
+//  - One thread uses a Transport at a time, except Interrupt(), which any thread may call to make
+//    a blocked wait return kRemote("communicator destroyed") promptly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/fingerprint.h"
+#include "common/status.h"
+
+namespace hostccl::net {
+
+using RequestId = uint64_t;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  virtual Status Isend(int peer, const void* buf, size_t len, const Fingerprint& fp, RequestId* id) = 0;
+  virtual Status Irecv(int peer, void* buf, size_t len, const Fingerprint& fp, RequestId* id) = 0;
+  virtual Status Wait(RequestId id, Deadline deadline) = 0;
+  virtual Status WaitAll(const RequestId* ids, size_t n, Deadline deadline) = 0;
+  // Progresses without blocking; *done tells whether `id` completed.
+  virtual Status Test(RequestId id, bool* done) = 0;
+
+  virtual void Abort(const std::string& reason, Code code) = 0;
+  virtual void Interrupt() = 0;
+  // Human-readable peer address for messages ("10.0.0.4:41233").
+  virtual std::string PeerAddress(int peer) const = 0;
+};
+
+}  // namespace hostccl::net
