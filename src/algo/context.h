@@ -1,0 +1,57 @@
+// What an algorithm gets to run one collective on one rank: its peers (a Transport and/or a
+// LocalGroup), the operation's arguments, its fingerprint and deadline, and reusable scratch.
+// Algorithms run as plain sequential code on the thread executing the stream's task.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/dtype.h"
+#include "common/fingerprint.h"
+#include "common/status.h"
+#include "transport/local/local_group.h"
+#include "transport/transport.h"
+
+namespace hostccl::algo {
+
+// Scratch memory owned by the communicator, allocated once and reused (pre-faulted), so steady
+// state has no allocation and no page faults. Grow() only happens when a larger size is needed.
+class Scratch {
+ public:
+  Scratch() = default;
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  // Returns at least `bytes` of 64-byte-aligned memory (contents unspecified); nullptr on failure.
+  void* Get(size_t bytes);
+  size_t capacity() const { return capacity_; }
+
+ private:
+  void* mem_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+struct ReduceArgs {
+  const void* send = nullptr;
+  void* recv = nullptr;  // only meaningful on the root
+  uint64_t count = 0;
+  DataType dtype = DataType::kFp32;
+  RedOp op = RedOp::kSum;
+  int root = 0;
+};
+
+struct Context {
+  int rank = 0;
+  int size = 1;
+  net::Transport* transport = nullptr;  // null when the communicator has no TCP mesh
+  net::LocalGroup* local = nullptr;     // non-null when every rank is a thread of this process
+  Fingerprint fp;
+  Deadline deadline = Deadline::Infinite();
+  Scratch* scratch = nullptr;
+  size_t chunk_bytes = 1 << 20;   // pipeline chunk for chunked algorithms
+  size_t staging_bytes = 64 << 20; // bound on scratch use per operation (HCCL_BUFFSIZE)
+};
+
+}  // namespace hostccl::algo

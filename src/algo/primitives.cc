@@ -1,0 +1,56 @@
+#include "algo/primitives.h"
+
+namespace hostccl::algo {
+
+Status Requests::Send(int peer, const void* buf, size_t len) {
+  net::RequestId id;
+  HOSTCCL_RETURN_IF_ERROR(ctx_.transport->Isend(peer, buf, len, ctx_.fp, &id));
+  ids_.push_back(id);
+  return Status::Ok();
+}
+
+Status Requests::Recv(int peer, void* buf, size_t len) {
+  net::RequestId id;
+  HOSTCCL_RETURN_IF_ERROR(ctx_.transport->Irecv(peer, buf, len, ctx_.fp, &id));
+  ids_.push_back(id);
+  return Status::Ok();
+}
+
+Status Requests::WaitAll() {
+  if (done_prefix_ >= ids_.size()) return Status::Ok();
+  HOSTCCL_RETURN_IF_ERROR(
+      ctx_.transport->WaitAll(ids_.data() + done_prefix_, ids_.size() - done_prefix_, ctx_.deadline));
+  done_prefix_ = ids_.size();
+  return Status::Ok();
+}
+
+Status Requests::Wait(size_t i) {
+  if (i < done_prefix_) return Status::Ok();
+  return ctx_.transport->Wait(ids_[i], ctx_.deadline);
+}
+
+Status SendTo(Context& ctx, int peer, const void* buf, size_t len) {
+  Requests r(ctx);
+  HOSTCCL_RETURN_IF_ERROR(r.Send(peer, buf, len));
+  return r.WaitAll();
+}
+
+Status RecvFrom(Context& ctx, int peer, void* buf, size_t len) {
+  Requests r(ctx);
+  HOSTCCL_RETURN_IF_ERROR(r.Recv(peer, buf, len));
+  return r.WaitAll();
+}
+
+void PartRange(uint64_t count, int parts, int i, uint64_t align, uint64_t* begin, uint64_t* end) {
+  if (align == 0) align = 1;
+  uint64_t units = (count + align - 1) / align;
+  uint64_t p = static_cast<uint64_t>(parts);
+  uint64_t base = units / p, extra = units % p;
+  uint64_t ii = static_cast<uint64_t>(i);
+  uint64_t b = ii * base + std::min(ii, extra);
+  uint64_t e = b + base + (ii < extra ? 1 : 0);
+  *begin = std::min(b * align, count);
+  *end = std::min(e * align, count);
+}
+
+}  // namespace hostccl::algo

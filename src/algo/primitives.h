@@ -1,0 +1,37 @@
+// The primitive vocabulary algorithms are written in. Hides request bookkeeping and deadlines.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "algo/context.h"
+
+namespace hostccl::algo {
+
+// A batch of outstanding point-to-point requests of one rank, completed together.
+class Requests {
+ public:
+  explicit Requests(Context& ctx) : ctx_(ctx) {}
+  Status Send(int peer, const void* buf, size_t len);
+  Status Recv(int peer, void* buf, size_t len);
+  // Waits for every request posted so far (progressing all of them).
+  Status WaitAll();
+  // Waits for the i-th request posted (0-based) only.
+  Status Wait(size_t i);
+  size_t posted() const { return ids_.size(); }
+
+ private:
+  Context& ctx_;
+  std::vector<net::RequestId> ids_;
+  size_t done_prefix_ = 0;
+};
+
+// Blocking helpers for simple steps.
+Status SendTo(Context& ctx, int peer, const void* buf, size_t len);
+Status RecvFrom(Context& ctx, int peer, void* buf, size_t len);
+
+// Byte range [begin, end) of part `i` when `count` elements are split into `parts` near-equal
+// parts whose boundaries are multiples of `align` elements.
+void PartRange(uint64_t count, int parts, int i, uint64_t align, uint64_t* begin, uint64_t* end);
+
+}  // namespace hostccl::algo

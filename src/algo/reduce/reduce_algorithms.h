@@ -1,0 +1,32 @@
+// The Reduce algorithms and their registry (one row per algorithm). The selector in core/
+// chooses among them by size, rank count and placement; HOSTCCL_ALGO forces one.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "algo/context.h"
+
+namespace hostccl::algo {
+
+using ReduceFn = Status (*)(Context& ctx, const ReduceArgs& args);
+
+struct ReduceAlgorithm {
+  const char* name;
+  const char* summary;     // one line: what it does and when it wins
+  bool needs_local_group;  // every rank must be a thread of this process
+  bool needs_transport;    // needs point-to-point messages between ranks
+  ReduceFn run;
+};
+
+const std::vector<ReduceAlgorithm>& ReduceAlgorithms();
+const ReduceAlgorithm* FindReduceAlgorithm(std::string_view name);
+
+Status ReduceDirect(Context& ctx, const ReduceArgs& args);
+Status ReduceGather(Context& ctx, const ReduceArgs& args);
+Status ReduceChain(Context& ctx, const ReduceArgs& args);
+
+// Shared helper: element-aligned chunk length in elements for pipelined algorithms.
+uint64_t ChunkElems(const Context& ctx, const ReduceArgs& args);
+
+}  // namespace hostccl::algo

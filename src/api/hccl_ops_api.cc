@@ -1,0 +1,97 @@
+// extern "C" operators (hccl/hccl.h). HcclReduce is implemented; the other operators arrive
+// with later issues and return HCCL_E_NOT_SUPPORT with one log line until then.
+#include "api/arg_check.h"
+#include "api/export.h"
+#include "api/result.h"
+#include "common/dtype.h"
+#include "common/log.h"
+#include "hccl/hccl.h"
+
+using hostccl::Code;
+using hostccl::Status;
+using hostccl::api::Guard;
+using hostccl::api::Reject;
+using hostccl::api::ToResult;
+
+// Our one dtype/op list must agree with the public header's values.
+#define X(id, v, name, size, red) \
+  static_assert(static_cast<int>(hostccl::DataType::k##id) == v, "dtype list out of sync");
+HOSTCCL_FOR_EACH_DTYPE(X)
+#undef X
+static_assert(HCCL_DATA_TYPE_INT8 == 0 && HCCL_DATA_TYPE_FP16 == 3 && HCCL_DATA_TYPE_FP32 == 4 &&
+                  HCCL_DATA_TYPE_BFP16 == 11 && HCCL_DATA_TYPE_HIF8 == 14 && HCCL_DATA_TYPE_FP8E8M0 == 17,
+              "HcclDataType values");
+static_assert(HCCL_REDUCE_SUM == 0 && HCCL_REDUCE_PROD == 1 && HCCL_REDUCE_MAX == 2 && HCCL_REDUCE_MIN == 3,
+              "HcclReduceOp values");
+
+HOSTCCL_API HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
+                                  HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    hostccl::api::ReduceCall call{sendBuf, recvBuf, count, static_cast<int>(dataType), static_cast<int>(op),
+                                  root, comm, stream};
+    std::shared_ptr<hostccl::core::Communicator> c;
+    hostccl::rt::Stream* s = nullptr;
+    bool done = false;
+    Status st = hostccl::api::CheckReduce(call, &c, &s, &done);
+    if (!st.ok()) return ToResult(st);
+    if (done) return HCCL_SUCCESS;
+    hostccl::algo::ReduceArgs args;
+    args.send = sendBuf;
+    args.recv = recvBuf;
+    args.count = count;
+    args.dtype = static_cast<hostccl::DataType>(dataType);
+    args.op = static_cast<hostccl::RedOp>(op);
+    args.root = static_cast<int>(root);
+    st = c->EnqueueReduce(s, args);
+    if (!st.ok()) return ToResult(Reject("HcclReduce", c->rank(), st));
+    return HCCL_SUCCESS;
+  });
+}
+
+#define HOSTCCL_OP_NOT_SUPPORTED(name) \
+  ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
+
+HOSTCCL_API HcclResult HcclAllReduce(void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclAllReduce);
+}
+HOSTCCL_API HcclResult HcclBroadcast(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclBroadcast);
+}
+HOSTCCL_API HcclResult HcclReduceScatter(void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclReduceScatter);
+}
+HOSTCCL_API HcclResult HcclReduceScatterV(void*, const void*, const void*, void*, uint64_t, HcclDataType, HcclReduceOp,
+                                          HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclReduceScatterV);
+}
+HOSTCCL_API HcclResult HcclScatter(void*, void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclScatter);
+}
+HOSTCCL_API HcclResult HcclAllGather(void*, void*, uint64_t, HcclDataType, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclAllGather);
+}
+HOSTCCL_API HcclResult HcclAllGatherV(void*, uint64_t, void*, const void*, const void*, HcclDataType, HcclComm,
+                                      aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclAllGatherV);
+}
+HOSTCCL_API HcclResult HcclSend(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclSend);
+}
+HOSTCCL_API HcclResult HcclRecv(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclRecv);
+}
+HOSTCCL_API HcclResult HcclAlltoAllVC(const void*, const void*, HcclDataType, const void*, HcclDataType, HcclComm,
+                                      aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclAlltoAllVC);
+}
+HOSTCCL_API HcclResult HcclAlltoAllV(const void*, const void*, const void*, HcclDataType, const void*, const void*,
+                                     const void*, HcclDataType, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclAlltoAllV);
+}
+HOSTCCL_API HcclResult HcclAlltoAll(const void*, uint64_t, HcclDataType, const void*, uint64_t, HcclDataType, HcclComm,
+                                    aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclAlltoAll);
+}
+HOSTCCL_API HcclResult HcclBatchSendRecv(HcclSendRecvItem*, uint32_t, HcclComm, aclrtStream) {
+  return HOSTCCL_OP_NOT_SUPPORTED(HcclBatchSendRecv);
+}

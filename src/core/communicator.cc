@@ -1,0 +1,320 @@
+#include "core/communicator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+#include "algo/barrier/barrier.h"
+#include "common/env.h"
+#include "common/log.h"
+#include "common/status.h"
+
+namespace hostccl::core {
+namespace {
+
+uint64_t Fnv1a64(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string Hex(const uint8_t* p, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s += d[p[i] >> 4];
+    s += d[p[i] & 15];
+  }
+  return s;
+}
+
+// Default pipeline chunk: big enough to amortise per-message cost, small enough to pipeline.
+uint64_t DefaultChunkBytes(uint64_t bytes) {
+  uint64_t c = std::clamp<uint64_t>(bytes / 8, 64 << 10, 1 << 20);
+  return c & ~uint64_t{63};
+}
+
+}  // namespace
+
+int64_t ResolveExecTimeoutMs(int64_t config_seconds) {
+  if (auto ms = EnvRaw(Knob::kExecTimeoutMs)) {
+    auto v = ParseInt(*ms);
+    if (v && *v >= 0) return *v;
+    HLOG_ERROR(kEnv, "HOSTCCL_EXEC_TIMEOUT_MS=%s is not a non-negative integer; ignored", ms->c_str());
+  }
+  if (config_seconds >= 0) return config_seconds * 1000;
+  const int64_t kDefault = 1836;
+  int64_t s = kDefault;
+  if (auto raw = EnvRaw(Knob::kHcclExecTimeout)) {
+    auto v = ParseInt(*raw);
+    if (v && *v >= 0 && *v <= 2147483647) {
+      s = *v;
+    } else {
+      HLOG_ERROR(kEnv, "HCCL_EXEC_TIMEOUT=%s is not an integer in [0, 2147483647]; using %lld s",
+                 raw->c_str(), static_cast<long long>(kDefault));
+    }
+  }
+  return s * 1000;  // 0 = no limit
+}
+
+Communicator::~Communicator() = default;
+
+void Communicator::ApplyConfig(const CommConfig& config) {
+  int64_t mb = config.buffer_mb;
+  if (mb < 1) {
+    mb = EnvInt(Knob::kHcclBuffSize, 200);
+    if (mb < 1) {
+      HLOG_ERROR(kEnv, "HCCL_BUFFSIZE=%lld must be >= 1 (MB); using 200", static_cast<long long>(mb));
+      mb = 200;
+    }
+  }
+  staging_bytes_ = static_cast<uint64_t>(mb) << 20;
+  exec_timeout_ms_ = ResolveExecTimeoutMs(config.exec_timeout_s);
+}
+
+Status Communicator::FinishSetup(const std::string& local_key) {
+  const std::string& me = ranks_[static_cast<size_t>(rank_)].proc_id;
+  const std::string& node = ranks_[static_cast<size_t>(rank_)].node_id;
+  all_local_ = true;
+  multi_node_ = false;
+  for (const auto& r : ranks_) {
+    if (r.proc_id != me) all_local_ = false;
+    if (r.node_id != node) multi_node_ = true;
+  }
+  const std::string transport = EnvString(Knob::kTransport, "auto");
+  if (transport != "auto" && transport != "tcp" && transport != "local")
+    return MakeStatus(Code::kPara, "HOSTCCL_TRANSPORT=%s: expected auto, tcp or local", transport.c_str());
+  if (transport == "local" && !all_local_)
+    return Status(Code::kPara, "HOSTCCL_TRANSPORT=local needs every rank to be a thread of one process");
+  if (all_local_ && transport != "tcp") local_ = net::LocalGroup::Join(local_key, size_);
+  if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
+  HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s, staging %llu MB, exec timeout %lld ms",
+            name_.c_str(), rank_, size_, device_,
+            all_local_ ? "all ranks are threads of this process" : "ranks in several processes",
+            multi_node_ ? "several hosts" : "one host",
+            static_cast<unsigned long long>(staging_bytes_ >> 20), static_cast<long long>(exec_timeout_ms_));
+  return Status::Ok();
+}
+
+Status Communicator::Connect(const boot::RootInfo& root, uint32_t nranks, uint32_t rank, int device,
+                             const CommConfig& config) {
+  ApplyConfig(config);
+  rank_ = static_cast<int>(rank);
+  size_ = static_cast<int>(nranks);
+  device_ = device;
+  root_ = root;
+  SetLogRank(rank_);
+  std::string ip;
+  HOSTCCL_RETURN_IF_ERROR(boot::ChooseLocalAddress(&ip));
+  HOSTCCL_RETURN_IF_ERROR(net::CreateTcpListener(ip, &listener_));
+  boot::RankInfo mine;
+  mine.rank = rank;
+  mine.device = device;
+  mine.pid = static_cast<uint32_t>(getpid());
+  mine.node_id = boot::LocalNodeId();
+  mine.proc_id = boot::LocalProcId();
+  mine.data_addr = listener_->address();
+  Deadline deadline = Deadline::AfterMs(boot::ConnectTimeoutMs());
+  HOSTCCL_RETURN_IF_ERROR(boot::Rendezvous(root, nranks, mine, deadline, &ranks_));
+  key_ = root.identifier + "/" + Hex(root.token, sizeof(root.token));
+  name_ = config.name.empty() ? root.identifier : config.name;
+  std::vector<std::string> addrs;
+  for (const auto& r : ranks_) addrs.push_back(r.data_addr);
+  HOSTCCL_RETURN_IF_ERROR(net::CreateTcpMesh(rank_, size_, listener_.get(), addrs, root.token,
+                                             Fnv1a64(key_), deadline, &transport_));
+  return FinishSetup(key_);
+}
+
+Status Communicator::ConnectSub(const Communicator& parent, const std::vector<uint32_t>& members,
+                                uint32_t sub_rank, uint64_t sub_id, const CommConfig& config) {
+  ApplyConfig(config);
+  rank_ = static_cast<int>(sub_rank);
+  size_ = static_cast<int>(members.size());
+  device_ = parent.device_;
+  root_ = parent.root_;
+  for (uint32_t m : members) ranks_.push_back(parent.ranks_[m]);
+  for (size_t i = 0; i < ranks_.size(); ++i) ranks_[i].rank = static_cast<uint32_t>(i);
+  key_ = parent.key_ + "_sub_" + std::to_string(sub_id);
+  name_ = config.name.empty() ? parent.name_ + "_sub_" + std::to_string(sub_id) : config.name;
+  std::vector<std::string> addrs;
+  for (const auto& r : ranks_) addrs.push_back(r.data_addr);
+  Deadline deadline = Deadline::AfterMs(boot::ConnectTimeoutMs());
+  HOSTCCL_RETURN_IF_ERROR(net::CreateTcpMesh(rank_, size_, parent.listener_.get(), addrs, root_.token,
+                                             Fnv1a64(key_), deadline, &transport_));
+  return FinishSetup(key_);
+}
+
+Status Communicator::CreateFromRootInfo(const boot::RootInfo& root, uint32_t nranks, uint32_t rank,
+                                        int device, const CommConfig& config,
+                                        std::shared_ptr<Communicator>* out) {
+  std::shared_ptr<Communicator> c(new Communicator());
+  HOSTCCL_RETURN_IF_ERROR(c->Connect(root, nranks, rank, device, config));
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+Status Communicator::CreateSub(const std::shared_ptr<Communicator>& parent,
+                               const std::vector<uint32_t>& members, uint32_t sub_rank, uint64_t sub_id,
+                               const CommConfig& config, std::shared_ptr<Communicator>* out) {
+  std::shared_ptr<Communicator> c(new Communicator());
+  HOSTCCL_RETURN_IF_ERROR(c->ConnectSub(*parent, members, sub_rank, sub_id, config));
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+Status Communicator::error() const {
+  std::lock_guard<std::mutex> lk(err_mu_);
+  return error_;
+}
+
+void Communicator::Fail(const Status& st) {
+  {
+    std::lock_guard<std::mutex> lk(err_mu_);
+    if (failed_.load()) return;
+    error_ = st;
+    failed_.store(true, std::memory_order_release);
+  }
+  HLOG_ERROR(kColl, "communicator '%s' rank %d failed: %s", name_.c_str(), rank_, st.ToString().c_str());
+  if (transport_) transport_->Abort(st.message(), st.code());
+  if (local_) local_->Abort(st.code(), st.message());
+}
+
+Deadline Communicator::OpDeadline() const {
+  return exec_timeout_ms_ == 0 ? Deadline::Infinite() : Deadline::AfterMs(exec_timeout_ms_);
+}
+
+algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline) {
+  algo::Context ctx;
+  ctx.rank = rank_;
+  ctx.size = size_;
+  ctx.transport = transport_.get();
+  ctx.local = local_.get();
+  ctx.fp = fp;
+  ctx.deadline = deadline;
+  ctx.scratch = &scratch_;
+  ctx.staging_bytes = staging_bytes_;
+  return ctx;
+}
+
+Status Communicator::EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& args) {
+  if (failed()) return error();
+  uint64_t seq = next_seq_.fetch_add(1) + 1;
+  auto self = shared_from_this();
+  return stream->Enqueue([self, seq, args]() { return self->RunReduce(seq, args); });
+}
+
+Status Communicator::EnqueueBarrier(rt::Stream* stream) {
+  if (failed()) return error();
+  uint64_t seq = next_seq_.fetch_add(1) + 1;
+  auto self = shared_from_this();
+  return stream->Enqueue([self, seq]() { return self->RunBarrier(seq); });
+}
+
+Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
+  std::lock_guard<std::mutex> lk(exec_mu_);
+  SetLogRank(rank_);
+  if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
+  if (failed()) return error();
+  inflight_.fetch_add(1);
+  Fingerprint fp;
+  fp.kind = static_cast<uint8_t>(CollKind::kReduce);
+  fp.dtype = static_cast<uint8_t>(args.dtype);
+  fp.op = static_cast<uint8_t>(args.op);
+  fp.root = static_cast<uint32_t>(args.root);
+  fp.seq = seq;
+  fp.count = args.count;
+  const uint64_t bytes = args.count * DataTypeSize(args.dtype);
+  Placement where{size_, local_ != nullptr, transport_ != nullptr};
+  std::string why;
+  const algo::ReduceAlgorithm* a = SelectReduce(forced_, bytes, where, &why);
+  algo::Context ctx = MakeContext(fp, OpDeadline());
+  ctx.chunk_bytes = static_cast<size_t>(EnvInt(Knob::kChunkBytes, static_cast<int64_t>(DefaultChunkBytes(bytes))));
+  HLOG_INFO(kColl, "HcclReduce #%llu %s on '%s': %s (%s), transport %s",
+            static_cast<unsigned long long>(seq), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name,
+            why.c_str(), local_ ? "local" : "tcp");
+  Status st = a->run(ctx, args);
+  inflight_.fetch_sub(1);
+  if (!st.ok()) {
+    if (st.message().rfind("Hccl", 0) != 0)
+      st = Status(st.code(), StrFormat("HcclReduce #%llu (rank %d): %s", static_cast<unsigned long long>(seq),
+                                       rank_, st.message().c_str()));
+    Fail(st);
+  }
+  return st;
+}
+
+Status Communicator::RunBarrier(uint64_t seq) {
+  std::lock_guard<std::mutex> lk(exec_mu_);
+  SetLogRank(rank_);
+  if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
+  if (failed()) return error();
+  inflight_.fetch_add(1);
+  Fingerprint fp;
+  fp.kind = static_cast<uint8_t>(CollKind::kBarrier);
+  fp.seq = seq;
+  algo::Context ctx = MakeContext(fp, OpDeadline());
+  Status st = algo::Barrier(ctx);
+  inflight_.fetch_sub(1);
+  if (!st.ok()) {
+    if (st.message().rfind("Hccl", 0) != 0)
+      st = Status(st.code(), StrFormat("HcclBarrier #%llu (rank %d): %s", static_cast<unsigned long long>(seq),
+                                       rank_, st.message().c_str()));
+    Fail(st);
+  }
+  return st;
+}
+
+void Communicator::Destroy() {
+  destroyed_.store(true);
+  if (inflight_.load() > 0) {
+    if (transport_) transport_->Interrupt();
+    if (local_) local_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
+  }
+}
+
+// ---- handle registry ----
+
+namespace {
+std::mutex g_reg_mu;
+std::map<uintptr_t, std::shared_ptr<Communicator>>& Registry() {
+  static std::map<uintptr_t, std::shared_ptr<Communicator>> m;
+  return m;
+}
+uintptr_t g_next_id = 1;
+constexpr uintptr_t kHandleTag = uintptr_t{0x4843434c} << 20;  // ids never look like heap pointers
+}  // namespace
+
+void* RegisterComm(std::shared_ptr<Communicator> comm) {
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  uintptr_t h = kHandleTag | (g_next_id++ << 4);
+  Registry()[h] = std::move(comm);
+  return reinterpret_cast<void*>(h);
+}
+
+std::shared_ptr<Communicator> LookupComm(void* handle) {
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  auto it = Registry().find(reinterpret_cast<uintptr_t>(handle));
+  return it == Registry().end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Communicator> UnregisterComm(void* handle) {
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  auto it = Registry().find(reinterpret_cast<uintptr_t>(handle));
+  if (it == Registry().end()) return nullptr;
+  auto c = std::move(it->second);
+  Registry().erase(it);
+  return c;
+}
+
+void* FindCommHandleByName(const std::string& name) {
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  for (auto& [h, c] : Registry())
+    if (c->name() == name) return reinterpret_cast<void*>(h);
+  return nullptr;
+}
+
+}  // namespace hostccl::core

@@ -1,0 +1,117 @@
+// Communicator: one rank's membership in a group of ranks, with its peers (TCP mesh and, when
+// every rank is a thread of this process, a LocalGroup), its configuration, its sticky error
+// state and its reusable scratch. Operations are enqueued on runtime streams and run there.
+//
+// Lifetime: owned by shared_ptr; the C handle (HcclComm) is a registered id, not a pointer, so a
+// destroyed or garbage handle is recognised. Enqueued tasks hold a reference, so Destroy() may
+// return before they finish: it interrupts waits, and the object is freed by the last holder.
+// Threads: operations of one communicator run one at a time (exec_mu_); Destroy() and the
+// error queries may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "algo/context.h"
+#include "bootstrap/bootstrap.h"
+#include "core/selector.h"
+#include "runtime/runtime.h"
+#include "transport/local/local_group.h"
+#include "transport/tcp/tcp_mesh.h"
+#include "transport/transport.h"
+
+namespace hostccl::core {
+
+// Per-communicator settings, already resolved from HcclCommConfig > environment > defaults.
+struct CommConfig {
+  std::string name;               // empty = default name
+  int64_t buffer_mb = -1;         // -1 = HCCL_BUFFSIZE / default 200
+  int64_t exec_timeout_s = -1;    // -1 = HCCL_EXEC_TIMEOUT / default
+};
+
+class Communicator : public std::enable_shared_from_this<Communicator> {
+ public:
+  // Joins the communicator described by a root info (blocks until every rank joined, bounded by
+  // the connect timeout).
+  static Status CreateFromRootInfo(const boot::RootInfo& root, uint32_t nranks, uint32_t rank,
+                                   int device, const CommConfig& config,
+                                   std::shared_ptr<Communicator>* out);
+  // Sub-communicator of `parent` made of parent ranks `members` (this rank is members[sub_rank]).
+  static Status CreateSub(const std::shared_ptr<Communicator>& parent,
+                          const std::vector<uint32_t>& members, uint32_t sub_rank, uint64_t sub_id,
+                          const CommConfig& config, std::shared_ptr<Communicator>* out);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int device() const { return device_; }
+  const std::string& name() const { return name_; }
+  bool multi_node() const { return multi_node_; }
+
+  // The sticky error (ok while healthy).
+  Status error() const;
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // Records the first error, tells the peers (abort) and fails later calls.
+  void Fail(const Status& st);
+
+  // Enqueue an operation on `stream`; its sequence number is taken now (issue order).
+  Status EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& args);
+  Status EnqueueBarrier(rt::Stream* stream);
+
+  // Interrupts running operations and marks the communicator destroyed.
+  void Destroy();
+
+ private:
+  Communicator() = default;
+  Status Connect(const boot::RootInfo& root, uint32_t nranks, uint32_t rank, int device,
+                 const CommConfig& config);
+  Status ConnectSub(const Communicator& parent, const std::vector<uint32_t>& members,
+                    uint32_t sub_rank, uint64_t sub_id, const CommConfig& config);
+  void ApplyConfig(const CommConfig& config);
+  Status FinishSetup(const std::string& local_key);
+  algo::Context MakeContext(const Fingerprint& fp, Deadline deadline);
+  Deadline OpDeadline() const;
+  Status RunReduce(uint64_t seq, const algo::ReduceArgs& args);
+  Status RunBarrier(uint64_t seq);
+
+  int rank_ = 0;
+  int size_ = 1;
+  int device_ = -1;
+  std::string name_;
+  std::string key_;  // unique across the job: identifies this communicator's members
+  boot::RootInfo root_;
+  std::vector<boot::RankInfo> ranks_;
+  bool multi_node_ = false;
+  bool all_local_ = false;
+  uint64_t staging_bytes_ = 200ull << 20;
+  int64_t exec_timeout_ms_ = 0;  // 0 = no limit
+  std::vector<AlgoRule> forced_;
+
+  std::unique_ptr<net::TcpListener> listener_;   // kept for sub-communicators
+  std::unique_ptr<net::Transport> transport_;
+  std::shared_ptr<net::LocalGroup> local_;
+  algo::Scratch scratch_;
+
+  std::atomic<uint64_t> next_seq_{0};
+  std::mutex exec_mu_;  // one operation at a time per communicator
+  std::atomic<int> inflight_{0};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> destroyed_{false};
+  mutable std::mutex err_mu_;
+  Status error_;
+};
+
+// Handle registry for the C API.
+void* RegisterComm(std::shared_ptr<Communicator> comm);
+std::shared_ptr<Communicator> LookupComm(void* handle);
+std::shared_ptr<Communicator> UnregisterComm(void* handle);
+void* FindCommHandleByName(const std::string& name);
+
+// Connect timeout for creation and exec timeout resolution, shared with the api layer.
+int64_t ResolveExecTimeoutMs(int64_t config_seconds);
+
+}  // namespace hostccl::core

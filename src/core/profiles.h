@@ -1,0 +1,28 @@
+// Hardware profiles: emulate the documented HcclReduce limits of Ascend chips (semantics.md §6)
+// so code developed on a host fails here the way it would fail on the target chip.
+// Selected by HOSTCCL_SOC (read at each check, so a process can switch in tests).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/dtype.h"
+#include "common/status.h"
+
+namespace hostccl::core {
+
+struct ProfileInfo {
+  const char* name;
+  const char* reduce_rule;  // human-readable summary of the HcclReduce rule
+};
+const std::vector<ProfileInfo>& ListProfiles();
+
+// Canonical active profile name, or "" for the host default (no chip limits).
+std::string ActiveProfileName();
+
+// HCCL_E_NOT_SUPPORT (with a message naming the profile and the rule) when the active profile's
+// chip cannot run HcclReduce with this dtype/op; `multi_node` tells whether the communicator spans
+// hosts (for rules that restrict 64-bit types to intra-node use).
+Status CheckReduceProfile(DataType dtype, RedOp op, bool multi_node);
+
+}  // namespace hostccl::core
