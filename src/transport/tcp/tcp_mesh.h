@@ -30,5 +30,11 @@ Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* ou
 Status CreateTcpMesh(int rank, int nranks, TcpListener* listener,
                      const std::vector<std::string>& peer_addrs, const uint8_t token[16],
                      uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out);
+// The same for a subset: `members` lists parent ranks (indices into peer_addrs, ascending or not,
+// no duplicates) and must contain `rank`; the transport's rank r is members[r]'s connection.
+// Empty `members` = all peer_addrs.size() ranks.
+Status CreateTcpMesh(int rank, const std::vector<int>& members, TcpListener* listener,
+                     const std::vector<std::string>& peer_addrs, const uint8_t token[16],
+                     uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out);
 
 }  // namespace hostccl::net

@@ -1,0 +1,419 @@
+#include "transport/tcp/tcp_transport.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace hostccl::net {
+namespace {
+
+constexpr int kMaxIov = 64;
+
+unsigned long long Ull(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+}  // namespace
+
+TcpTransport::TcpTransport(int rank, int size, std::vector<Fd> fds, std::vector<std::string> addrs)
+    : rank_(rank), size_(size), peers_(static_cast<size_t>(size)) {
+  for (int p = 0; p < size; ++p) {
+    if (p < static_cast<int>(fds.size())) peers_[p].fd = std::move(fds[p]);
+    if (p < static_cast<int>(addrs.size())) peers_[p].addr = addrs[p];
+  }
+  event_fd_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!event_fd_.valid()) Fail(MakeStatus(Code::kSyscall, "eventfd: %s", strerror(errno)));
+}
+
+TcpTransport::~TcpTransport() {
+  // Tell peers this is an orderly close, so a peer still waiting on others does not take our
+  // disconnect for a crash. Skipped where a frame is half written (the peer sees the close).
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_ || !peers_[p].fd.valid()) continue;
+    SendControl(p, FrameType::kClose, Code::kSuccess, "");
+  }
+}
+
+Status TcpTransport::CheckPeer(int peer, const char* what) const {
+  if (peer == rank_)
+    return MakeStatus(Code::kInternal, "rank %d: %s to itself is not supported by the TCP transport", rank_, what);
+  if (peer < 0 || peer >= size_)
+    return MakeStatus(Code::kPara, "rank %d: %s peer %d outside [0, %d)", rank_, what, peer, size_);
+  if (!peers_[peer].fd.valid())
+    return MakeStatus(Code::kInternal, "rank %d: no connection to rank %d", rank_, peer);
+  return Status::Ok();
+}
+
+RequestId TcpTransport::NewRequest(int peer, bool send, size_t len) {
+  RequestId id = next_id_++;
+  reqs_.emplace(id, ReqInfo{peer, send, len, false});
+  return id;
+}
+
+Status TcpTransport::Isend(int peer, const void* buf, size_t len, const Fingerprint& fp, RequestId* id) {
+  if (!status_.ok()) return status_;
+  HOSTCCL_RETURN_IF_ERROR(CheckPeer(peer, "send"));
+  if (buf == nullptr && len > 0) return MakeStatus(Code::kPtr, "rank %d: send of %zu bytes from a null buffer", rank_, len);
+  if (len > kMaxDataPayload) return MakeStatus(Code::kPara, "rank %d: send of %zu bytes is too large", rank_, len);
+  PendingSend s{};
+  FrameHeader h;
+  h.type = FrameType::kData;
+  h.payload_len = len;
+  h.fp = fp;
+  EncodeFrameHeader(h, s.hdr);
+  s.buf = static_cast<const uint8_t*>(buf);
+  s.len = len;
+  s.done = 0;
+  s.id = NewRequest(peer, true, len);
+  peers_[peer].sends.push_back(s);
+  *id = s.id;
+  return Status::Ok();
+}
+
+Status TcpTransport::Irecv(int peer, void* buf, size_t len, const Fingerprint& fp, RequestId* id) {
+  if (!status_.ok()) return status_;
+  HOSTCCL_RETURN_IF_ERROR(CheckPeer(peer, "receive"));
+  if (buf == nullptr && len > 0) return MakeStatus(Code::kPtr, "rank %d: receive of %zu bytes into a null buffer", rank_, len);
+  PendingRecv r{NewRequest(peer, false, len), static_cast<uint8_t*>(buf), len, fp};
+  peers_[peer].recvs.push_back(r);
+  peers_[peer].hup = false;  // reading again will surface a real close
+  *id = r.id;
+  return Status::Ok();
+}
+
+Status TcpTransport::Wait(RequestId id, Deadline deadline) { return WaitAll(&id, 1, deadline); }
+
+Status TcpTransport::WaitAll(const RequestId* ids, size_t n, Deadline deadline) {
+  if (!status_.ok()) return status_;
+  for (size_t i = 0; i < n; ++i) {
+    if (!reqs_.count(ids[i])) return MakeStatus(Code::kPara, "rank %d: unknown request id %llu", rank_, Ull(ids[i]));
+  }
+  uint64_t start = NowNs();
+  for (;;) {
+    bool all = true;
+    for (size_t i = 0; i < n && all; ++i) all = reqs_.at(ids[i]).done;
+    if (all) {
+      for (size_t i = 0; i < n; ++i) reqs_.erase(ids[i]);
+      return Status::Ok();
+    }
+    if (deadline.Expired()) {
+      Fail(MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms waiting for %s", rank_,
+                      Ull((NowNs() - start) / 1000000), DescribePending(ids, n).c_str()));
+      return status_;
+    }
+    PollOnce(deadline.RemainingMsForPoll());
+    if (!status_.ok()) return status_;
+  }
+}
+
+Status TcpTransport::Test(RequestId id, bool* done) {
+  *done = false;
+  if (!status_.ok()) return status_;
+  auto it = reqs_.find(id);
+  if (it == reqs_.end()) return MakeStatus(Code::kPara, "rank %d: unknown request id %llu", rank_, Ull(id));
+  if (!it->second.done) PollOnce(0);
+  if (!status_.ok()) return status_;
+  it = reqs_.find(id);
+  if (it->second.done) {
+    *done = true;
+    reqs_.erase(it);
+  }
+  return Status::Ok();
+}
+
+std::string TcpTransport::DescribePending(const RequestId* ids, size_t n) const {
+  // One entry per peer: "rank 3 (10.0.0.4:41233) (recv 4096 bytes, +2 more)".
+  std::vector<int> count(size_, 0);
+  std::vector<const ReqInfo*> first(size_, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    const ReqInfo& r = reqs_.at(ids[i]);
+    if (r.done) continue;
+    if (!first[r.peer]) first[r.peer] = &r;
+    ++count[r.peer];
+  }
+  std::string out;
+  for (int p = 0; p < size_; ++p) {
+    if (!first[p]) continue;
+    if (!out.empty()) out += ", ";
+    out += StrFormat("rank %d at %s (%s %zu bytes", p, peers_[p].addr.c_str(), first[p]->send ? "send" : "recv",
+                     first[p]->len);
+    if (count[p] > 1) out += StrFormat(", +%d more", count[p] - 1);
+    out += ")";
+  }
+  return out;
+}
+
+void TcpTransport::Fail(Status st) {
+  if (status_.ok()) {
+    status_ = std::move(st);
+    status_.WithRank(rank_);
+    HLOG_DEBUG(kTcp, "transport failed: %s", status_.ToString().c_str());
+  }
+}
+
+Status TcpTransport::PeerClosed(int p, const char* detail) {
+  return MakeStatus(Code::kRemote, "rank %d (%s) closed the connection%s", p, peers_[p].addr.c_str(), detail);
+}
+
+void TcpTransport::PollOnce(int timeout_ms) {
+  if (interrupted_.load(std::memory_order_acquire)) {
+    Fail(MakeStatus(Code::kRemote, "communicator destroyed"));
+    return;
+  }
+  pfds_.clear();
+  pfd_peer_.clear();
+  for (int p = 0; p < size_; ++p) {
+    Peer& pe = peers_[p];
+    if (p == rank_ || !pe.fd.valid()) continue;
+    if (pe.rx == Rx::kDataPending && !pe.recvs.empty()) MatchPending(p);
+    if (!status_.ok()) return;
+    if (pe.rx == Rx::kClosed) {
+      if (!pe.sends.empty() || !pe.recvs.empty()) {
+        Fail(PeerClosed(p, " (its communicator was destroyed)"));
+        return;
+      }
+      continue;
+    }
+    short ev = 0;
+    bool reading = pe.rx != Rx::kDataPending;
+    if (reading) ev |= POLLIN;
+    if (!pe.sends.empty()) ev |= POLLOUT;
+    if (!reading && pe.sends.empty() && pe.hup) continue;  // nothing to learn until a receive is posted
+    pfds_.push_back(pollfd{pe.fd.get(), ev, 0});
+    pfd_peer_.push_back(p);
+  }
+  pfds_.push_back(pollfd{event_fd_.get(), POLLIN, 0});
+  int rc = ::poll(pfds_.data(), pfds_.size(), timeout_ms);
+  if (rc < 0) {
+    if (errno != EINTR) Fail(MakeStatus(Code::kSyscall, "rank %d: poll: %s", rank_, strerror(errno)));
+    return;
+  }
+  if (rc == 0) return;
+  if (pfds_.back().revents & POLLIN || interrupted_.load(std::memory_order_acquire)) {
+    Fail(MakeStatus(Code::kRemote, "communicator destroyed"));
+    return;
+  }
+  for (size_t i = 0; i + 1 < pfds_.size() && status_.ok(); ++i) {
+    short re = pfds_[i].revents;
+    if (re == 0) continue;
+    int p = pfd_peer_[i];
+    Peer& pe = peers_[p];
+    if (re & POLLOUT) WritePeer(p);
+    if (!status_.ok()) return;
+    bool reading = pe.rx != Rx::kDataPending && pe.rx != Rx::kClosed;
+    if (reading && (re & (POLLIN | POLLHUP | POLLERR))) {
+      ReadPeer(p);
+    } else if (re & POLLERR) {
+      int err = 0;
+      socklen_t len = sizeof(err);
+      getsockopt(pe.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+      Fail(PeerClosed(p, StrFormat(" (%s)", strerror(err ? err : ECONNRESET)).c_str()));
+    } else if (re & POLLHUP) {
+      pe.hup = true;  // unread data may remain: report the close once its receive is posted
+    }
+  }
+}
+
+void TcpTransport::WritePeer(int p) {
+  Peer& pe = peers_[p];
+  while (!pe.sends.empty()) {
+    iovec iov[kMaxIov];
+    int cnt = 0;
+    for (auto it = pe.sends.begin(); it != pe.sends.end() && cnt + 2 <= kMaxIov; ++it) {
+      size_t off = it->done;
+      if (off < kFrameHeaderBytes) {
+        iov[cnt++] = iovec{it->hdr + off, kFrameHeaderBytes - off};
+        off = kFrameHeaderBytes;
+      }
+      size_t poff = off - kFrameHeaderBytes;
+      if (poff < it->len) iov[cnt++] = iovec{const_cast<uint8_t*>(it->buf) + poff, it->len - poff};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(cnt);
+    ssize_t n = ::sendmsg(pe.fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      Fail(PeerClosed(p, StrFormat(" (send: %s)", strerror(errno)).c_str()));
+      return;
+    }
+    size_t left = static_cast<size_t>(n);
+    while (left > 0) {
+      PendingSend& s = pe.sends.front();
+      size_t need = kFrameHeaderBytes + s.len - s.done;
+      size_t take = std::min(need, left);
+      s.done += take;
+      left -= take;
+      if (s.done == kFrameHeaderBytes + s.len) {
+        reqs_.at(s.id).done = true;
+        pe.sends.pop_front();
+      } else {
+        break;
+      }
+    }
+  }
+}
+
+void TcpTransport::MatchPending(int p) {
+  Peer& pe = peers_[p];
+  PendingRecv& r = pe.recvs.front();
+  if (pe.cur.fp != r.fp) {
+    Fail(MakeStatus(Code::kPara, "%s", FormatMismatch(r.fp, rank_, pe.cur.fp, p).c_str()));
+    return;
+  }
+  if (pe.cur.payload_len != r.len) {
+    Fail(MakeStatus(Code::kPara, "message size mismatch: rank %d expects %zu bytes from rank %d, which sent %llu bytes (%s)",
+                    rank_, r.len, p, Ull(pe.cur.payload_len), DescribeFingerprint(r.fp).c_str()));
+    return;
+  }
+  pe.body_got = 0;
+  if (r.len == 0) {
+    reqs_.at(r.id).done = true;
+    pe.recvs.pop_front();
+    pe.rx = Rx::kHeader;
+  } else {
+    pe.rx = Rx::kDataBody;
+  }
+}
+
+void TcpTransport::ReadPeer(int p) {
+  Peer& pe = peers_[p];
+  for (;;) {
+    uint8_t* dst = nullptr;
+    size_t want = 0;
+    switch (pe.rx) {
+      case Rx::kHeader: dst = pe.hdr + pe.hdr_got; want = kFrameHeaderBytes - pe.hdr_got; break;
+      case Rx::kDataBody: dst = pe.recvs.front().buf + pe.body_got; want = pe.recvs.front().len - pe.body_got; break;
+      case Rx::kAbortBody: dst = reinterpret_cast<uint8_t*>(pe.reason.data()) + pe.body_got; want = pe.reason.size() - pe.body_got; break;
+      case Rx::kDataPending:
+        if (pe.recvs.empty()) return;  // stop reading until a receive is posted
+        MatchPending(p);
+        if (!status_.ok()) return;
+        continue;
+      case Rx::kClosed: return;
+    }
+    ssize_t n = ::recv(pe.fd.get(), dst, want, MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      Fail(PeerClosed(p, StrFormat(" (recv: %s)", strerror(errno)).c_str()));
+      return;
+    }
+    if (n == 0) {
+      Fail(PeerClosed(p, pe.rx == Rx::kHeader && pe.hdr_got == 0 ? "" : " in the middle of a message"));
+      return;
+    }
+    size_t got = static_cast<size_t>(n);
+    switch (pe.rx) {
+      case Rx::kHeader: {
+        pe.hdr_got += got;
+        if (pe.hdr_got < kFrameHeaderBytes) break;
+        pe.hdr_got = 0;
+        Status st = DecodeFrameHeader(pe.hdr, kFrameHeaderBytes, &pe.cur);
+        if (!st.ok()) {
+          Fail(MakeStatus(Code::kTcpTransfer, "rank %d (%s) sent a malformed frame: %s", p, pe.addr.c_str(),
+                          st.message().c_str()));
+          return;
+        }
+        pe.body_got = 0;
+        if (pe.cur.type == FrameType::kData) {
+          pe.rx = Rx::kDataPending;
+        } else if (pe.cur.type == FrameType::kAbort) {
+          pe.reason.assign(pe.cur.payload_len, '\0');
+          pe.rx = Rx::kAbortBody;
+          if (pe.cur.payload_len == 0) {
+            Fail(Status(static_cast<Code>(pe.cur.code), StrFormat("rank %d aborted", p)).WithPeer(p));
+            return;
+          }
+        } else if (pe.cur.type == FrameType::kClose) {
+          pe.rx = Rx::kClosed;
+          HLOG_DEBUG(kTcp, "rank %d (%s) closed its communicator", p, pe.addr.c_str());
+          return;
+        } else {
+          Fail(MakeStatus(Code::kTcpTransfer, "rank %d (%s) sent an unexpected %s frame", p, pe.addr.c_str(),
+                          FrameTypeName(pe.cur.type)));
+          return;
+        }
+        break;
+      }
+      case Rx::kDataBody: {
+        pe.body_got += got;
+        PendingRecv& r = pe.recvs.front();
+        if (pe.body_got == r.len) {
+          reqs_.at(r.id).done = true;
+          pe.recvs.pop_front();
+          pe.rx = Rx::kHeader;
+        }
+        break;
+      }
+      case Rx::kAbortBody: {
+        pe.body_got += got;
+        if (pe.body_got == pe.reason.size()) {
+          for (char& c : pe.reason) if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+          Fail(Status(static_cast<Code>(pe.cur.code), StrFormat("rank %d aborted: %s", p, pe.reason.c_str())).WithPeer(p));
+          return;
+        }
+        break;
+      }
+      default: return;
+    }
+  }
+}
+
+bool TcpTransport::SendControl(int p, FrameType type, Code code, const std::string& text) {
+  Peer& pe = peers_[p];
+  // A half-written frame cannot be interrupted without corrupting the stream.
+  if (!pe.sends.empty() && pe.sends.front().done > 0) return false;
+  uint8_t buf[kFrameHeaderBytes + kMaxReasonBytes];
+  size_t tlen = std::min<size_t>(text.size(), kMaxReasonBytes);
+  FrameHeader h;
+  h.type = type;
+  h.payload_len = tlen;
+  h.code = static_cast<int32_t>(code);
+  EncodeFrameHeader(h, buf);
+  memcpy(buf + kFrameHeaderBytes, text.data(), tlen);
+  size_t total = kFrameHeaderBytes + tlen;
+  ssize_t n;
+  do {
+    n = ::send(pe.fd.get(), buf, total, MSG_NOSIGNAL | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(total)) return true;
+  if (n > 0) {
+    // Partial control frame: the stream is unusable now; make the peer see a close instead.
+    ::shutdown(pe.fd.get(), SHUT_RDWR);
+  }
+  return false;
+}
+
+void TcpTransport::Abort(const std::string& reason, Code code) {
+  if (code == Code::kSuccess) code = Code::kRemote;
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_ || !peers_[p].fd.valid() || peers_[p].rx == Rx::kClosed) continue;
+    if (!SendControl(p, FrameType::kAbort, code, reason))
+      HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (socket busy)", rank_, p, peers_[p].addr.c_str());
+  }
+  Fail(Status(code, StrFormat("rank %d aborted: %s", rank_, reason.c_str())));
+}
+
+void TcpTransport::Interrupt() {
+  interrupted_.store(true, std::memory_order_release);
+  uint64_t one = 1;
+  ssize_t n;
+  do {
+    n = ::write(event_fd_.get(), &one, sizeof(one));
+  } while (n < 0 && errno == EINTR);
+}
+
+std::string TcpTransport::PeerAddress(int peer) const {
+  if (peer < 0 || peer >= size_) return "?";
+  return peers_[peer].addr;
+}
+
+}  // namespace hostccl::net

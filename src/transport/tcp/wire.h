@@ -1,0 +1,92 @@
+// The TCP wire format: every message is a fixed 48-byte frame header followed by its payload.
+//
+//   off size field
+//    0   4   magic "HCT1" (0x31544348, little endian)
+//    4   2   version (kWireVersion)
+//    6   2   type (FrameType)
+//    8   8   payload length (bounded per type, checked before anything is allocated or read)
+//   16  24   fingerprint (kind, dtype, op, reserved, root u32, seq u64, count u64)
+//   40   4   code (ABORT / ROOT_ERROR: a nonzero Code; 0 otherwise)
+//   44   4   reserved, must be 0
+//
+// All integers little endian. Payloads: DATA = the message bytes; ABORT / ROOT_ERROR = reason
+// text (<= kMaxReasonBytes); HELLO = kHelloBytes (token, comm tag, rank, nranks); ROOT_HELLO /
+// ROOT_TABLE = the bootstrap's records (<= kMaxRootPayload); CLOSE = none.
+// DecodeFrameHeader is a pure function over untrusted bytes (fuzzed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "common/fingerprint.h"
+#include "common/status.h"
+
+namespace hostccl::net {
+
+constexpr uint32_t kFrameMagic = 0x31544348u;  // "HCT1"
+constexpr uint16_t kWireVersion = 1;
+constexpr size_t kFrameHeaderBytes = 48;
+constexpr uint64_t kMaxDataPayload = 1ull << 48;  // far above any real message, far below overflow
+constexpr uint64_t kMaxReasonBytes = 1024;
+constexpr uint64_t kHelloBytes = 32;
+constexpr uint64_t kMaxRootPayload = 64ull << 20;
+
+enum class FrameType : uint16_t {
+  kData = 1,
+  kAbort = 2,
+  kHello = 3,
+  kRootHello = 4,
+  kRootTable = 5,
+  kRootError = 6,
+  kClose = 7,  // orderly close: the sender's communicator was destroyed (no payload)
+};
+const char* FrameTypeName(FrameType t);
+
+struct FrameHeader {
+  FrameType type = FrameType::kData;
+  uint64_t payload_len = 0;
+  Fingerprint fp;
+  int32_t code = 0;
+};
+
+void EncodeFrameHeader(const FrameHeader& h, uint8_t out[kFrameHeaderBytes]);
+// Validates magic, version, type, the type's payload bound, code and reserved bits; kPara with
+// the reason otherwise. `len` < kFrameHeaderBytes is an error too.
+Status DecodeFrameHeader(const uint8_t* bytes, size_t len, FrameHeader* out);
+
+// The HELLO payload that authenticates a data connection.
+struct Hello {
+  uint8_t token[16] = {};
+  uint64_t comm_tag = 0;
+  uint32_t rank = 0;
+  uint32_t nranks = 0;
+};
+void EncodeHello(const Hello& h, uint8_t out[kHelloBytes]);
+void DecodeHello(const uint8_t in[kHelloBytes], Hello* out);
+
+// Constant-time comparison of two 16-byte tokens.
+bool TokenEqual(const uint8_t a[16], const uint8_t b[16]);
+
+// Little-endian field access for the formats above.
+inline void PutU16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v); p[1] = uint8_t(v >> 8); }
+inline void PutU32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+inline void PutU64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+inline uint16_t GetU16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
+inline uint32_t GetU32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+inline uint64_t GetU64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace hostccl::net

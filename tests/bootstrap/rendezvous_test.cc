@@ -1,0 +1,213 @@
+// Root server + Rendezvous with ranks as threads over loopback: success, hostile clients,
+// disagreeing ranks, duplicates and a missing rank.
+#include <stdlib.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/root_wire.h"
+#include "transport/tcp/socket.h"
+#include "transport/tcp/wire.h"
+
+namespace hostccl::boot {
+namespace {
+
+class RendezvousTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("HCCL_IF_IP", "127.0.0.1", 1);
+    unsetenv("HCCL_IF_BASE_PORT");
+    setenv("HOSTCCL_CONNECT_TIMEOUT_MS", "10000", 1);
+  }
+  void TearDown() override {
+    unsetenv("HCCL_IF_IP");
+    unsetenv("HOSTCCL_CONNECT_TIMEOUT_MS");
+  }
+  std::unique_ptr<RootServer> Start() {
+    std::unique_ptr<RootServer> s;
+    Status st = StartRootServer(3, &s);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return s;
+  }
+  // Runs `ranks[i]` claiming rank ids[i] with nranks ns[i]; returns statuses and tables.
+  void RunRanks(const RootInfo& root, const std::vector<uint32_t>& ids, const std::vector<uint32_t>& ns, int64_t ms,
+                std::vector<Status>* sts, std::vector<std::vector<RankInfo>>* tables) {
+    size_t k = ids.size();
+    sts->assign(k, Status());
+    tables->assign(k, {});
+    std::vector<std::thread> th;
+    for (size_t i = 0; i < k; ++i) {
+      th.emplace_back([&, i] {
+        RankInfo me;
+        me.rank = ids[i];
+        me.device = static_cast<int32_t>(i);
+        me.pid = 1000 + static_cast<uint32_t>(i);
+        me.node_id = LocalNodeId();
+        me.proc_id = LocalProcId() + "/t" + std::to_string(i);
+        me.data_addr = "127.0.0.1:" + std::to_string(20000 + i);
+        (*sts)[i] = Rendezvous(root, ns[i], me, Deadline::AfterMs(ms), &(*tables)[i]);
+      });
+    }
+    for (auto& t : th) t.join();
+  }
+};
+
+net::Fd Connect(const RootInfo& r) {
+  net::SockAddr a;
+  EXPECT_TRUE(net::MakeSockAddr(r.ip, r.port, &a).ok());
+  net::Fd fd;
+  EXPECT_TRUE(net::ConnectWithRetry(a, Deadline::AfterMs(5000), &fd).ok());
+  return fd;
+}
+
+TEST_F(RendezvousTest, RanksAsThreadsGetTheTable) {
+  auto server = Start();
+  const RootInfo& root = server->info();
+  EXPECT_EQ(root.ip, "127.0.0.1");
+  EXPECT_EQ(root.identifier.rfind("127.0.0.1_" + std::to_string(root.port) + "_3_", 0), 0u) << root.identifier;
+  // Through the 4108-byte form, as clients would pass it around.
+  uint8_t bytes[kRootInfoBytes];
+  EncodeRootInfo(root, bytes);
+  RootInfo decoded;
+  ASSERT_TRUE(DecodeRootInfo(bytes, &decoded).ok());
+  std::vector<Status> sts;
+  std::vector<std::vector<RankInfo>> tables;
+  RunRanks(decoded, {4, 2, 0, 3, 1, 5}, std::vector<uint32_t>(6, 6), 10000, &sts, &tables);
+  for (size_t i = 0; i < sts.size(); ++i) {
+    ASSERT_TRUE(sts[i].ok()) << sts[i].ToString();
+    ASSERT_EQ(tables[i].size(), 6u);
+    EXPECT_EQ(tables[i][4].data_addr, "127.0.0.1:20000");
+    EXPECT_EQ(tables[i][5].device, 5);
+  }
+}
+
+TEST_F(RendezvousTest, HostileClientsAreDroppedWhileRanksSucceed) {
+  auto server = Start();
+  RootInfo root = server->info();
+  std::vector<net::Fd> strays;
+  strays.push_back(Connect(root));  // half-open: never sends
+  net::Fd garbage = Connect(root);
+  std::string junk(200, 'x');
+  ASSERT_TRUE(net::WriteFully(garbage.get(), junk.data(), junk.size(), Deadline::AfterMs(1000), "t").ok());
+  strays.push_back(std::move(garbage));
+  net::Fd slow = Connect(root);  // a header promising a payload that never comes
+  std::string partial = MakeRootFrame(static_cast<uint16_t>(net::FrameType::kRootHello), 0, std::string(100, 'a')).substr(0, 60);
+  ASSERT_TRUE(net::WriteFully(slow.get(), partial.data(), partial.size(), Deadline::AfterMs(1000), "t").ok());
+  strays.push_back(std::move(slow));
+  net::Fd huge = Connect(root);  // a header announcing an oversize payload
+  std::string big = MakeRootFrame(static_cast<uint16_t>(net::FrameType::kRootHello), 0, "").substr(0, 48);
+  net::PutU64(reinterpret_cast<uint8_t*>(big.data()) + 8, 1u << 20);
+  ASSERT_TRUE(net::WriteFully(huge.get(), big.data(), big.size(), Deadline::AfterMs(1000), "t").ok());
+  strays.push_back(std::move(huge));
+  // A rank holding a root info from another run (same address, wrong token).
+  RootInfo stale = root;
+  stale.token[0] ^= 0xff;
+  Status stale_st;
+  std::thread stale_rank([&] {
+    RankInfo me;
+    me.rank = 0;
+    std::vector<RankInfo> t;
+    stale_st = Rendezvous(stale, 3, me, Deadline::AfterMs(10000), &t);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<Status> sts;
+  std::vector<std::vector<RankInfo>> tables;
+  RunRanks(root, {0, 1, 2}, {3, 3, 3}, 10000, &sts, &tables);
+  stale_rank.join();
+  for (auto& s : sts) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(), 5000);
+  EXPECT_EQ(stale_st.code(), Code::kRemote) << stale_st.ToString();
+}
+
+TEST_F(RendezvousTest, NranksDisagreementFailsEveryone) {
+  auto server = Start();
+  std::vector<Status> sts;
+  std::vector<std::vector<RankInfo>> tables;
+  RunRanks(server->info(), {0, 1, 2}, {3, 4, 3}, 10000, &sts, &tables);
+  for (auto& s : sts) {
+    EXPECT_EQ(s.code(), Code::kPara) << s.ToString();
+    EXPECT_NE(s.message().find("disagree on nRanks"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("passed 4"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("passed 3"), std::string::npos) << s.message();
+  }
+}
+
+TEST_F(RendezvousTest, DuplicateRankFailsEveryone) {
+  auto server = Start();
+  std::vector<Status> sts;
+  std::vector<std::vector<RankInfo>> tables;
+  RunRanks(server->info(), {1, 1, 0}, {3, 3, 3}, 10000, &sts, &tables);
+  int dup_msgs = 0;
+  for (auto& s : sts) {
+    EXPECT_EQ(s.code(), Code::kPara) << s.ToString();
+    dup_msgs += s.message().find("duplicate rank id 1") != std::string::npos;
+  }
+  EXPECT_EQ(dup_msgs, 3);
+}
+
+TEST_F(RendezvousTest, MissingRankTimesOutNamingIt) {
+  setenv("HOSTCCL_CONNECT_TIMEOUT_MS", "700", 1);
+  auto server = Start();
+  std::vector<Status> sts;
+  std::vector<std::vector<RankInfo>> tables;
+  auto t0 = std::chrono::steady_clock::now();
+  RunRanks(server->info(), {0, 2}, {4, 4}, 700, &sts, &tables);
+  for (auto& s : sts) {
+    EXPECT_EQ(s.code(), Code::kTimeout) << s.ToString();
+    EXPECT_NE(s.message().find("missing ranks 1, 3"), std::string::npos) << s.message();
+  }
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(), 4000);
+}
+
+TEST_F(RendezvousTest, NoRootServerTimesOut) {
+  RootInfo root;
+  root.ip = "127.0.0.1";
+  {
+    auto s = Start();
+    root = s->info();
+  }  // destroyed: nothing listens there any more
+  std::vector<Status> sts;
+  std::vector<std::vector<RankInfo>> tables;
+  RunRanks(root, {0}, {2}, 300, &sts, &tables);
+  EXPECT_EQ(sts[0].code(), Code::kTimeout) << sts[0].ToString();
+  EXPECT_NE(sts[0].message().find("cannot reach the root 127.0.0.1:"), std::string::npos) << sts[0].message();
+}
+
+TEST_F(RendezvousTest, BasePortRangeAndAdoption) {
+  setenv("HCCL_IF_BASE_PORT", "47311", 1);
+  std::unique_ptr<RootServer> a, b;
+  ASSERT_TRUE(StartRootServer(0, &a).ok());
+  ASSERT_TRUE(StartRootServer(0, &b).ok());  // the first port is taken: the next one is used
+  EXPECT_EQ(a->info().port, 47311);
+  EXPECT_EQ(b->info().port, 47312);
+  setenv("HCCL_IF_BASE_PORT", "99", 1);
+  std::unique_ptr<RootServer> c;
+  EXPECT_EQ(StartRootServer(0, &c).code(), Code::kPara);
+  unsetenv("HCCL_IF_BASE_PORT");
+  RootInfo root = a->info();
+  AdoptRootServer(std::move(a));  // keeps serving without a handle
+  std::vector<Status> sts;
+  std::vector<std::vector<RankInfo>> tables;
+  RunRanks(root, {0, 1}, {2, 2}, 10000, &sts, &tables);
+  for (auto& s : sts) EXPECT_TRUE(s.ok()) << s.ToString();
+  AdoptRootServer(nullptr);  // reaps the finished one
+}
+
+TEST_F(RendezvousTest, StartAtExplicitAddress) {
+  uint8_t token[16] = {7};
+  std::unique_ptr<RootServer> s;
+  ASSERT_TRUE(StartRootServerAt("127.0.0.1", 0, token, "hccl_world_group", &s).ok());
+  EXPECT_EQ(s->info().identifier, "hccl_world_group");
+  EXPECT_EQ(s->info().token[0], 7);
+  std::vector<Status> sts;
+  std::vector<std::vector<RankInfo>> tables;
+  RunRanks(s->info(), {0}, {1}, 5000, &sts, &tables);
+  EXPECT_TRUE(sts[0].ok()) << sts[0].ToString();
+}
+
+}  // namespace
+}  // namespace hostccl::boot

@@ -1,0 +1,76 @@
+// Test helper: builds TCP meshes of N ranks as threads of this process over loopback.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "transport/tcp/tcp_mesh.h"
+
+namespace hostccl::net::testing {
+
+inline const uint8_t kTestToken[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+struct Mesh {
+  std::vector<std::unique_ptr<TcpListener>> listeners;
+  std::vector<std::string> addrs;
+  std::vector<std::unique_ptr<Transport>> t;
+};
+
+inline void MakeListeners(int n, Mesh* m) {
+  for (int r = 0; r < n; ++r) {
+    std::unique_ptr<TcpListener> l;
+    Status st = CreateTcpListener("127.0.0.1", &l);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    m->addrs.push_back(l->address());
+    m->listeners.push_back(std::move(l));
+  }
+}
+
+// Every rank runs CreateTcpMesh in its own thread; returns the per-rank statuses.
+inline std::vector<Status> ConnectMesh(Mesh* m, uint64_t tag, int64_t timeout_ms,
+                                       const std::vector<int>& ranks_to_run = {}) {
+  int n = static_cast<int>(m->addrs.size());
+  std::vector<int> run = ranks_to_run;
+  if (run.empty())
+    for (int r = 0; r < n; ++r) run.push_back(r);
+  m->t.resize(n);
+  std::vector<Status> sts(n);
+  std::vector<std::thread> th;
+  Deadline d = Deadline::AfterMs(timeout_ms);
+  for (int r : run) {
+    th.emplace_back([&, r] {
+      sts[r] = CreateTcpMesh(r, n, m->listeners[r].get(), m->addrs, kTestToken, tag, d, &m->t[r]);
+    });
+  }
+  for (auto& x : th) x.join();
+  return sts;
+}
+
+inline Mesh MakeMesh(int n) {
+  Mesh m;
+  MakeListeners(n, &m);
+  auto sts = ConnectMesh(&m, 7, 20000);
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(sts[r].ok()) << "rank " << r << ": " << sts[r].ToString();
+  return m;
+}
+
+inline Fingerprint Fp(uint64_t seq, uint64_t count = 0) {
+  Fingerprint fp;
+  fp.kind = static_cast<uint8_t>(CollKind::kAllReduce);
+  fp.seq = seq;
+  fp.count = count;
+  return fp;
+}
+
+// Runs fn(rank) on one thread per rank.
+template <typename Fn>
+void OnRanks(int n, Fn fn) {
+  std::vector<std::thread> th;
+  for (int r = 0; r < n; ++r) th.emplace_back([&, r] { fn(r); });
+  for (auto& x : th) x.join();
+}
+
+}  // namespace hostccl::net::testing

@@ -1,0 +1,298 @@
+// TcpTransport between threads of one process over loopback: ordering, sizes, concurrency,
+// and every error path (mismatch, close, timeout, interrupt, abort).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+
+#include "mesh_fixture.h"
+
+namespace hostccl::net {
+namespace {
+
+using testing::Fp;
+using testing::MakeMesh;
+using testing::Mesh;
+using testing::OnRanks;
+
+uint64_t Checksum(const std::vector<uint8_t>& v) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint8_t b : v) h = (h ^ b) * 1099511628211ull;
+  return h;
+}
+
+std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    v[i] = static_cast<uint8_t>(x >> 24);
+  }
+  return v;
+}
+
+int64_t ElapsedMs(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(TcpTransport, PairsExchangeInEveryMeshSize) {
+  for (int n = 2; n <= 5; ++n) {
+    Mesh m = MakeMesh(n);
+    ASSERT_EQ(m.t.size(), static_cast<size_t>(n));
+    OnRanks(n, [&](int r) {
+      Transport* t = m.t[r].get();
+      EXPECT_EQ(t->rank(), r);
+      EXPECT_EQ(t->size(), n);
+      std::vector<RequestId> ids;
+      std::vector<std::vector<uint8_t>> in(n), out(n);
+      for (int p = 0; p < n; ++p) {
+        if (p == r) continue;
+        out[p] = Pattern(100 + p, r * 10 + p);
+        in[p].resize(100 + r);
+        RequestId id;
+        ASSERT_TRUE(t->Isend(p, out[p].data(), out[p].size(), Fp(1), &id).ok());
+        ids.push_back(id);
+        ASSERT_TRUE(t->Irecv(p, in[p].data(), in[p].size(), Fp(1), &id).ok());
+        ids.push_back(id);
+      }
+      Status st = t->WaitAll(ids.data(), ids.size(), Deadline::AfterMs(20000));
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      for (int p = 0; p < n; ++p) {
+        if (p == r) continue;
+        EXPECT_EQ(in[p], Pattern(100 + r, p * 10 + r)) << "rank " << r << " from " << p;
+      }
+    });
+  }
+}
+
+TEST(TcpTransport, OrderedZeroSmallAndLarge) {
+  Mesh m = MakeMesh(2);
+  const size_t kBig = 64ull << 20;
+  std::vector<size_t> sizes = {0, 1, 7, 4096, 0, kBig, 3};
+  OnRanks(2, [&](int r) {
+    Transport* t = m.t[r].get();
+    if (r == 0) {
+      std::vector<std::vector<uint8_t>> bufs;
+      std::vector<RequestId> ids;
+      for (size_t i = 0; i < sizes.size(); ++i) bufs.push_back(Pattern(sizes[i], static_cast<uint32_t>(i)));
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        RequestId id;
+        ASSERT_TRUE(t->Isend(1, bufs[i].data(), bufs[i].size(), Fp(i + 1), &id).ok());
+        ids.push_back(id);
+      }
+      Status st = t->WaitAll(ids.data(), ids.size(), Deadline::AfterMs(30000));
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    } else {
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        std::vector<uint8_t> buf(sizes[i]);
+        RequestId id;
+        ASSERT_TRUE(t->Irecv(0, buf.data(), buf.size(), Fp(i + 1), &id).ok());
+        Status st = t->Wait(id, Deadline::AfterMs(30000));
+        ASSERT_TRUE(st.ok()) << st.ToString();
+        EXPECT_EQ(Checksum(buf), Checksum(Pattern(sizes[i], static_cast<uint32_t>(i)))) << "message " << i;
+      }
+    }
+  });
+}
+
+TEST(TcpTransport, ManyInterleavedRequests) {
+  const int n = 3, kMsgs = 300;
+  Mesh m = MakeMesh(n);
+  OnRanks(n, [&](int r) {
+    Transport* t = m.t[r].get();
+    std::vector<std::vector<uint8_t>> out, in;
+    std::vector<RequestId> ids;
+    out.reserve(n * kMsgs);
+    in.reserve(n * kMsgs);
+    for (int i = 0; i < kMsgs; ++i) {
+      for (int p = 0; p < n; ++p) {
+        if (p == r) continue;
+        size_t len = static_cast<size_t>((i * 37) % 5000);
+        out.push_back(Pattern(len, r * 100000 + p * 1000 + i));
+        in.emplace_back(len);
+        RequestId a, b;
+        ASSERT_TRUE(t->Irecv(p, in.back().data(), len, Fp(i), &a).ok());
+        ASSERT_TRUE(t->Isend(p, out.back().data(), len, Fp(i), &b).ok());
+        ids.push_back(a);
+        ids.push_back(b);
+      }
+    }
+    Status st = t->WaitAll(ids.data(), ids.size(), Deadline::AfterMs(30000));
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    size_t k = 0;
+    for (int i = 0; i < kMsgs; ++i)
+      for (int p = 0; p < n; ++p) {
+        if (p == r) continue;
+        size_t len = static_cast<size_t>((i * 37) % 5000);
+        EXPECT_EQ(in[k], Pattern(len, p * 100000 + r * 1000 + i));
+        ++k;
+      }
+  });
+}
+
+TEST(TcpTransport, BidirectionalLargeNoDeadlock) {
+  Mesh m = MakeMesh(2);
+  const size_t kBig = 32ull << 20;
+  OnRanks(2, [&](int r) {
+    Transport* t = m.t[r].get();
+    std::vector<uint8_t> out = Pattern(kBig, r), in(kBig);
+    RequestId ids[2];
+    ASSERT_TRUE(t->Isend(1 - r, out.data(), kBig, Fp(1), &ids[0]).ok());
+    ASSERT_TRUE(t->Irecv(1 - r, in.data(), kBig, Fp(1), &ids[1]).ok());
+    Status st = t->WaitAll(ids, 2, Deadline::AfterMs(30000));
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(Checksum(in), Checksum(Pattern(kBig, 1 - r)));
+  });
+}
+
+TEST(TcpTransport, TestPollsWithoutBlocking) {
+  Mesh m = MakeMesh(2);
+  uint32_t v = 42, got = 0;
+  RequestId rid, sid;
+  ASSERT_TRUE(m.t[1]->Irecv(0, &got, 4, Fp(1), &rid).ok());
+  bool done = true;
+  ASSERT_TRUE(m.t[1]->Test(rid, &done).ok());
+  EXPECT_FALSE(done);
+  ASSERT_TRUE(m.t[0]->Isend(1, &v, 4, Fp(1), &sid).ok());
+  ASSERT_TRUE(m.t[0]->Wait(sid, Deadline::AfterMs(5000)).ok());
+  for (int i = 0; i < 5000 && !done; ++i) {
+    ASSERT_TRUE(m.t[1]->Test(rid, &done).ok());
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(done);
+  EXPECT_EQ(got, 42u);
+  EXPECT_EQ(m.t[1]->Test(rid, &done).code(), Code::kPara);  // consumed id
+}
+
+TEST(TcpTransport, SelfAndBadPeer) {
+  Mesh m = MakeMesh(2);
+  RequestId id;
+  char c = 0;
+  EXPECT_EQ(m.t[0]->Isend(0, &c, 1, Fp(1), &id).code(), Code::kInternal);
+  EXPECT_EQ(m.t[0]->Irecv(2, &c, 1, Fp(1), &id).code(), Code::kPara);
+  EXPECT_EQ(m.t[0]->Wait(12345, Deadline::AfterMs(10)).code(), Code::kPara);
+}
+
+TEST(TcpTransport, FingerprintMismatchNamesBothRanks) {
+  Mesh m = MakeMesh(2);
+  float buf[8] = {};
+  Fingerprint mine = Fp(17, 8), theirs = Fp(17, 32);
+  mine.kind = theirs.kind = static_cast<uint8_t>(CollKind::kReduce);
+  RequestId sid, rid;
+  ASSERT_TRUE(m.t[0]->Isend(1, buf, sizeof(buf), theirs, &sid).ok());
+  ASSERT_TRUE(m.t[1]->Irecv(0, buf, sizeof(buf), mine, &rid).ok());
+  ASSERT_TRUE(m.t[0]->Wait(sid, Deadline::AfterMs(5000)).ok());
+  Status st = m.t[1]->Wait(rid, Deadline::AfterMs(5000));
+  EXPECT_EQ(st.code(), Code::kPara);
+  EXPECT_EQ(st.message(), FormatMismatch(mine, 1, theirs, 0));
+  // sticky
+  EXPECT_EQ(m.t[1]->Irecv(0, buf, 4, mine, &rid).code(), Code::kPara);
+}
+
+TEST(TcpTransport, LengthMismatchNamesBothLengths) {
+  Mesh m = MakeMesh(2);
+  char buf[64] = {};
+  RequestId sid, rid;
+  ASSERT_TRUE(m.t[0]->Isend(1, buf, 48, Fp(3), &sid).ok());
+  ASSERT_TRUE(m.t[1]->Irecv(0, buf, 64, Fp(3), &rid).ok());
+  ASSERT_TRUE(m.t[0]->Wait(sid, Deadline::AfterMs(5000)).ok());
+  Status st = m.t[1]->Wait(rid, Deadline::AfterMs(5000));
+  EXPECT_EQ(st.code(), Code::kPara);
+  EXPECT_NE(st.message().find("expects 64 bytes from rank 0"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("sent 48 bytes"), std::string::npos) << st.message();
+}
+
+TEST(TcpTransport, PeerClosingMidTransferFailsQuickly) {
+  Mesh m = MakeMesh(2);
+  const size_t kBig = 64ull << 20;
+  std::vector<uint8_t> out(kBig, 1), in(kBig);
+  RequestId sid, rid;
+  ASSERT_TRUE(m.t[1]->Irecv(0, in.data(), kBig, Fp(1), &rid).ok());
+  ASSERT_TRUE(m.t[0]->Isend(1, out.data(), kBig, Fp(1), &sid).ok());
+  bool done = false;
+  ASSERT_TRUE(m.t[0]->Test(sid, &done).ok());  // writes the first part only
+  ASSERT_FALSE(done);
+  m.t[0].reset();  // close with half a frame on the wire
+  auto t0 = std::chrono::steady_clock::now();
+  Status st = m.t[1]->Wait(rid, Deadline::AfterMs(20000));
+  EXPECT_EQ(st.code(), Code::kRemote);
+  EXPECT_NE(st.message().find("rank 0 (" + m.addrs[0] + ")"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("closed the connection"), std::string::npos) << st.message();
+  EXPECT_LT(ElapsedMs(t0), 5000);
+}
+
+TEST(TcpTransport, DestroyedPeerFailsOnlyWhoNeedsIt) {
+  Mesh m = MakeMesh(3);
+  m.t[2].reset();  // orderly close (CLOSE frames)
+  int a = 5, b = 0;
+  RequestId ids[2];
+  ASSERT_TRUE(m.t[0]->Isend(1, &a, 4, Fp(1), &ids[0]).ok());
+  ASSERT_TRUE(m.t[1]->Irecv(0, &b, 4, Fp(1), &ids[1]).ok());
+  ASSERT_TRUE(m.t[0]->Wait(ids[0], Deadline::AfterMs(5000)).ok());
+  Status st = m.t[1]->Wait(ids[1], Deadline::AfterMs(5000));
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(b, 5);
+  RequestId rid;
+  ASSERT_TRUE(m.t[0]->Irecv(2, &b, 4, Fp(2), &rid).ok());
+  st = m.t[0]->Wait(rid, Deadline::AfterMs(5000));
+  EXPECT_EQ(st.code(), Code::kRemote);
+  EXPECT_NE(st.message().find("rank 2"), std::string::npos) << st.message();
+}
+
+TEST(TcpTransport, DeadlineNamesPendingPeer) {
+  Mesh m = MakeMesh(3);
+  char buf[4096];
+  RequestId ids[2];
+  ASSERT_TRUE(m.t[1]->Irecv(2, buf, sizeof(buf), Fp(1), &ids[0]).ok());
+  ASSERT_TRUE(m.t[1]->Irecv(0, buf, 16, Fp(1), &ids[1]).ok());
+  auto t0 = std::chrono::steady_clock::now();
+  Status st = m.t[1]->WaitAll(ids, 2, Deadline::AfterMs(200));
+  EXPECT_GE(ElapsedMs(t0), 150);
+  EXPECT_EQ(st.code(), Code::kTimeout);
+  EXPECT_NE(st.message().find("rank 2 at " + m.addrs[2] + " (recv 4096 bytes)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("rank 0 at"), std::string::npos) << st.message();
+  EXPECT_EQ(m.t[1]->Wait(ids[0], Deadline::AfterMs(10)).code(), Code::kTimeout);  // sticky
+}
+
+TEST(TcpTransport, InterruptFromAnotherThread) {
+  Mesh m = MakeMesh(2);
+  char buf[8];
+  RequestId id;
+  ASSERT_TRUE(m.t[0]->Irecv(1, buf, 8, Fp(1), &id).ok());
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    m.t[0]->Interrupt();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  Status st = m.t[0]->Wait(id, Deadline::Infinite());
+  killer.join();
+  EXPECT_EQ(st.code(), Code::kRemote);
+  EXPECT_NE(st.message().find("communicator destroyed"), std::string::npos);
+  EXPECT_LT(ElapsedMs(t0), 5000);
+}
+
+TEST(TcpTransport, AbortReachesWaitingPeers) {
+  Mesh m = MakeMesh(3);
+  char buf[8];
+  RequestId id1, id2;
+  ASSERT_TRUE(m.t[1]->Irecv(2, buf, 8, Fp(1), &id1).ok());  // waits on another rank than the aborter
+  ASSERT_TRUE(m.t[2]->Irecv(0, buf, 8, Fp(1), &id2).ok());
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    m.t[0]->Abort("op 7 failed on rank 0", Code::kTimeout);
+  });
+  Status s1 = m.t[1]->Wait(id1, Deadline::AfterMs(10000));
+  Status s2 = m.t[2]->Wait(id2, Deadline::AfterMs(10000));
+  aborter.join();
+  for (const Status* st : {&s1, &s2}) {
+    EXPECT_EQ(st->code(), Code::kTimeout);
+    EXPECT_EQ(st->message(), "rank 0 aborted: op 7 failed on rank 0");
+  }
+  RequestId x;
+  EXPECT_EQ(m.t[0]->Isend(1, buf, 1, Fp(2), &x).code(), Code::kTimeout);  // aborter is failed too
+}
+
+}  // namespace
+}  // namespace hostccl::net
