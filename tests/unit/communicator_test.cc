@@ -1,0 +1,267 @@
+// Communicator lifecycle through the public API, ranks as threads: creation paths, queries,
+// names, sub-communicators, rank tables, a missing rank, and leak-free create/destroy cycles.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hccl/hccl.h"
+
+namespace {
+
+int CountDir(const char* path) {
+  int n = 0;
+  if (DIR* d = opendir(path)) {
+    while (readdir(d) != nullptr) ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+long RssKb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return 0;
+}
+
+// Runs fn(rank) on n threads, each with aclrtSetDevice(rank).
+void OnThreads(int n, const std::function<void(int)>& fn) {
+  std::vector<std::thread> ts;
+  for (int r = 0; r < n; ++r)
+    ts.emplace_back([&, r] {
+      aclrtSetDevice(r);
+      fn(r);
+      aclrtResetDevice(r);
+    });
+  for (auto& t : ts) t.join();
+}
+
+std::vector<HcclComm> InitAll(int n) {
+  std::vector<int32_t> devs(n);
+  for (int i = 0; i < n; ++i) devs[i] = i;
+  std::vector<HcclComm> comms(n, nullptr);
+  EXPECT_EQ(HcclCommInitAll(n, devs.data(), comms.data()), HCCL_SUCCESS);
+  return comms;
+}
+
+void BarrierAll(const std::vector<HcclComm>& comms) {
+  OnThreads(static_cast<int>(comms.size()), [&](int r) {
+    aclrtStream s;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    EXPECT_EQ(HcclBarrier(comms[r], s), HCCL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    aclrtDestroyStream(s);
+  });
+}
+
+class CommTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommTest, InitAllReportsRankSizeNameAndPassesBarrier) {
+  const int n = GetParam();
+  auto comms = InitAll(n);
+  for (int r = 0; r < n; ++r) {
+    uint32_t size = 0, rank = 99;
+    ASSERT_EQ(HcclGetRankSize(comms[r], &size), HCCL_SUCCESS);
+    ASSERT_EQ(HcclGetRankId(comms[r], &rank), HCCL_SUCCESS);
+    EXPECT_EQ(size, static_cast<uint32_t>(n));
+    EXPECT_EQ(rank, static_cast<uint32_t>(r));
+    char name[128] = {};
+    ASSERT_EQ(HcclGetCommName(comms[r], name), HCCL_SUCCESS);
+    EXPECT_GT(std::strlen(name), 0u);
+  }
+  BarrierAll(comms);
+  for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+}
+
+TEST_P(CommTest, ThreadsEachCallInitRootInfo) {
+  const int n = GetParam();
+  HcclRootInfo info;
+  ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
+  EXPECT_NE(info.internal[0], '\0');  // NUL-terminated IP text at offset 0
+  std::vector<HcclComm> comms(n, nullptr);
+  OnThreads(n, [&](int r) { EXPECT_EQ(HcclCommInitRootInfo(n, &info, r, &comms[r]), HCCL_SUCCESS); });
+  char name0[128] = {}, name1[128] = {};
+  ASSERT_EQ(HcclGetCommName(comms[0], name0), HCCL_SUCCESS);
+  ASSERT_EQ(HcclGetCommName(comms[n - 1], name1), HCCL_SUCCESS);
+  EXPECT_STREQ(name0, name1);  // the root info's identifier
+  BarrierAll(comms);
+  for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CommTest, ::testing::Values(1, 2, 3, 5, 8));
+
+TEST(Comm, ConfigNameAndHandleWithName) {
+  HcclRootInfo info;
+  ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
+  std::vector<HcclComm> comms(2, nullptr);
+  OnThreads(2, [&](int r) {
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    cfg.hcclBufferSize = 64;
+    std::strcpy(cfg.hcclCommName, r == 0 ? "named_comm" : "named_comm");
+    EXPECT_EQ(HcclCommInitRootInfoConfig(2, &info, r, &cfg, &comms[r]), HCCL_SUCCESS);
+  });
+  char name[128] = {};
+  ASSERT_EQ(HcclGetCommName(comms[0], name), HCCL_SUCCESS);
+  EXPECT_STREQ(name, "named_comm");
+  HcclComm found = nullptr;
+  EXPECT_EQ(HcclCommGetHandleWithName("named_comm", &found), HCCL_SUCCESS);
+  EXPECT_NE(found, nullptr);
+  EXPECT_EQ(HcclCommGetHandleWithName("no_such_comm", &found), HCCL_E_NOT_FOUND);
+  for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+}
+
+TEST(Comm, BadConfigMagicIsRejected) {
+  HcclRootInfo info;
+  ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
+  HcclCommConfig cfg;
+  std::memset(&cfg, 0, sizeof(cfg));  // not initialised with HcclCommConfigInit
+  HcclComm comm = nullptr;
+  EXPECT_EQ(HcclCommInitRootInfoConfig(1, &info, 0, &cfg, &comm), HCCL_E_PARA);
+}
+
+TEST(Comm, InitChecks) {
+  HcclRootInfo info;
+  ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
+  HcclComm comm = nullptr;
+  EXPECT_EQ(HcclCommInitRootInfo(0, &info, 0, &comm), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommInitRootInfo(2, &info, 2, &comm), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommInitRootInfo(2, nullptr, 0, &comm), HCCL_E_PTR);
+  EXPECT_EQ(HcclCommInitRootInfo(2, &info, 0, nullptr), HCCL_E_PTR);
+  HcclRootInfo garbage;
+  std::memset(&garbage, 0x5a, sizeof(garbage));
+  EXPECT_EQ(HcclCommInitRootInfo(1, &garbage, 0, &comm), HCCL_E_PARA);
+  int32_t dup[2] = {0, 0};
+  HcclComm two[2];
+  EXPECT_EQ(HcclCommInitAll(2, dup, two), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommInitAll(0, dup, two), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommInitAll(2, nullptr, two), HCCL_E_PTR);
+}
+
+TEST(Comm, DestroyedHandleIsRecognised) {
+  auto comms = InitAll(1);
+  ASSERT_EQ(HcclCommDestroy(comms[0]), HCCL_SUCCESS);
+  uint32_t size = 0;
+  EXPECT_EQ(HcclGetRankSize(comms[0], &size), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommDestroy(comms[0]), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommDestroy(nullptr), HCCL_E_PTR);
+}
+
+TEST(Comm, MissingRankFailsWithinConnectTimeoutNamingIt) {
+  setenv("HOSTCCL_CONNECT_TIMEOUT_MS", "1500", 1);
+  HcclRootInfo info;
+  ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
+  std::vector<HcclResult> res(3, HCCL_SUCCESS);
+  std::vector<std::string> msgs(3);
+  auto start = std::chrono::steady_clock::now();
+  OnThreads(2, [&](int r) {  // rank 2 of 3 never arrives
+    HcclComm c = nullptr;
+    res[r] = HcclCommInitRootInfo(3, &info, r, &c);
+    msgs[r] = aclGetRecentErrMsg();
+  });
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  unsetenv("HOSTCCL_CONNECT_TIMEOUT_MS");
+  EXPECT_NE(res[0], HCCL_SUCCESS);
+  EXPECT_NE(res[1], HCCL_SUCCESS);
+  EXPECT_LT(secs, 30.0);
+  for (int r = 0; r < 2; ++r) EXPECT_NE(msgs[r].find("2"), std::string::npos) << msgs[r];
+}
+
+TEST(Comm, SubCommunicatorOfHalfTheRanks) {
+  const int n = 4;
+  auto comms = InitAll(n);
+  std::vector<HcclComm> subs(n, nullptr);
+  OnThreads(n, [&](int r) {
+    uint32_t even[2] = {0, 2};
+    if (r % 2 == 0) {
+      EXPECT_EQ(HcclCreateSubCommConfig(&comms[r], 2, even, 7, r / 2, nullptr, &subs[r]), HCCL_SUCCESS);
+    } else {
+      EXPECT_EQ(HcclCreateSubCommConfig(&comms[r], 0, nullptr, 0xFFFFFFFFu, 0, nullptr, &subs[r]), HCCL_SUCCESS);
+      EXPECT_EQ(subs[r], nullptr);
+    }
+  });
+  for (int r = 0; r < n; r += 2) {
+    uint32_t size = 0, rank = 9;
+    ASSERT_EQ(HcclGetRankSize(subs[r], &size), HCCL_SUCCESS);
+    ASSERT_EQ(HcclGetRankId(subs[r], &rank), HCCL_SUCCESS);
+    EXPECT_EQ(size, 2u);
+    EXPECT_EQ(rank, static_cast<uint32_t>(r / 2));
+    char name[128] = {};
+    ASSERT_EQ(HcclGetCommName(subs[r], name), HCCL_SUCCESS);
+    EXPECT_NE(std::string(name).find("_sub_7"), std::string::npos) << name;
+  }
+  // Reduce on the sub-communicator: ranks 0 and 2 of the parent.
+  OnThreads(n, [&](int r) {
+    if (r % 2) return;
+    aclrtStream s;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    float in[3] = {1.0f + r, 2.0f + r, 3.0f + r}, out[3] = {0, 0, 0};
+    EXPECT_EQ(HcclReduce(in, out, 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, subs[r], s), HCCL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    if (r == 2) {
+      EXPECT_EQ(out[0], 1.0f + 3.0f);
+      EXPECT_EQ(out[2], 3.0f + 5.0f);
+    }
+    aclrtDestroyStream(s);
+  });
+  for (auto c : subs)
+    if (c) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+}
+
+TEST(Comm, RankTableSingleServer) {
+  char path[] = "/tmp/hostccl_ranktable_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const char* json = R"({"status":"completed","version":"1.0","server_count":"1","server_list":[
+    {"server_id":"node_0","device":[{"device_id":"0","device_ip":"192.168.1.8","rank_id":"0"},
+    {"device_id":"1","device_ip":"192.168.1.9","rank_id":"1"},
+    {"device_id":"2","device_ip":"192.168.1.10","rank_id":"2"}]}]})";
+  ASSERT_EQ(write(fd, json, std::strlen(json)), static_cast<ssize_t>(std::strlen(json)));
+  close(fd);
+  setenv("HCCL_IF_BASE_PORT", "0", 1);  // any free port... unless the loader insists on the range
+  unsetenv("HCCL_IF_BASE_PORT");
+  std::vector<HcclComm> comms(3, nullptr);
+  OnThreads(3, [&](int r) { EXPECT_EQ(HcclCommInitClusterInfo(path, r, &comms[r]), HCCL_SUCCESS); });
+  char name[128] = {};
+  ASSERT_NE(comms[0], nullptr);
+  ASSERT_EQ(HcclGetCommName(comms[0], name), HCCL_SUCCESS);
+  EXPECT_STREQ(name, "hccl_world_group");
+  BarrierAll(comms);
+  for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  HcclComm bad = nullptr;
+  EXPECT_NE(HcclCommInitClusterInfo(path, 5, &bad), HCCL_SUCCESS);
+  unlink(path);
+}
+
+TEST(Comm, CreateDestroyCyclesLeakNothing) {
+  auto cycle = [] {
+    auto comms = InitAll(2);
+    BarrierAll(comms);
+    for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  };
+  for (int i = 0; i < 5; ++i) cycle();  // warm up lazily created state
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const int fds = CountDir("/proc/self/fd");
+  const int threads = CountDir("/proc/self/task");
+  const long rss = RssKb();
+  for (int i = 0; i < 200; ++i) cycle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  HcclRootInfo info;  // reaps finished root servers
+  (void)HcclGetRootInfo(&info);
+  EXPECT_LE(CountDir("/proc/self/fd"), fds + 2);  // + the new root server's listener
+  EXPECT_LE(CountDir("/proc/self/task"), threads + 1);
+  EXPECT_LT(RssKb() - rss, 20 * 1024) << "RSS grew by " << (RssKb() - rss) << " KiB over 200 cycles";
+}
+
+}  // namespace
