@@ -44,7 +44,9 @@ struct Allocation {
   void* base = nullptr;       // start of the allocation (the pointer aclrtMalloc returned)
   size_t requested = 0;       // size the caller asked for
   size_t mapped = 0;          // bytes mapped (requested rounded up to pages)
-  int memfd = -1;             // backing memfd (shareable with other processes of the node)
+  int memfd = -1;             // backing memfd (shareable with other processes of the node);
+                              // -1 when none could be created (then the memory is not shareable)
+  size_t memfd_offset = 0;    // offset of `base` inside the memfd (non-zero only for VMM maps)
   int device = -1;
 };
 // The allocation containing p (base <= p < base + mapped), or nullopt for memory that did

@@ -1,0 +1,291 @@
+// aclrtMalloc (memfd-backed, shareable), aclrtMallocHost, copies and the allocation registry.
+#include "runtime/memory.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+
+#include "common/env.h"
+#include "common/log.h"
+#include "runtime/acl_codes.h"
+#include "runtime/device.h"
+#include "runtime/error.h"
+#include "runtime/runtime.h"
+#include "runtime/stream.h"
+
+namespace hostccl::rt {
+namespace {
+
+struct Entry {
+  Allocation a;
+  bool owned;  // aclrtMalloc allocation (we unmap and close) vs a VMM mapping (vmm.cc owns it)
+};
+
+struct Registry {
+  std::shared_mutex mu;
+  std::map<uintptr_t, Entry> by_base;  // sorted: FindAllocation is one upper_bound
+  std::mutex host_mu;
+  std::set<void*> host;
+};
+
+Registry& Reg() {
+  static Registry* r = new Registry();  // leaked: allocations may be freed from atexit handlers
+  return *r;
+}
+
+size_t PageSize() {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+bool IsHugePolicy(uint32_t policy) {
+  switch (policy & 0xff) {
+    case 0: case 1: case 3: case 4: case 6: case 7: return true;  // HUGE_FIRST/ONLY/1G (P2P too)
+    default: return false;
+  }
+}
+
+// Touches every page so the memory is backed now (like device memory), when MAP_POPULATE was
+// not usable (huge-page advice must come before faulting).
+void Prefault(void* p, size_t len) {
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(p, len, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  volatile char* c = static_cast<volatile char*>(p);
+  for (size_t off = 0; off < len; off += PageSize()) c[off] = 0;
+}
+
+}  // namespace
+
+std::optional<Allocation> FindAllocation(const void* p) {
+  auto& r = Reg();
+  uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  std::shared_lock lk(r.mu);
+  auto it = r.by_base.upper_bound(addr);
+  if (it == r.by_base.begin()) return std::nullopt;
+  --it;
+  const Allocation& a = it->second.a;
+  if (addr >= it->first + a.mapped) return std::nullopt;
+  return a;
+}
+
+size_t LiveAllocationCount() {
+  auto& r = Reg();
+  std::shared_lock lk(r.mu);
+  size_t n = 0;
+  for (auto& [b, e] : r.by_base) n += e.owned ? 1 : 0;
+  return n;
+}
+
+int Malloc(void** ptr, size_t size, uint32_t policy) {
+  if (ptr == nullptr) return Fail(kAclInvalidParam, "aclrtMalloc: devPtr is null");
+  if (size == 0) return Fail(kAclInvalidParam, "aclrtMalloc: size is 0");
+  const size_t page = PageSize();
+  if (size > SIZE_MAX - page) return Fail(kAclInvalidParam, "aclrtMalloc: size %zu is too large", size);
+  const size_t mapped = (size + page - 1) / page * page;
+  const int device = CurrentDeviceOrDefault();
+  const bool huge = IsHugePolicy(policy);
+  const bool prefault = EnvBool(Knob::kMallocPrefault, true);
+
+  char name[48];
+  snprintf(name, sizeof(name), "hostccl-dev%d", device);
+  int fd = memfd_create(name, MFD_CLOEXEC);
+  void* p = MAP_FAILED;
+  if (fd >= 0) {
+    if (ftruncate(fd, static_cast<off_t>(mapped)) != 0) {
+      int err = errno;
+      close(fd);
+      return Fail(kAclRtMemoryAllocation, "aclrtMalloc: ftruncate(memfd, %zu) failed: %s", mapped, strerror(err));
+    }
+    int flags = MAP_SHARED | ((prefault && !huge) ? MAP_POPULATE : 0);
+    p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, flags, fd, 0);
+  } else {
+    // Out of descriptors (or no memfd): still allocate, but the memory cannot be shared.
+    HLOG_WARN(kRuntime, "aclrtMalloc: memfd_create failed (%s); using anonymous shared memory", strerror(errno));
+    int flags = MAP_SHARED | MAP_ANONYMOUS | ((prefault && !huge) ? MAP_POPULATE : 0);
+    p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, flags, -1, 0);
+  }
+  if (p == MAP_FAILED) {
+    int err = errno;
+    if (fd >= 0) close(fd);
+    return Fail(kAclRtMemoryAllocation, "aclrtMalloc: cannot map %zu bytes on device %d: %s", size, device,
+                strerror(err));
+  }
+  if (huge) {
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, mapped, MADV_HUGEPAGE);  // best effort: no hugetlbfs needed, no failure
+#endif
+    if (prefault) Prefault(p, mapped);
+  }
+  Allocation a;
+  a.base = p;
+  a.requested = size;
+  a.mapped = mapped;
+  a.memfd = fd;
+  a.device = device;
+  {
+    auto& r = Reg();
+    std::unique_lock lk(r.mu);
+    r.by_base[reinterpret_cast<uintptr_t>(p)] = Entry{a, true};
+  }
+  HLOG_TRACE(kRuntime, "aclrtMalloc: %zu bytes at %p (device %d, policy %u, memfd %d)", size, p, device, policy, fd);
+  *ptr = p;
+  return kAclSuccess;
+}
+
+int Free(void* ptr) {
+  if (ptr == nullptr) return Fail(kAclInvalidParam, "aclrtFree: devPtr is null");
+  Allocation a;
+  {
+    auto& r = Reg();
+    std::unique_lock lk(r.mu);
+    auto it = r.by_base.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == r.by_base.end() || !it->second.owned)
+      return Fail(kAclInvalidParam, "aclrtFree: %p is not the start of an aclrtMalloc allocation", ptr);
+    a = it->second.a;
+    r.by_base.erase(it);
+  }
+  munmap(a.base, a.mapped);
+  if (a.memfd >= 0) close(a.memfd);
+  return kAclSuccess;
+}
+
+void RegisterMapping(void* base, size_t size, int memfd, size_t offset, int device) {
+  Allocation a;
+  a.base = base;
+  a.requested = size;
+  a.mapped = size;
+  a.memfd = memfd;
+  a.memfd_offset = offset;
+  a.device = device;
+  auto& r = Reg();
+  std::unique_lock lk(r.mu);
+  r.by_base[reinterpret_cast<uintptr_t>(base)] = Entry{a, false};
+}
+
+void UnregisterMapping(void* base) {
+  auto& r = Reg();
+  std::unique_lock lk(r.mu);
+  auto it = r.by_base.find(reinterpret_cast<uintptr_t>(base));
+  if (it != r.by_base.end() && !it->second.owned) r.by_base.erase(it);
+}
+
+int MallocHost(void** ptr, size_t size) {
+  if (ptr == nullptr) return Fail(kAclInvalidParam, "aclrtMallocHost: hostPtr is null");
+  if (size == 0) return Fail(kAclInvalidParam, "aclrtMallocHost: size is 0");
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, size) != 0 || p == nullptr)
+    return Fail(kAclRtMemoryAllocation, "aclrtMallocHost: cannot allocate %zu bytes", size);
+  auto& r = Reg();
+  std::lock_guard lk(r.host_mu);
+  r.host.insert(p);
+  *ptr = p;
+  return kAclSuccess;
+}
+
+int FreeHost(void* ptr) {
+  if (ptr == nullptr) return Fail(kAclInvalidParam, "aclrtFreeHost: hostPtr is null");
+  auto& r = Reg();
+  {
+    std::lock_guard lk(r.host_mu);
+    if (r.host.erase(ptr) == 0)
+      return Fail(kAclInvalidParam, "aclrtFreeHost: %p did not come from aclrtMallocHost", ptr);
+  }
+  free(ptr);
+  return kAclSuccess;
+}
+
+namespace {
+int CheckCopy(const char* func, void* dst, size_t dest_max, const void* src, size_t count, int kind) {
+  if (dst == nullptr) return Fail(kAclInvalidParam, "%s: dst is null", func);
+  if (src == nullptr) return Fail(kAclInvalidParam, "%s: src is null", func);
+  if (count > dest_max)
+    return Fail(kAclInvalidParam, "%s: count %zu bytes > destMax %zu bytes", func, count, dest_max);
+  if (kind < 0 || kind > 7)
+    return Fail(kAclInvalidParam, "%s: kind %d is not an aclrtMemcpyKind (0..7)", func, kind);
+  return kAclSuccess;
+}
+
+int CheckSet(const char* func, void* dst, size_t max_count, size_t count) {
+  if (dst == nullptr) return Fail(kAclInvalidParam, "%s: devPtr is null", func);
+  if (count > max_count)
+    return Fail(kAclInvalidParam, "%s: count %zu bytes > maxCount %zu bytes", func, count, max_count);
+  return kAclSuccess;
+}
+}  // namespace
+
+int Memcpy(void* dst, size_t dest_max, const void* src, size_t count, int kind) {
+  if (int rc = CheckCopy("aclrtMemcpy", dst, dest_max, src, count, kind); rc != kAclSuccess) return rc;
+  if (count > 0 && dst != src) memmove(dst, src, count);
+  return kAclSuccess;
+}
+
+int MemcpyAsync(void* dst, size_t dest_max, const void* src, size_t count, int kind, void* stream) {
+  if (int rc = CheckCopy("aclrtMemcpyAsync", dst, dest_max, src, count, kind); rc != kAclSuccess) return rc;
+  std::shared_ptr<StreamImpl> s;
+  if (int rc = ResolveStream(stream, "aclrtMemcpyAsync", &s); rc != kAclSuccess) return rc;
+  if (count == 0) return kAclSuccess;
+  Status st = s->Enqueue([dst, src, count]() {
+    if (dst != src) memmove(dst, src, count);
+    return Status::Ok();
+  });
+  if (!st.ok()) return Fail(kAclRtInternalError, "aclrtMemcpyAsync: %s", st.ToString().c_str());
+  return kAclSuccess;
+}
+
+int Memset(void* dst, size_t max_count, int32_t value, size_t count) {
+  if (int rc = CheckSet("aclrtMemset", dst, max_count, count); rc != kAclSuccess) return rc;
+  memset(dst, value, count);
+  return kAclSuccess;
+}
+
+int MemsetAsync(void* dst, size_t max_count, int32_t value, size_t count, void* stream) {
+  if (int rc = CheckSet("aclrtMemsetAsync", dst, max_count, count); rc != kAclSuccess) return rc;
+  std::shared_ptr<StreamImpl> s;
+  if (int rc = ResolveStream(stream, "aclrtMemsetAsync", &s); rc != kAclSuccess) return rc;
+  if (count == 0) return kAclSuccess;
+  Status st = s->Enqueue([dst, value, count]() {
+    memset(dst, value, count);
+    return Status::Ok();
+  });
+  if (!st.ok()) return Fail(kAclRtInternalError, "aclrtMemsetAsync: %s", st.ToString().c_str());
+  return kAclSuccess;
+}
+
+int GetMemInfo(int attr, size_t* free_bytes, size_t* total_bytes) {
+  if (free_bytes == nullptr || total_bytes == nullptr)
+    return Fail(kAclInvalidParam, "aclrtGetMemInfo: %s is null", free_bytes == nullptr ? "free" : "total");
+  if (attr < 0 || attr > 17) return Fail(kAclInvalidParam, "aclrtGetMemInfo: attr %d is not an aclrtMemAttr", attr);
+  FILE* f = fopen("/proc/meminfo", "re");
+  unsigned long long total_kb = 0, avail_kb = 0, free_kb = 0;
+  if (f != nullptr) {
+    char line[256];
+    while (fgets(line, sizeof(line), f)) {
+      unsigned long long v;
+      if (sscanf(line, "MemTotal: %llu kB", &v) == 1) total_kb = v;
+      else if (sscanf(line, "MemAvailable: %llu kB", &v) == 1) avail_kb = v;
+      else if (sscanf(line, "MemFree: %llu kB", &v) == 1) free_kb = v;
+    }
+    fclose(f);
+  }
+  if (total_kb == 0) {
+    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
+    total_kb = static_cast<unsigned long long>(pages) * PageSize() / 1024;
+    free_kb = static_cast<unsigned long long>(avail) * PageSize() / 1024;
+  }
+  if (avail_kb == 0) avail_kb = free_kb;
+  *total_bytes = static_cast<size_t>(total_kb * 1024);
+  *free_bytes = static_cast<size_t>(avail_kb * 1024);
+  return kAclSuccess;
+}
+
+}  // namespace hostccl::rt

@@ -1,0 +1,38 @@
+// "Device" memory (aclrtMalloc), host memory (aclrtMallocHost) and copies.
+//
+// Contract:
+//  - aclrtMalloc memory is a memfd (MFD_CLOEXEC) mapped MAP_SHARED, page aligned, pre-faulted
+//    unless HOSTCCL_MALLOC_PREFAULT=0; HUGE_* policies add madvise(MADV_HUGEPAGE), best effort.
+//    Each allocation is in a sorted, thread-safe registry (FindAllocation in runtime.h), which
+//    owns the memfd until aclrtFree.
+//  - aclrtMallocHost memory is plain 64-byte aligned heap memory, tracked so that FreeHost can
+//    reject foreign pointers.
+//  - Synchronous copies/memsets run at once with no stream synchronization; the async forms
+//    validate their arguments at the call and run as a task on the stream.
+//  - All functions are thread-safe and return AscendCL codes (runtime/acl_codes.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hostccl::rt {
+
+int Malloc(void** ptr, size_t size, uint32_t policy);
+int Free(void* ptr);
+int MallocHost(void** ptr, size_t size);
+int FreeHost(void* ptr);
+int Memcpy(void* dst, size_t dest_max, const void* src, size_t count, int kind);
+int MemcpyAsync(void* dst, size_t dest_max, const void* src, size_t count, int kind, void* stream);
+int Memset(void* dst, size_t max_count, int32_t value, size_t count);
+int MemsetAsync(void* dst, size_t max_count, int32_t value, size_t count, void* stream);
+// Host memory numbers from /proc/meminfo (MemAvailable, MemTotal) for every attribute.
+int GetMemInfo(int attr, size_t* free_bytes, size_t* total_bytes);
+
+// Registry hooks for memory mapped by the VMM calls (vmm.cc): registers [base, base+size) as
+// an allocation backed by `memfd` at `offset` (the registry does not own that fd).
+void RegisterMapping(void* base, size_t size, int memfd, size_t offset, int device);
+void UnregisterMapping(void* base);
+// Number of live aclrtMalloc allocations (tests, leak checks).
+size_t LiveAllocationCount();
+
+}  // namespace hostccl::rt

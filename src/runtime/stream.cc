@@ -1,0 +1,299 @@
+// Stream executor and the aclrtStream registry (see stream.h for the execution model).
+#include "runtime/stream.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <vector>
+
+#include "common/env.h"
+#include "common/log.h"
+#include "runtime/acl_codes.h"
+#include "runtime/device.h"
+#include "runtime/error.h"
+
+namespace hostccl::rt {
+namespace {
+
+std::atomic<uint64_t> g_next_stream_id{1};
+
+struct Registry {
+  std::mutex mu;
+  std::map<void*, std::shared_ptr<StreamImpl>> streams;      // created streams by handle
+  std::map<int, std::shared_ptr<StreamImpl>> default_streams;  // device -> default stream
+};
+
+Registry& Reg() {
+  static Registry* r = new Registry();  // leaked: streams may be used from atexit handlers
+  return *r;
+}
+
+std::chrono::steady_clock::time_point ToSteady(Deadline d) {
+  int64_t left = static_cast<int64_t>(d.at_ns()) - static_cast<int64_t>(NowNs());
+  return std::chrono::steady_clock::now() + std::chrono::nanoseconds(left > 0 ? left : 0);
+}
+
+}  // namespace
+
+StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags)
+    : device_(device), id_(g_next_stream_id.fetch_add(1)) {
+  HLOG_DEBUG(kRuntime, "stream %llu created on device %d (priority %u, flags %u)",
+             static_cast<unsigned long long>(id_), device, priority, flags);
+}
+
+StreamImpl::~StreamImpl() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  worker_cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+uint64_t StreamImpl::enqueued() {
+  std::lock_guard lk(mu_);
+  return enqueued_;
+}
+
+uint64_t StreamImpl::completed() {
+  std::lock_guard lk(mu_);
+  return completed_;
+}
+
+std::thread::id StreamImpl::worker_id() {
+  std::lock_guard lk(mu_);
+  return worker_.get_id();
+}
+
+Status StreamImpl::Enqueue(Task task) {
+  if (!task) return MakeStatus(Code::kPara, "stream %llu: empty task", static_cast<unsigned long long>(id_));
+  bool wake = false;
+  {
+    std::lock_guard lk(mu_);
+    if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
+    queue_.push_back(Entry{++enqueued_, NowNs(), std::move(task)});
+    if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+    wake = claimers_ == 0 && !executing_;
+  }
+  if (wake) worker_cv_.notify_one();
+  return Status::Ok();
+}
+
+void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
+  Entry e = std::move(queue_.front());
+  queue_.pop_front();
+  executing_ = true;
+  lk.unlock();
+  Status st = e.fn();
+  e.fn = nullptr;  // drop the task's captures before taking the lock again
+  lk.lock();
+  if (!st.ok()) {
+    HLOG_ERROR(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_),
+               device_, static_cast<unsigned long long>(e.seq), st.ToString().c_str());
+    if (error_.ok()) error_ = std::move(st);
+  }
+  completed_ = e.seq;
+  executing_ = false;
+  done_cv_.notify_all();
+}
+
+void StreamImpl::WorkerLoop() {
+  std::unique_lock lk(mu_);
+  while (true) {
+    if (stop_ && queue_.empty() && !executing_) break;
+    if (queue_.empty() || executing_ || claimers_ > 0) {
+      worker_cv_.wait(lk);
+      continue;
+    }
+    // Leave a fresh task to a thread that synchronizes right after enqueueing.
+    uint64_t age = NowNs() - queue_.front().enqueue_ns;
+    if (age < kWorkerGraceNs && timed_waiters_ == 0 && !stop_) {
+      worker_cv_.wait_for(lk, std::chrono::nanoseconds(kWorkerGraceNs - age));
+      continue;
+    }
+    RunFront(lk);
+  }
+}
+
+bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
+  std::unique_lock lk(mu_);
+  const uint64_t target = enqueued_;
+  if (deadline.infinite()) {
+    ++claimers_;
+    while (completed_ < target) {
+      if (!executing_ && !queue_.empty()) {
+        RunFront(lk);  // front seq == completed_ + 1 <= target
+        continue;
+      }
+      done_cv_.wait(lk);
+    }
+    --claimers_;
+    if (claimers_ == 0 && !queue_.empty()) worker_cv_.notify_one();
+  } else {
+    ++timed_waiters_;
+    worker_cv_.notify_one();
+    auto until = ToSteady(deadline);
+    while (completed_ < target) {
+      if (done_cv_.wait_until(lk, until) == std::cv_status::timeout && completed_ < target) break;
+    }
+    --timed_waiters_;
+    if (completed_ < target) return false;
+  }
+  *task_error = std::move(error_);
+  error_ = Status();
+  return true;
+}
+
+Status StreamImpl::Synchronize(Deadline deadline) {
+  Status err;
+  if (!SyncAll(deadline, &err))
+    return MakeStatus(Code::kTimeout, "stream %llu (device %d): synchronize timed out with %llu task(s) pending",
+                      static_cast<unsigned long long>(id_), device_,
+                      static_cast<unsigned long long>(enqueued() - completed()));
+  return err;
+}
+
+Stream* LookupStream(void* handle) {
+  auto& r = Reg();
+  std::lock_guard lk(r.mu);
+  auto it = r.streams.find(handle);
+  return it == r.streams.end() ? nullptr : it->second.get();
+}
+
+int64_t TaskWaitBoundMs() {
+  if (EnvRaw(Knob::kExecTimeoutMs)) {
+    int64_t v = EnvInt(Knob::kExecTimeoutMs, -1);
+    return v <= 0 ? -1 : v;
+  }
+  int64_t s = EnvInt(Knob::kHcclExecTimeout, 1836);
+  return s <= 0 ? -1 : s * 1000;
+}
+
+int TaskErrorToAcl(const Status& st) {
+  if (st.ok()) return kAclSuccess;
+  return st.code() == Code::kTimeout ? kAclRtTaskTimeout : kAclRtInternalError;
+}
+
+int CreateStream(void** handle, uint32_t priority, uint32_t flags) {
+  if (handle == nullptr) return Fail(kAclInvalidParam, "aclrtCreateStream: stream is null");
+  int device = CurrentDeviceOrDefault();
+  auto s = std::make_shared<StreamImpl>(device, priority, flags);
+  auto& r = Reg();
+  std::lock_guard lk(r.mu);
+  r.streams.emplace(s.get(), s);
+  *handle = s.get();
+  return kAclSuccess;
+}
+
+int DestroyStream(void* handle) {
+  std::shared_ptr<StreamImpl> s;
+  {
+    auto& r = Reg();
+    std::lock_guard lk(r.mu);
+    auto it = r.streams.find(handle);
+    if (handle == nullptr || it == r.streams.end())
+      return Fail(kAclInvalidParam, "aclrtDestroyStream: %p is not a live stream", handle);
+    s = std::move(it->second);
+    r.streams.erase(it);
+  }
+  s->BeginAbort();
+  Status err;
+  (void)s->SyncAll(Deadline::Infinite(), &err);
+  if (!err.ok())
+    HLOG_WARN(kRuntime, "aclrtDestroyStream: stream %llu had an unreported task error: %s",
+              static_cast<unsigned long long>(s->id()), err.ToString().c_str());
+  return kAclSuccess;  // the worker is joined when the last reference drops
+}
+
+int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* out) {
+  auto& r = Reg();
+  if (handle == nullptr) {
+    int device = CurrentDeviceOrDefault();
+    std::lock_guard lk(r.mu);
+    auto& slot = r.default_streams[device];
+    if (!slot) slot = std::make_shared<StreamImpl>(device, 0, 0);
+    *out = slot;
+    return kAclSuccess;
+  }
+  std::lock_guard lk(r.mu);
+  auto it = r.streams.find(handle);
+  if (it == r.streams.end())
+    return Fail(kAclInvalidParam, "%s: stream %p is not a live stream (never created or destroyed)", func, handle);
+  *out = it->second;
+  return kAclSuccess;
+}
+
+int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
+  std::shared_ptr<StreamImpl> s;
+  if (int rc = ResolveStream(handle, func, &s); rc != kAclSuccess) return rc;
+  if (timeout_ms < -1 || timeout_ms == 0)
+    return Fail(kAclInvalidParam, "%s: timeout %d ms is invalid (-1 = forever, or > 0)", func, timeout_ms);
+  Status err;
+  if (!s->SyncAll(Deadline::AfterMs(timeout_ms), &err))
+    return Fail(kAclRtStreamSyncTimeout, "%s: stream %llu (device %d) not done after %d ms (%llu task(s) pending)",
+                func, static_cast<unsigned long long>(s->id()), s->device(), timeout_ms,
+                static_cast<unsigned long long>(s->enqueued() - s->completed()));
+  if (!err.ok()) {
+    int code = TaskErrorToAcl(err);
+    HLOG_ERROR(kRuntime, "%s: stream %llu reports a failed task: %s", func,
+               static_cast<unsigned long long>(s->id()), err.ToString().c_str());
+    SetRecentError(err.ToString());
+    return code;
+  }
+  return kAclSuccess;
+}
+
+int SynchronizeDevice() {
+  int device = CurrentDeviceOrDefault();
+  std::vector<std::shared_ptr<StreamImpl>> all;
+  {
+    auto& r = Reg();
+    std::lock_guard lk(r.mu);
+    for (auto& [h, s] : r.streams)
+      if (s->device() == device) all.push_back(s);
+    auto it = r.default_streams.find(device);
+    if (it != r.default_streams.end() && it->second) all.push_back(it->second);
+  }
+  int first = kAclSuccess;
+  Status first_err;
+  for (auto& s : all) {
+    Status err;
+    (void)s->SyncAll(Deadline::Infinite(), &err);
+    if (!err.ok() && first == kAclSuccess) {
+      first = TaskErrorToAcl(err);
+      first_err = err;
+    }
+  }
+  if (first != kAclSuccess) {
+    HLOG_ERROR(kRuntime, "aclrtSynchronizeDevice(%d): a task failed: %s", device, first_err.ToString().c_str());
+    SetRecentError(first_err.ToString());
+  }
+  return first;
+}
+
+int SetStreamFailureMode(void* handle, uint64_t mode) {
+  std::shared_ptr<StreamImpl> s;
+  if (int rc = ResolveStream(handle, "aclrtSetStreamFailureMode", &s); rc != kAclSuccess) return rc;
+  if (mode > 1)
+    return Fail(kAclInvalidParam, "aclrtSetStreamFailureMode: mode %llu is not ACL_CONTINUE_ON_FAILURE (0) or "
+                "ACL_STOP_ON_FAILURE (1)", static_cast<unsigned long long>(mode));
+  s->set_failure_mode(mode);
+  return kAclSuccess;
+}
+
+void ReleaseDefaultStream(int device) {
+  std::shared_ptr<StreamImpl> s;
+  {
+    auto& r = Reg();
+    std::lock_guard lk(r.mu);
+    auto it = r.default_streams.find(device);
+    if (it == r.default_streams.end()) return;
+    s = std::move(it->second);
+    r.default_streams.erase(it);
+  }
+  if (!s) return;
+  Status err;
+  (void)s->SyncAll(Deadline::Infinite(), &err);
+}
+
+}  // namespace hostccl::rt

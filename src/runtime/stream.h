@@ -1,0 +1,107 @@
+// Streams: in-order executors (implements rt::Stream) and the aclrtStream handle registry.
+//
+// Execution model (why: an enqueue followed by aclrtSynchronizeStream must not pay two
+// cross-core wake-ups):
+//  - Tasks get consecutive sequence numbers and run one at a time, in order.
+//  - A synchronizer with an infinite deadline claims and runs, on its own thread, the tasks
+//    that have not started yet; only one executor runs at a time.
+//  - The worker thread (started at the first enqueue) runs tasks only while no such
+//    synchronizer is present, and leaves a freshly enqueued task alone for kWorkerGraceNs so
+//    the enqueuing thread can claim it when it synchronizes right away.
+//  - A synchronizer with a finite deadline never runs tasks itself (a task may block past the
+//    deadline); it urges the worker and waits.
+//  - The first failing task's Status is kept until a synchronize reports it; later tasks run.
+//  - Destroy unregisters the handle, makes pending event waits give up, drains the queue and
+//    joins the worker. Tasks bound their own waits, so destroy is bounded too.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "runtime/runtime.h"
+
+namespace hostccl::rt {
+
+class StreamImpl final : public Stream {
+ public:
+  static constexpr uint64_t kWorkerGraceNs = 100 * 1000;
+
+  StreamImpl(int device, uint32_t priority, uint32_t flags);
+  ~StreamImpl() override;
+  StreamImpl(const StreamImpl&) = delete;
+  StreamImpl& operator=(const StreamImpl&) = delete;
+
+  Status Enqueue(Task task) override;
+  Status Synchronize(Deadline deadline) override;
+  int device() const override { return device_; }
+
+  // Waits for every task enqueued so far. Returns false when the deadline passed first (the
+  // sticky error is then kept); else true with the sticky error moved into *task_error.
+  bool SyncAll(Deadline deadline, Status* task_error);
+  // True once Destroy began: event waits on this stream give up.
+  bool aborting() const { return aborting_.load(std::memory_order_acquire); }
+  void BeginAbort() { aborting_.store(true, std::memory_order_release); }
+  // Number of tasks enqueued / completed so far (tests, diagnostics).
+  uint64_t enqueued();
+  uint64_t completed();
+  uint64_t id() const { return id_; }
+  void set_failure_mode(uint64_t mode) { failure_mode_ = mode; }
+  // Thread id of the worker (std::thread::id() before it started); for tests.
+  std::thread::id worker_id();
+
+ private:
+  struct Entry {
+    uint64_t seq;
+    uint64_t enqueue_ns;
+    Task fn;
+  };
+  // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
+  void RunFront(std::unique_lock<std::mutex>& lk);
+  void WorkerLoop();
+
+  const int device_;
+  const uint64_t id_;
+  std::atomic<bool> aborting_{false};
+  uint64_t failure_mode_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable worker_cv_;  // wakes the worker: new task, synchronizer left, stop
+  std::condition_variable done_cv_;    // wakes waiters: a task finished
+  std::deque<Entry> queue_;            // tasks not started, in order
+  uint64_t enqueued_ = 0;              // seq of the last enqueued task
+  uint64_t completed_ = 0;             // seq of the last finished task
+  bool executing_ = false;             // a task is running (worker or synchronizer)
+  int claimers_ = 0;                   // infinite-deadline synchronizers present
+  int timed_waiters_ = 0;              // finite-deadline waiters present (skip the grace)
+  bool stop_ = false;
+  Status error_;                       // first task error since the last report
+  std::thread worker_;
+};
+
+// aclrtCreateStream[WithConfig]: a new stream on the current (or implicit 0) device.
+int CreateStream(void** handle, uint32_t priority, uint32_t flags);
+int DestroyStream(void* handle);
+// timeout_ms < 0 waits forever (the caller runs pending tasks); otherwise returns
+// kAclRtStreamSyncTimeout when the stream is not done in time. A task error is returned as
+// kAclRtTaskTimeout (Code::kTimeout) or kAclRtInternalError (other codes), and its message
+// becomes the calling thread's recent error.
+int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func);
+// Synchronizes every stream of the current device (default stream included).
+int SynchronizeDevice();
+int SetStreamFailureMode(void* handle, uint64_t mode);
+// Resolves an aclrtStream for an API call: null -> the current device's default stream
+// (created on first use); an unknown handle -> kAclInvalidParam with a message naming func.
+int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* out);
+// Drains and drops the default stream of a device (last aclrtResetDevice).
+void ReleaseDefaultStream(int device);
+// Bound on waits inside tasks (stream waits on events) and on aclrtSynchronizeEvent:
+// HOSTCCL_EXEC_TIMEOUT_MS, else HCCL_EXEC_TIMEOUT seconds; -1 = no limit.
+int64_t TaskWaitBoundMs();
+// Maps a failed task's Status to the AscendCL code returned by a synchronize.
+int TaskErrorToAcl(const Status& st);
+
+}  // namespace hostccl::rt

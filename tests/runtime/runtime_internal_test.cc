@@ -1,0 +1,285 @@
+// Internal runtime tests: allocation registry, the stream executor's caller-thread path,
+// device bookkeeping, VMM registration and the fp16 conversions (against F16C).
+#include <immintrin.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/acl_codes.h"
+#include "runtime/device.h"
+#include "runtime/fp16.h"
+#include "runtime/memory.h"
+#include "runtime/runtime.h"
+#include "runtime/stream.h"
+#include "runtime/vmm.h"
+
+namespace hostccl::rt {
+namespace {
+
+TEST(Memory, AlignedMemfdBackedAndFindAllocation) {
+  void* p = nullptr;
+  ASSERT_EQ(Malloc(&p, 1000, 1), kAclSuccess);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  auto a = FindAllocation(p);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->base, p);
+  EXPECT_EQ(a->requested, 1000u);
+  EXPECT_GE(a->mapped, 1000u);
+  EXPECT_GE(a->memfd, 0);
+  // Inside, last byte of the mapping, one past the end.
+  auto in = FindAllocation(static_cast<char*>(p) + 999);
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(in->base, p);
+  EXPECT_TRUE(FindAllocation(static_cast<char*>(p) + a->mapped - 1).has_value());
+  EXPECT_FALSE(FindAllocation(static_cast<char*>(p) + a->mapped).has_value());
+  int on_stack = 0;
+  EXPECT_FALSE(FindAllocation(&on_stack).has_value());
+  // The memory is usable and shared through the memfd.
+  std::memset(p, 0x5a, 1000);
+  unsigned char byte = 0;
+  ASSERT_EQ(pread(a->memfd, &byte, 1, 10), 1);
+  EXPECT_EQ(byte, 0x5a);
+  EXPECT_EQ(Free(static_cast<char*>(p) + 8), kAclInvalidParam);  // not the base
+  EXPECT_EQ(Free(p), kAclSuccess);
+  EXPECT_FALSE(FindAllocation(p).has_value());
+  EXPECT_EQ(Free(p), kAclInvalidParam);  // double free
+}
+
+TEST(Memory, EveryPolicyAndNoPrefault) {
+  for (uint32_t policy : {0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 0x100u, 0x1000u, 0x100000u}) {
+    void* p = nullptr;
+    ASSERT_EQ(Malloc(&p, 3 << 20, policy), kAclSuccess) << policy;
+    static_cast<char*>(p)[(3 << 20) - 1] = 1;
+    EXPECT_EQ(Free(p), kAclSuccess);
+  }
+  setenv("HOSTCCL_MALLOC_PREFAULT", "0", 1);
+  void* p = nullptr;
+  ASSERT_EQ(Malloc(&p, 1 << 20, 2), kAclSuccess);
+  static_cast<char*>(p)[0] = 1;
+  EXPECT_EQ(Free(p), kAclSuccess);
+  unsetenv("HOSTCCL_MALLOC_PREFAULT");
+}
+
+TEST(Memory, ConcurrentAllocationsStayConsistent) {
+  size_t before = LiveAllocationCount();
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        void* p = nullptr;
+        size_t size = 64 + static_cast<size_t>((t * 977 + i * 131) % 20000);
+        if (Malloc(&p, size, 2) != kAclSuccess) { ++bad; continue; }
+        auto a = FindAllocation(static_cast<char*>(p) + size / 2);
+        if (!a || a->base != p || a->requested != size) ++bad;
+        if (Free(p) != kAclSuccess) ++bad;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(LiveAllocationCount(), before);
+}
+
+TEST(Stream, EnqueueThenSyncRunsOnCallerThread) {
+  StreamImpl s(0, 0, 0);
+  int on_caller = 0;
+  constexpr int kRounds = 100;
+  for (int i = 0; i < kRounds; ++i) {
+    std::thread::id ran;
+    ASSERT_TRUE(s.Enqueue([&ran] { ran = std::this_thread::get_id(); return Status::Ok(); }).ok());
+    ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+    on_caller += ran == std::this_thread::get_id();
+  }
+  // The worker's grace period leaves fresh tasks to the synchronizer; only a preemption of more
+  // than 100 us between the two calls lets the worker take one.
+  EXPECT_GE(on_caller, kRounds * 9 / 10);
+}
+
+TEST(Stream, WorkerRunsWithoutSynchronize) {
+  StreamImpl s(0, 0, 0);
+  std::atomic<bool> ran{false};
+  std::thread::id where;
+  ASSERT_TRUE(s.Enqueue([&] { where = std::this_thread::get_id(); ran = true; return Status::Ok(); }).ok());
+  for (int i = 0; i < 5000 && !ran; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(ran.load());
+  EXPECT_NE(where, std::this_thread::get_id());
+  EXPECT_EQ(where, s.worker_id());
+  EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+}
+
+TEST(Stream, FirstErrorIsStickyUntilReportedAndLaterTasksRun) {
+  StreamImpl s(0, 0, 0);
+  int after = 0;
+  ASSERT_TRUE(s.Enqueue([] { return MakeStatus(Code::kTimeout, "peer 3 silent"); }).ok());
+  ASSERT_TRUE(s.Enqueue([] { return MakeStatus(Code::kRemote, "second"); }).ok());
+  ASSERT_TRUE(s.Enqueue([&] { ++after; return Status::Ok(); }).ok());
+  Status st = s.Synchronize(Deadline::Infinite());
+  EXPECT_EQ(st.code(), Code::kTimeout);
+  EXPECT_EQ(st.message(), "peer 3 silent");
+  EXPECT_EQ(after, 1);
+  EXPECT_EQ(TaskErrorToAcl(st), kAclRtTaskTimeout);
+  EXPECT_EQ(TaskErrorToAcl(MakeStatus(Code::kRemote, "x")), kAclRtInternalError);
+  EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());  // reported once
+}
+
+TEST(Stream, FiniteDeadlineTimesOutOnBlockedTaskAndKeepsOrder) {
+  StreamImpl s(0, 0, 0);
+  std::atomic<bool> release{false};
+  std::vector<int> order;
+  ASSERT_TRUE(s.Enqueue([&] {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    order.push_back(1);
+    return Status::Ok();
+  }).ok());
+  ASSERT_TRUE(s.Enqueue([&] { order.push_back(2); return Status::Ok(); }).ok());
+  uint64_t t0 = NowNs();
+  Status st = s.Synchronize(Deadline::AfterMs(50));
+  EXPECT_EQ(st.code(), Code::kTimeout);
+  EXPECT_LT(NowNs() - t0, 5'000'000'000ull);
+  release = true;
+  EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
+TEST(Stream, LookupOnlyLiveHandles) {
+  EXPECT_EQ(LookupStream(nullptr), nullptr);
+  int junk;
+  EXPECT_EQ(LookupStream(&junk), nullptr);
+  void* h = nullptr;
+  ASSERT_EQ(CreateStream(&h, 0, 0), kAclSuccess);
+  Stream* s = LookupStream(h);
+  ASSERT_NE(s, nullptr);
+  int x = 0;
+  ASSERT_TRUE(s->Enqueue([&] { x = 7; return Status::Ok(); }).ok());
+  EXPECT_EQ(SynchronizeStream(h, -1, "test"), kAclSuccess);
+  EXPECT_EQ(x, 7);
+  EXPECT_EQ(DestroyStream(h), kAclSuccess);
+  EXPECT_EQ(LookupStream(h), nullptr);
+  EXPECT_EQ(SynchronizeStream(h, -1, "test"), kAclInvalidParam);
+}
+
+TEST(Devices, CountVisibleDevicesAndSocName) {
+  EXPECT_EQ(DeviceCount(), 8u);
+  setenv("HOSTCCL_DEVICE_COUNT", "4", 1);
+  EXPECT_EQ(DeviceCount(), 4u);
+  setenv("ASCEND_RT_VISIBLE_DEVICES", "3,1", 1);
+  EXPECT_EQ(DeviceCount(), 2u);
+  EXPECT_EQ(PhysicalDeviceId(0), 3);
+  EXPECT_EQ(PhysicalDeviceId(1), 1);
+  EXPECT_EQ(CheckDevice(2, "test"), kAclRtInvalidDeviceId);
+  setenv("ASCEND_RT_VISIBLE_DEVICES", "2,9,1", 1);  // stops at the invalid entry
+  EXPECT_EQ(DeviceCount(), 1u);
+  unsetenv("ASCEND_RT_VISIBLE_DEVICES");
+  unsetenv("HOSTCCL_DEVICE_COUNT");
+
+  EXPECT_STREQ(SocName(), "HostCPU");
+  setenv("HOSTCCL_SOC", "atlasa2", 1);
+  EXPECT_STREQ(SocName(), "AtlasA2");
+  setenv("HOSTCCL_SOC", "ASCEND950", 1);
+  EXPECT_STREQ(SocName(), "Ascend950");
+  setenv("HOSTCCL_SOC", "Ascend910B3", 1);
+  EXPECT_STREQ(SocName(), "HostCPU");
+  unsetenv("HOSTCCL_SOC");
+}
+
+TEST(Devices, ThreadLocalAndReferenceCounted) {
+  ASSERT_EQ(SetDevice(5), kAclSuccess);
+  EXPECT_EQ(CurrentDevice(), 5);
+  std::thread([] {
+    EXPECT_EQ(CurrentDevice(), -1);
+    int32_t d = 0;
+    EXPECT_EQ(GetDevice(&d), kAclRtContextNull);
+    EXPECT_EQ(SetDevice(5), kAclSuccess);
+    EXPECT_EQ(SetDevice(6), kAclSuccess);
+    EXPECT_EQ(GetDevice(&d), kAclSuccess);
+    EXPECT_EQ(d, 6);
+  }).join();
+  EXPECT_EQ(CurrentDevice(), 5);
+  EXPECT_EQ(DeviceRefCount(5), 2);
+  EXPECT_EQ(ResetDevice(5), kAclSuccess);
+  EXPECT_EQ(DeviceRefCount(5), 1);
+  EXPECT_EQ(CurrentDevice(), -1);
+  EXPECT_EQ(ResetDeviceForce(5), kAclSuccess);
+  EXPECT_EQ(DeviceRefCount(5), 0);
+  EXPECT_EQ(ResetDeviceForce(6), kAclSuccess);
+  EXPECT_EQ(SetDevice(8), kAclRtInvalidDeviceId);
+  EXPECT_EQ(SetDevice(-1), kAclRtInvalidDeviceId);
+}
+
+TEST(Vmm, ReserveMapUnmapRelease) {
+  size_t gran = 0;
+  ASSERT_EQ(MemGetAllocationGranularity(1, &gran), kAclSuccess);
+  EXPECT_EQ(gran, 2u << 20);
+  void* va = nullptr;
+  ASSERT_EQ(ReserveMemAddress(&va, 4 * gran, 0, nullptr, 1), kAclSuccess);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(va) % gran, 0u);
+  void* h = nullptr;
+  ASSERT_EQ(MallocPhysical(&h, 2 * gran, 3, 0), kAclSuccess);
+  char* second = static_cast<char*>(va) + gran;
+  ASSERT_EQ(MapMem(second, gran, gran, h, 0), kAclSuccess);
+  EXPECT_EQ(MapMem(second, gran, 0, h, 0), kAclInvalidParam);  // overlap
+  std::memset(second, 7, gran);
+  auto a = FindAllocation(second + 100);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->base, second);
+  EXPECT_EQ(a->memfd_offset, gran);
+  EXPECT_EQ(a->device, 3);
+  EXPECT_EQ(FreePhysical(h), kAclSuccess);  // the map keeps its own reference
+  EXPECT_EQ(second[gran - 1], 7);
+  EXPECT_EQ(UnmapMem(second), kAclSuccess);
+  EXPECT_FALSE(FindAllocation(second).has_value());
+  EXPECT_EQ(UnmapMem(second), kAclInvalidParam);
+  EXPECT_EQ(ReleaseMemAddress(va), kAclSuccess);
+  EXPECT_EQ(ReleaseMemAddress(va), kAclInvalidParam);
+}
+
+uint16_t RefHalf(float f) { return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
+float RefFloat(uint16_t h) { return _cvtsh_ss(h); }
+
+TEST(Fp16, MatchesF16cEverywhere) {
+  if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "no F16C reference on this CPU";
+  // Every half converts to float exactly; NaNs stay NaN.
+  for (uint32_t h = 0; h < 65536; ++h) {
+    float got = HalfToFloat(static_cast<uint16_t>(h));
+    float want = RefFloat(static_cast<uint16_t>(h));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << h;
+    } else {
+      ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << std::hex << h;
+    }
+    if (!std::isnan(want)) ASSERT_EQ(FloatToHalf(got), h) << std::hex << h;
+  }
+  // A stride through all float bit patterns (covers ties, subnormals, overflow) plus edges.
+  auto check = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    uint16_t got = FloatToHalf(f), want = RefHalf(f);
+    if (std::isnan(f)) {
+      ASSERT_EQ(got & 0x7c00, 0x7c00) << std::hex << bits;
+      ASSERT_NE(got & 0x3ff, 0) << std::hex << bits;
+      ASSERT_EQ(got & 0x8000, want & 0x8000) << std::hex << bits;
+    } else {
+      ASSERT_EQ(got, want) << std::hex << bits;
+    }
+  };
+  for (uint64_t b = 0; b < (1ull << 32); b += 4099) check(static_cast<uint32_t>(b));
+  for (uint32_t b : {0x00000000u, 0x80000000u, 0x33000000u, 0x33000001u, 0x33800000u, 0x387fe000u, 0x387ff000u,
+                     0x38800000u, 0x477fe000u, 0x477fefffu, 0x477ff000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                     0x7f800001u, 0x3f800000u, 0x3f801000u, 0x3f803000u})
+    check(b);
+  EXPECT_EQ(FloatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);
+  EXPECT_EQ(FloatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(FloatToHalf(5.9604645e-8f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(HalfToFloat(0x0001), 5.9604645e-8f);
+}
+
+}  // namespace
+}  // namespace hostccl::rt
