@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "common/dtype.h"
 
@@ -29,5 +30,20 @@ BinaryFn GetBinary(DataType t, RedOp op);  // nullptr if t is not reducible or o
 // dst written once per element (cache-blocked internally), so an n-rank reduce costs n reads
 // and one write. Bitwise identical to applying GetBinary() k-1 times.
 void FoldN(DataType t, RedOp op, void* dst, const void* const* srcs, int k, size_t n);
+
+// FoldN as a function pointer for one (type, op) at the active level: lets a hot loop skip the
+// per-call lookup. nullptr if t is not reducible or op invalid.
+using FoldFn = void (*)(void* dst, const void* const* srcs, int k, size_t n);
+FoldFn GetFold(DataType t, RedOp op);
+
+// Back to the level chosen by detection and HOSTCCL_KERNEL_ISA (undoes ForceIsa).
+Isa ResetIsa();
+
+// Exact scalar conversions used by the kernels (round to nearest-even, subnormals kept, no
+// FTZ/DAZ, NaN stays a quiet NaN). Safe to call from any thread.
+float HalfToFloat(uint16_t h);
+uint16_t FloatToHalf(float f);
+float Bf16ToFloat(uint16_t b);
+uint16_t FloatToBf16(float f);
 
 }  // namespace hostccl::kern

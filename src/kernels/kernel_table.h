@@ -1,0 +1,25 @@
+// Internal: the per-ISA tables of kernels, indexed [DataType value][RedOp value]. Each table
+// lives in the .cc compiled for its ISA and is constant-initialised (no code of that ISA runs
+// before dispatch has checked the CPU). dispatch.cc picks one.
+#pragma once
+
+#include "kernels/reduce.h"
+
+namespace hostccl::kern {
+
+constexpr int kNumReducible = 12;  // the reducible DataType values are exactly 0..11
+
+struct KernelEntry {
+  BinaryFn binary;
+  FoldFn fold;
+};
+
+struct KernelTable {
+  KernelEntry entry[kNumReducible][kNumRedOps];
+};
+
+extern const KernelTable kScalarTable;
+extern const KernelTable kAvx2Table;
+extern const KernelTable kAvx512Table;
+
+}  // namespace hostccl::kern
