@@ -1,15 +1,13 @@
 // LocalGroup: the ranks of one communicator that are threads of this process, sharing an
 // address space. It offers what the direct (slice-parallel) algorithms need and nothing else:
 //  - Publish(): each rank posts its buffers and fingerprint for the current operation;
-//  - Barrier(): all ranks arrive (adaptive wait: brief spin, then yield, then futex sleep);
+//  - Barrier(): all ranks arrive (adaptive wait, see sync/group_barrier.h);
 //  - Slot(r): another rank's published buffers, valid between the two barriers of an operation.
 // Ownership: shared by the Communicator objects of its members (shared_ptr); created by the first
 // member to join (keyed by the communicator's unique key), removed when the last member leaves.
 // Thread-safety: each member calls Publish/Barrier from its own thread; Abort() from any thread.
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +16,7 @@
 #include "common/clock.h"
 #include "common/fingerprint.h"
 #include "common/status.h"
+#include "transport/sync/group_barrier.h"
 
 namespace hostccl::net {
 
@@ -38,11 +37,11 @@ class LocalGroup {
   static std::shared_ptr<LocalGroup> Join(const std::string& key, int size);
 
   int size() const { return size_; }
-  void Publish(int rank, const LocalSlot& slot) { slots_[rank] = slot; }
-  const LocalSlot& Slot(int rank) const { return slots_[rank]; }
+  void Publish(int rank, const LocalSlot& slot) { slots_[static_cast<size_t>(rank)] = slot; }
+  const LocalSlot& Slot(int rank) const { return slots_[static_cast<size_t>(rank)]; }
 
-  // Waits until all `size` members called Barrier the same number of times, or the deadline
-  // (kTimeout naming the ranks that have not arrived), or Abort (its code and reason).
+  // Waits until all members called Barrier the same number of times, or the deadline (kTimeout
+  // naming the ranks that have not arrived), or Abort (its code and reason).
   Status Barrier(int rank, Deadline deadline);
 
   // Fails current and future barriers of every member with `code` and `reason`.
@@ -52,11 +51,8 @@ class LocalGroup {
   std::string key_;
   int size_;
   std::vector<LocalSlot> slots_;
-  std::unique_ptr<std::atomic<uint64_t>[]> arrived_;  // per rank: number of barriers entered
-  std::atomic<uint64_t> count_{0};                    // total arrivals (all ranks)
-  std::atomic<uint32_t> wake_word_{0};  // futex word: bumped when a barrier completes or on abort
-  std::atomic<uint32_t> sleepers_{0};
-  std::atomic<bool> aborted_{false};
+  BarrierWords words_{};
+  std::unique_ptr<ArrivalWord[]> arrivals_;
   std::mutex abort_mu_;
   Code abort_code_ = Code::kRemote;
   std::string abort_reason_;

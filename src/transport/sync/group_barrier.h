@@ -1,0 +1,48 @@
+// A barrier over plain words that may live in ordinary memory (ranks that are threads) or in a
+// shared mapping (ranks that are processes of one host). Waiting is adaptive: spin briefly when
+// the group fits on the cores, then yield, then sleep on a futex (non-private when shared); the
+// last arriver issues FUTEX_WAKE only when someone sleeps. Waits are sliced so that `check`
+// (peer liveness, abort flags) runs at least every `check_every_ms`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace hostccl::net {
+
+struct alignas(64) BarrierWords {
+  std::atomic<uint64_t> count;     // total arrivals
+  std::atomic<uint32_t> wake;      // futex word, bumped when a round completes or on abort
+  std::atomic<uint32_t> sleepers;
+  std::atomic<uint32_t> aborted;
+};
+
+struct alignas(64) ArrivalWord {
+  std::atomic<uint64_t> arrived;   // barriers entered by this rank
+};
+
+struct BarrierOptions {
+  bool shared = false;         // words are in memory shared between processes
+  bool spin = true;            // allowed to spin (ranks on this host <= cores)
+  int check_every_ms = 100;    // how often `check` runs while sleeping
+  std::function<Status()> check;  // optional: non-ok stops the wait with that status
+  const char* what = "rank(s)";   // wording for the timeout message
+};
+
+// Enters the barrier as `rank` of `size`; returns when all arrived (Ok), the deadline passed
+// (kTimeout naming the missing ranks), `aborted` became non-zero (kRemote; the caller reads the
+// reason), or check() failed.
+Status BarrierEnter(BarrierWords* b, ArrivalWord* arrivals, int size, int rank, Deadline deadline,
+                    const BarrierOptions& opt);
+
+// Marks the barrier aborted and wakes every sleeper.
+void BarrierAbort(BarrierWords* b, bool shared);
+
+// Whether the process should avoid spinning for a group of `ranks` local ranks.
+bool Oversubscribed(int ranks);
+
+}  // namespace hostccl::net
