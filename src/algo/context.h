@@ -12,6 +12,7 @@
 #include "common/fingerprint.h"
 #include "common/status.h"
 #include "transport/local/local_group.h"
+#include "transport/shm/shm_group.h"
 #include "transport/transport.h"
 
 namespace hostccl::algo {
@@ -40,6 +41,8 @@ struct ReduceArgs {
   DataType dtype = DataType::kFp32;
   RedOp op = RedOp::kSum;
   int root = 0;
+  net::BufDesc send_desc;  // where send/recv live, for peers on this host (filled by core)
+  net::BufDesc recv_desc;
 };
 
 struct Context {
@@ -47,6 +50,7 @@ struct Context {
   int size = 1;
   net::Transport* transport = nullptr;  // null when the communicator has no TCP mesh
   net::LocalGroup* local = nullptr;     // non-null when every rank is a thread of this process
+  net::ShmGroup* shm = nullptr;         // non-null when every rank is on this host (processes)
   Fingerprint fp;
   Deadline deadline = Deadline::Infinite();
   Scratch* scratch = nullptr;

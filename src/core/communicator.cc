@@ -86,15 +86,30 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     if (r.node_id != node) multi_node_ = true;
   }
   const std::string transport = EnvString(Knob::kTransport, "auto");
-  if (transport != "auto" && transport != "tcp" && transport != "local")
-    return MakeStatus(Code::kPara, "HOSTCCL_TRANSPORT=%s: expected auto, tcp or local", transport.c_str());
+  if (transport != "auto" && transport != "tcp" && transport != "local" && transport != "shm")
+    return MakeStatus(Code::kPara, "HOSTCCL_TRANSPORT=%s: expected auto, tcp, shm or local", transport.c_str());
   if (transport == "local" && !all_local_)
     return Status(Code::kPara, "HOSTCCL_TRANSPORT=local needs every rank to be a thread of one process");
-  if (all_local_ && transport != "tcp") local_ = net::LocalGroup::Join(local_key, size_);
+  if (all_local_ && (transport == "auto" || transport == "local")) {
+    local_ = net::LocalGroup::Join(local_key, size_);
+  } else if (!multi_node_ && (transport == "auto" || transport == "shm")) {
+    std::vector<uint32_t> pids;
+    for (const auto& r : ranks_) pids.push_back(r.pid);
+    Status st = net::ShmGroup::Create(rank_, size_, transport_.get(), pids,
+                                      Deadline::AfterMs(boot::ConnectTimeoutMs()), &shm_);
+    if (!st.ok()) {
+      if (transport == "shm" || st.code() != Code::kNotSupport) return st;
+      HLOG_WARN(kShm, "communicator '%s': %s; using TCP between the processes of this host", name_.c_str(),
+                st.message().c_str());
+    }
+  } else if (transport == "shm") {
+    return Status(Code::kPara, "HOSTCCL_TRANSPORT=shm needs every rank on one host");
+  }
   if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
-  HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s, staging %llu MB, exec timeout %lld ms",
+  HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",
             name_.c_str(), rank_, size_, device_,
             all_local_ ? "all ranks are threads of this process" : "ranks in several processes",
+            local_ ? "in-process" : shm_ ? "shared memory" : "TCP",
             multi_node_ ? "several hosts" : "one host",
             static_cast<unsigned long long>(staging_bytes_ >> 20), static_cast<long long>(exec_timeout_ms_));
   return Status::Ok();
@@ -181,6 +196,7 @@ void Communicator::Fail(const Status& st) {
   HLOG_ERROR(kColl, "communicator '%s' rank %d failed: %s", name_.c_str(), rank_, st.ToString().c_str());
   if (transport_) transport_->Abort(st.message(), st.code());
   if (local_) local_->Abort(st.code(), st.message());
+  if (shm_) shm_->Abort(st.code(), st.message());
 }
 
 Deadline Communicator::OpDeadline() const {
@@ -193,6 +209,7 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.size = size_;
   ctx.transport = transport_.get();
   ctx.local = local_.get();
+  ctx.shm = shm_.get();
   ctx.fp = fp;
   ctx.deadline = deadline;
   ctx.scratch = &scratch_;
@@ -200,8 +217,28 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   return ctx;
 }
 
-Status Communicator::EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& args) {
+namespace {
+net::BufDesc Describe(const void* p) {
+  net::BufDesc d;
+  d.addr = reinterpret_cast<uint64_t>(p);
+  if (auto a = rt::FindAllocation(p); a && a->memfd >= 0) {
+    d.serial = a->serial;
+    d.base = reinterpret_cast<uint64_t>(a->base);
+    d.length = a->mapped;
+    d.file_offset = a->memfd_offset;
+    d.memfd = a->memfd;
+  }
+  return d;
+}
+}  // namespace
+
+Status Communicator::EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& in) {
   if (failed()) return error();
+  algo::ReduceArgs args = in;
+  if (shm_) {
+    args.send_desc = Describe(args.send);
+    args.recv_desc = Describe(args.recv);
+  }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   auto self = shared_from_this();
   return stream->Enqueue([self, seq, args]() { return self->RunReduce(seq, args); });
@@ -228,14 +265,18 @@ Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
   fp.seq = seq;
   fp.count = args.count;
   const uint64_t bytes = args.count * DataTypeSize(args.dtype);
-  Placement where{size_, local_ != nullptr, transport_ != nullptr};
+  Placement where;
+  where.nranks = size_;
+  where.all_local = local_ != nullptr;
+  where.shm = shm_ != nullptr;
+  where.has_transport = transport_ != nullptr;
   std::string why;
   const algo::ReduceAlgorithm* a = SelectReduce(forced_, bytes, where, &why);
   algo::Context ctx = MakeContext(fp, OpDeadline());
   ctx.chunk_bytes = static_cast<size_t>(EnvInt(Knob::kChunkBytes, static_cast<int64_t>(DefaultChunkBytes(bytes))));
   HLOG_INFO(kColl, "HcclReduce #%llu %s on '%s': %s (%s), transport %s",
             static_cast<unsigned long long>(seq), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name,
-            why.c_str(), local_ ? "local" : "tcp");
+            why.c_str(), local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
   Status st = a->run(ctx, args);
   inflight_.fetch_sub(1);
   if (!st.ok()) {
@@ -257,7 +298,7 @@ Status Communicator::RunBarrier(uint64_t seq) {
   fp.kind = static_cast<uint8_t>(CollKind::kBarrier);
   fp.seq = seq;
   algo::Context ctx = MakeContext(fp, OpDeadline());
-  Status st = algo::Barrier(ctx);
+  Status st = shm_ ? shm_->Barrier(rank_, ctx.deadline) : algo::Barrier(ctx);
   inflight_.fetch_sub(1);
   if (!st.ok()) {
     if (st.message().rfind("Hccl", 0) != 0)
@@ -273,6 +314,7 @@ void Communicator::Destroy() {
   if (inflight_.load() > 0) {
     if (transport_) transport_->Interrupt();
     if (local_) local_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
+    if (shm_) shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
   }
 }
 

@@ -21,6 +21,7 @@
 #include "core/selector.h"
 #include "runtime/runtime.h"
 #include "transport/local/local_group.h"
+#include "transport/shm/shm_group.h"
 #include "transport/tcp/tcp_mesh.h"
 #include "transport/transport.h"
 
@@ -94,6 +95,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::unique_ptr<net::TcpListener> listener_;   // kept for sub-communicators
   std::unique_ptr<net::Transport> transport_;
   std::shared_ptr<net::LocalGroup> local_;
+  std::unique_ptr<net::ShmGroup> shm_;
   algo::Scratch scratch_;
 
   std::atomic<uint64_t> next_seq_{0};

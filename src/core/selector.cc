@@ -8,7 +8,7 @@
 namespace hostccl::core {
 namespace {
 
-constexpr uint64_t kGatherMaxBytes = 256 << 10;  // above this, the root's link would carry (n-1)S
+using algo::kGatherMaxBytes;
 
 bool ParseSize(const std::string& s, uint64_t* out) {
   if (s == "inf") { *out = UINT64_MAX; return true; }
@@ -68,6 +68,7 @@ const algo::ReduceAlgorithm* SelectReduce(const std::vector<AlgoRule>& forced, u
                                           const Placement& where, std::string* why) {
   auto feasible = [&](const algo::ReduceAlgorithm* a) {
     return a != nullptr && (!a->needs_local_group || where.all_local) &&
+           (!a->needs_shm_group || where.shm) &&
            (!a->needs_transport || where.has_transport || where.nranks == 1);
   };
   for (const auto& r : forced) {
@@ -82,11 +83,12 @@ const algo::ReduceAlgorithm* SelectReduce(const std::vector<AlgoRule>& forced, u
       warned = true;
       HLOG_WARN(kAlgo, "HOSTCCL_ALGO asks for reduce algorithm '%s', which cannot run on this "
                 "communicator (%s); using the default table", r.algorithm.c_str(),
-                where.all_local ? "no transport" : "ranks are not all threads of one process");
+                "its placement requirement is not met");
     }
   }
   *why = "table";
   if (where.all_local) return algo::FindReduceAlgorithm("direct");
+  if (where.shm) return algo::FindReduceAlgorithm("shm");
   if (bytes <= kGatherMaxBytes) return algo::FindReduceAlgorithm("gather");
   return algo::FindReduceAlgorithm("chain");
 }

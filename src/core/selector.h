@@ -25,6 +25,7 @@ Status ParseAlgoRules(const std::string& text, std::vector<AlgoRule>* rules);
 struct Placement {
   int nranks = 1;
   bool all_local = false;     // every rank is a thread of this process
+  bool shm = false;           // every rank is on this host and a shared segment exists
   bool has_transport = false;
 };
 

@@ -2,6 +2,8 @@
 #include "runtime/memory.h"
 
 #include <sys/mman.h>
+
+#include <atomic>
 #include <unistd.h>
 
 #include <cerrno>
@@ -86,6 +88,13 @@ size_t LiveAllocationCount() {
   return n;
 }
 
+namespace {
+uint64_t NextSerial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
 int Malloc(void** ptr, size_t size, uint32_t policy) {
   if (ptr == nullptr) return Fail(kAclInvalidParam, "aclrtMalloc: devPtr is null");
   if (size == 0) return Fail(kAclInvalidParam, "aclrtMalloc: size is 0");
@@ -127,6 +136,7 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
     if (prefault) Prefault(p, mapped);
   }
   Allocation a;
+  a.serial = NextSerial();
   a.base = p;
   a.requested = size;
   a.mapped = mapped;
@@ -161,6 +171,7 @@ int Free(void* ptr) {
 
 void RegisterMapping(void* base, size_t size, int memfd, size_t offset, int device) {
   Allocation a;
+  a.serial = NextSerial();
   a.base = base;
   a.requested = size;
   a.mapped = size;

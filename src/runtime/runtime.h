@@ -48,6 +48,9 @@ struct Allocation {
                               // -1 when none could be created (then the memory is not shareable)
   size_t memfd_offset = 0;    // offset of `base` inside the memfd (non-zero only for VMM maps)
   int device = -1;
+  uint64_t serial = 0;        // process-unique id of this allocation (never reused): peers key
+                              // their cached mappings by it, so a freed-and-reused address or fd
+                              // number can never alias an old mapping
 };
 // The allocation containing p (base <= p < base + mapped), or nullopt for memory that did
 // not come from aclrtMalloc (aclrtMallocHost, malloc, stack...).

@@ -7,11 +7,13 @@ namespace hostccl::algo {
 const std::vector<ReduceAlgorithm>& ReduceAlgorithms() {
   static const std::vector<ReduceAlgorithm> table = {
       {"direct", "threads of one process: each rank folds its slice of every rank's input in one pass",
-       true, false, &ReduceDirect},
-      {"gather", "small messages: raw inputs sent to the root, folded there in rank order", false, true,
+       true, false, false, &ReduceDirect},
+      {"shm", "processes of one host: each rank folds its slice of every rank's device buffer, mapped in place",
+       false, true, false, &ReduceShm},
+      {"gather", "small messages: raw inputs sent to the root, folded there in rank order", false, false, true,
        &ReduceGather},
       {"chain", "large messages: pipelined chain 0 -> 1 -> ... -> n-1 -> root, each rank folds its input",
-       false, true, &ReduceChain},
+       false, false, true, &ReduceChain},
   };
   return table;
 }

@@ -15,6 +15,7 @@ struct ReduceAlgorithm {
   const char* name;
   const char* summary;     // one line: what it does and when it wins
   bool needs_local_group;  // every rank must be a thread of this process
+  bool needs_shm_group;    // every rank must be on this host with a shared segment
   bool needs_transport;    // needs point-to-point messages between ranks
   ReduceFn run;
 };
@@ -25,6 +26,10 @@ const ReduceAlgorithm* FindReduceAlgorithm(std::string_view name);
 Status ReduceDirect(Context& ctx, const ReduceArgs& args);
 Status ReduceGather(Context& ctx, const ReduceArgs& args);
 Status ReduceChain(Context& ctx, const ReduceArgs& args);
+Status ReduceShm(Context& ctx, const ReduceArgs& args);
+
+// Above this many bytes per rank, gathering raw inputs at the root costs more than the chain.
+constexpr uint64_t kGatherMaxBytes = 256 << 10;
 
 // Shared helper: element-aligned chunk length in elements for pipelined algorithms.
 uint64_t ChunkElems(const Context& ctx, const ReduceArgs& args);

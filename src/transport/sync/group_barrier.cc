@@ -47,7 +47,10 @@ Status BarrierEnter(BarrierWords* b, ArrivalWord* arrivals, int size, int rank, 
           missing += (missing.empty() ? "" : ", ") + std::to_string(r);
       return MakeStatus(Code::kTimeout, "timed out waiting for %s %s of %d", opt.what, missing.c_str(), size);
     }
-    if (opt.check) HOSTCCL_RETURN_IF_ERROR(opt.check());
+    if (opt.check) {
+      Status alive = opt.check();
+      if (!alive.ok()) return done() ? Status::Ok() : alive;  // a peer may arrive, then exit
+    }
     Deadline slice = opt.check ? deadline.Earlier(Deadline::AfterMs(opt.check_every_ms)) : deadline;
     b->sleepers.fetch_add(1, std::memory_order_acq_rel);
     if (!done() && b->aborted.load(std::memory_order_acquire) == 0) FutexWait(&b->wake, word, slice, opt.shared);

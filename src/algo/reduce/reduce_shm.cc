@@ -1,0 +1,79 @@
+// Reduce, "shm": slice-parallel fold over device memory shared between the processes of a host.
+//
+// What: like "direct", but ranks are processes: every rank publishes descriptors of its sendBuf
+//   and recvBuf in the shared segment; after a barrier each rank maps (once, cached) the peers'
+//   aclrtMalloc buffers and folds its slice of all ranks' inputs, in rank order, straight into the
+//   root's recvBuf. A second barrier ends the operation.
+// Plan (identical on every rank, since all read the same descriptors):
+//   all sendBufs and the root's recvBuf shareable -> slice-parallel (reads n x S/n, writes S/n per rank);
+//   sendBufs shareable, root's recvBuf not (e.g. malloc'd) -> the root folds everything itself;
+//   a sendBuf not shareable -> every rank falls back to the TCP algorithms (gather / chain).
+// Preconditions: ctx.shm (all ranks on this host); in place allowed on any rank.
+// Example: 4 ranks, count 1000 fp32: slices of 256/256/256/232 elements (64-byte aligned); rank 2
+//   reads elements [512, 768) of x0, x1, x2, x3 and writes them into the root's recvBuf.
+#include <vector>
+
+#include "algo/primitives.h"
+#include "algo/reduce/reduce_algorithms.h"
+#include "common/log.h"
+#include "kernels/reduce.h"
+
+namespace hostccl::algo {
+
+Status ReduceShm(Context& ctx, const ReduceArgs& a) {
+  net::ShmGroup* g = ctx.shm;
+  if (g == nullptr) return Status(Code::kInternal, "shm reduce needs a shared segment");
+  g->Publish(ctx.rank, ctx.fp, a.send_desc, a.recv_desc);
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.rank, ctx.deadline));
+  for (int r = 1; r < ctx.size; ++r)
+    if (g->Fp(r) != g->Fp(0)) return Status(Code::kPara, FormatMismatch(g->Fp(0), 0, g->Fp(r), r));
+
+  bool sends_shared = true;
+  int unshared = -1;
+  for (int r = 0; r < ctx.size; ++r)
+    if (g->SendDesc(r).serial == 0) {
+      sends_shared = false;
+      unshared = r;
+      break;
+    }
+  const uint64_t es = DataTypeSize(a.dtype);
+  if (!sends_shared) {
+    HLOG_INFO(kShm, "HcclReduce #%llu: rank %d's sendBuf is not aclrtMalloc memory; using the TCP path",
+              static_cast<unsigned long long>(ctx.fp.seq), unshared);
+    // Everyone passed the barrier with the same view, so everyone takes the same fallback.
+    return a.count * es <= kGatherMaxBytes ? ReduceGather(ctx, a) : ReduceChain(ctx, a);
+  }
+  const bool recv_shared = g->RecvDesc(a.root).serial != 0;
+
+  thread_local std::vector<const void*> srcs;
+  srcs.resize(static_cast<size_t>(ctx.size));
+  std::string why;
+  auto fold = [&](uint64_t begin, uint64_t end, char* dst_base) -> Status {
+    for (int r = 0; r < ctx.size; ++r) {
+      const void* p = r == ctx.rank ? a.send : g->PeerSend(r, &why);
+      if (p == nullptr) return Status(Code::kRemote, why);
+      srcs[static_cast<size_t>(r)] = static_cast<const char*>(p) + begin * es;
+    }
+    kern::FoldN(a.dtype, a.op, dst_base + begin * es, srcs.data(), ctx.size, end - begin);
+    return Status::Ok();
+  };
+
+  Status st;
+  if (recv_shared) {
+    uint64_t begin = 0, end = 0;
+    PartRange(a.count, ctx.size, ctx.rank, std::max<uint64_t>(1, 64 / es), &begin, &end);
+    if (begin < end) {
+      char* dst = static_cast<char*>(ctx.rank == a.root ? a.recv : g->PeerRecv(a.root, &why));
+      st = dst == nullptr ? Status(Code::kRemote, why) : fold(begin, end, dst);
+    }
+  } else if (ctx.rank == a.root) {
+    st = fold(0, a.count, static_cast<char*>(a.recv));
+  }
+  if (!st.ok()) {
+    g->Abort(st.code(), st.message());
+    return st;
+  }
+  return g->Barrier(ctx.rank, ctx.deadline);
+}
+
+}  // namespace hostccl::algo

@@ -1,0 +1,231 @@
+#include "transport/shm/shm_group.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "common/log.h"
+#include "transport/sync/group_barrier.h"
+
+namespace hostccl::net {
+
+namespace {
+constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
+constexpr uint32_t kVersion = 1;
+constexpr size_t kMaxMappings = 512;
+
+struct alignas(64) SlotData {
+  Fingerprint fp;
+  BufDesc send;
+  BufDesc recv;
+};
+
+Fingerprint InternalFp() {
+  Fingerprint fp;
+  fp.kind = static_cast<uint8_t>(CollKind::kInternal);
+  return fp;
+}
+
+struct Hello {
+  uint32_t pid;
+  int32_t fd;
+  uint64_t bytes;
+};
+}  // namespace
+
+struct ShmSegment {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t nranks;
+  std::atomic<int32_t> abort_code;
+  char abort_reason[452];
+  BarrierWords barrier;
+  // followed by ArrivalWord[nranks], then SlotData[nranks]
+  ArrivalWord* arrivals() { return reinterpret_cast<ArrivalWord*>(this + 1); }
+  SlotData* slots() { return reinterpret_cast<SlotData*>(arrivals() + nranks); }
+  static size_t Bytes(int n) {
+    return sizeof(ShmSegment) + sizeof(ArrivalWord) * static_cast<size_t>(n) + sizeof(SlotData) * static_cast<size_t>(n);
+  }
+};
+static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignment");
+
+Status ShmGroup::Create(int rank, int size, Transport* t, const std::vector<uint32_t>& pids, Deadline deadline,
+                        std::unique_ptr<ShmGroup>* out) {
+  std::unique_ptr<ShmGroup> g(new ShmGroup());
+  g->rank_ = rank;
+  g->size_ = size;
+  g->pids_ = pids;
+  g->seg_bytes_ = (ShmSegment::Bytes(size) + 4095) & ~size_t{4095};
+  const Fingerprint fp = InternalFp();
+  std::string failure;
+  uint8_t ok = 1;
+  if (rank == 0) {
+    g->memfd_ = memfd_create("hostccl-shm", MFD_CLOEXEC);
+    void* p = MAP_FAILED;
+    if (g->memfd_ >= 0 && ftruncate(g->memfd_, static_cast<off_t>(g->seg_bytes_)) == 0)
+      p = mmap(nullptr, g->seg_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, g->memfd_, 0);
+    if (p == MAP_FAILED) return MakeStatus(Code::kSyscall, "shared segment: %s", strerror(errno));
+    std::memset(p, 0, g->seg_bytes_);
+    g->seg_ = static_cast<ShmSegment*>(p);
+    g->seg_->magic = kMagic;
+    g->seg_->version = kVersion;
+    g->seg_->nranks = static_cast<uint32_t>(size);
+    Hello hello{static_cast<uint32_t>(getpid()), g->memfd_, g->seg_bytes_};
+    std::vector<RequestId> ids;
+    std::vector<uint8_t> acks(static_cast<size_t>(size), 0);
+    for (int r = 1; r < size; ++r) {
+      RequestId id;
+      HOSTCCL_RETURN_IF_ERROR(t->Isend(r, &hello, sizeof(hello), fp, &id));
+      ids.push_back(id);
+      HOSTCCL_RETURN_IF_ERROR(t->Irecv(r, &acks[static_cast<size_t>(r)], 1, fp, &id));
+      ids.push_back(id);
+    }
+    HOSTCCL_RETURN_IF_ERROR(t->WaitAll(ids.data(), ids.size(), deadline));
+    for (int r = 1; r < size; ++r)
+      if (acks[static_cast<size_t>(r)] != 1) {
+        ok = 0;
+        failure = StrFormat("rank %d could not map the shared segment", r);
+      }
+    ids.clear();
+    for (int r = 1; r < size; ++r) {
+      RequestId id;
+      HOSTCCL_RETURN_IF_ERROR(t->Isend(r, &ok, 1, fp, &id));
+      ids.push_back(id);
+    }
+    HOSTCCL_RETURN_IF_ERROR(t->WaitAll(ids.data(), ids.size(), deadline));
+  } else {
+    Hello hello{};
+    RequestId id;
+    HOSTCCL_RETURN_IF_ERROR(t->Irecv(0, &hello, sizeof(hello), fp, &id));
+    HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
+    uint8_t mine = 0;
+    std::string path = StrFormat("/proc/%u/fd/%d", hello.pid, hello.fd);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && hello.bytes == g->seg_bytes_) {
+      void* p = mmap(nullptr, g->seg_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        g->seg_ = static_cast<ShmSegment*>(p);
+        mine = (g->seg_->magic == kMagic && g->seg_->nranks == static_cast<uint32_t>(size)) ? 1 : 0;
+      }
+    }
+    if (fd < 0) failure = StrFormat("open %s: %s", path.c_str(), strerror(errno));
+    if (fd >= 0) close(fd);
+    HOSTCCL_RETURN_IF_ERROR(t->Isend(0, &mine, 1, fp, &id));
+    HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
+    HOSTCCL_RETURN_IF_ERROR(t->Irecv(0, &ok, 1, fp, &id));
+    HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
+    if (!mine && failure.empty()) failure = "segment mapping failed";
+    if (!ok && failure.empty()) failure = "another rank could not map the shared segment";
+  }
+  if (!ok) return Status(Code::kNotSupport, "shared memory unavailable: " + failure);
+  for (int r = 0; r < size; ++r) {
+    int pfd = -1;
+    if (r != rank && pids[static_cast<size_t>(r)] != static_cast<uint32_t>(getpid()))
+      pfd = static_cast<int>(syscall(SYS_pidfd_open, pids[static_cast<size_t>(r)], 0));
+    g->pidfds_.push_back(pfd);
+  }
+  *out = std::move(g);
+  return Status::Ok();
+}
+
+ShmGroup::~ShmGroup() {
+  for (auto& [k, m] : maps_) munmap(m.local, m.length);
+  for (int fd : pidfds_)
+    if (fd >= 0) close(fd);
+  if (seg_ != nullptr) munmap(seg_, seg_bytes_);
+  if (memfd_ >= 0) close(memfd_);
+}
+
+void ShmGroup::Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv) {
+  SlotData& s = seg_->slots()[rank];
+  s.fp = fp;
+  s.send = send;
+  s.recv = recv;
+}
+
+const Fingerprint& ShmGroup::Fp(int r) const { return seg_->slots()[r].fp; }
+const BufDesc& ShmGroup::SendDesc(int r) const { return seg_->slots()[r].send; }
+const BufDesc& ShmGroup::RecvDesc(int r) const { return seg_->slots()[r].recv; }
+
+void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why) {
+  if (d.serial == 0) {
+    *why = StrFormat("rank %d's buffer %p is not device memory from aclrtMalloc", r,
+                     reinterpret_cast<void*>(d.addr));
+    return nullptr;
+  }
+  if (pids_[static_cast<size_t>(r)] == static_cast<uint32_t>(getpid())) return reinterpret_cast<void*>(d.addr);
+  const uint64_t key = (static_cast<uint64_t>(r) << 48) ^ d.serial;
+  auto it = maps_.find(key);
+  if (it == maps_.end() || it->second.base != d.base) {
+    if (maps_.size() >= kMaxMappings) {  // bound what stale mappings of freed buffers can pin
+      for (auto& [k, m] : maps_) munmap(m.local, m.length);
+      maps_.clear();
+    }
+    std::string path = StrFormat("/proc/%u/fd/%d", pids_[static_cast<size_t>(r)], d.memfd);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      *why = StrFormat("cannot open rank %d's device memory (%s): %s", r, path.c_str(), strerror(errno));
+      return nullptr;
+    }
+    void* p = mmap(nullptr, d.length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+                   static_cast<off_t>(d.file_offset));
+    close(fd);
+    if (p == MAP_FAILED) {
+      *why = StrFormat("cannot map rank %d's device memory: %s", r, strerror(errno));
+      return nullptr;
+    }
+    HLOG_DEBUG(kShm, "mapped rank %d allocation #%llu (%llu bytes)", r, static_cast<unsigned long long>(d.serial),
+               static_cast<unsigned long long>(d.length));
+    it = maps_.insert_or_assign(key, Mapping{p, d.length, d.base}).first;
+  }
+  return static_cast<char*>(it->second.local) + (d.addr - d.base);
+}
+
+const void* ShmGroup::PeerSend(int r, std::string* why) { return Resolve(r, SendDesc(r), why); }
+void* ShmGroup::PeerRecv(int r, std::string* why) { return Resolve(r, RecvDesc(r), why); }
+
+Status ShmGroup::CheckPeersAlive() {
+  for (size_t r = 0; r < pidfds_.size(); ++r) {
+    if (pidfds_[r] < 0) continue;
+    pollfd p{pidfds_[r], POLLIN, 0};
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+      return MakeStatus(Code::kRemote, "rank %zu (pid %u) exited or was killed", r, pids_[r]);
+  }
+  return Status::Ok();
+}
+
+Status ShmGroup::Barrier(int rank, Deadline deadline) {
+  BarrierOptions opt;
+  opt.shared = true;
+  opt.spin = !Oversubscribed(size_);
+  opt.what = "rank(s)";
+  opt.check = [this] { return CheckPeersAlive(); };
+  Status st = BarrierEnter(&seg_->barrier, seg_->arrivals(), size_, rank, deadline, opt);
+  if (st.code() == Code::kRemote && seg_->barrier.aborted.load() != 0) {
+    int32_t code = seg_->abort_code.load(std::memory_order_acquire);
+    std::string reason(seg_->abort_reason, strnlen(seg_->abort_reason, sizeof(seg_->abort_reason)));
+    return Status(code > 0 ? static_cast<Code>(code) : Code::kRemote, reason);
+  }
+  if (!st.ok() && st.code() == Code::kRemote) Abort(st.code(), st.message());
+  return st;
+}
+
+void ShmGroup::Abort(Code code, const std::string& reason) {
+  int32_t expected = 0;
+  if (seg_->abort_code.compare_exchange_strong(expected, -1)) {
+    size_t n = std::min(reason.size(), sizeof(seg_->abort_reason) - 1);
+    std::memcpy(seg_->abort_reason, reason.data(), n);
+    seg_->abort_reason[n] = '\0';
+    seg_->abort_code.store(static_cast<int32_t>(code), std::memory_order_release);
+  }
+  BarrierAbort(&seg_->barrier, true);
+}
+
+}  // namespace hostccl::net

@@ -1,0 +1,87 @@
+// ShmGroup: the ranks of one communicator that are processes (or threads) of ONE host, joined by a
+// small shared control segment, and able to read each other's device buffers in place.
+//
+// Device memory from aclrtMalloc is backed by memfds. A rank publishes, per operation, a
+// descriptor of its buffers (owner pid, memfd number, allocation serial, offsets); a peer maps the
+// owner's memfd once through /proc/<pid>/fd/<n> and caches the mapping by (rank, serial), so the
+// steady state costs no system call and no page fault. Buffers that did not come from aclrtMalloc
+// are not shareable; algorithms see that in the descriptors and fall back (identically on every
+// rank, since every rank reads the same descriptors).
+//
+// Creation is collective over the communicator's transport: rank 0 creates the segment (a memfd:
+// nothing ever appears in /dev/shm) and tells the others its pid and fd number; every rank maps it
+// and reports success; rank 0 broadcasts the verdict, so either every rank has the group or none.
+// Peer death: each rank holds a pidfd per peer; waits poll them every 100 ms while sleeping, so a
+// killed peer fails the operation within about a second.
+// Threads: one thread per rank uses the group at a time; Abort() may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/fingerprint.h"
+#include "common/status.h"
+#include "transport/transport.h"
+
+namespace hostccl::net {
+
+// Where a buffer lives, as published by its owner (plain data, copied into the segment).
+struct BufDesc {
+  uint64_t addr = 0;          // address in the owner's process
+  uint64_t serial = 0;        // owner's allocation serial; 0 = not shareable (not aclrtMalloc memory)
+  uint64_t base = 0;          // owner's allocation base address
+  uint64_t length = 0;        // bytes mapped at base
+  uint64_t file_offset = 0;   // offset of base inside the memfd
+  int32_t memfd = -1;         // owner's descriptor number
+  int32_t reserved = 0;
+};
+
+struct ShmSegment;  // layout private to shm_group.cc
+
+class ShmGroup {
+ public:
+  static Status Create(int rank, int size, Transport* transport, const std::vector<uint32_t>& pids,
+                       Deadline deadline, std::unique_ptr<ShmGroup>* out);
+  ~ShmGroup();
+  ShmGroup(const ShmGroup&) = delete;
+  ShmGroup& operator=(const ShmGroup&) = delete;
+
+  int size() const { return size_; }
+  void Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv);
+  const Fingerprint& Fp(int r) const;
+  const BufDesc& SendDesc(int r) const;
+  const BufDesc& RecvDesc(int r) const;
+
+  // A pointer in this process to peer r's published buffer (maps on first use); nullptr when the
+  // buffer is not shareable or cannot be mapped (*why says why).
+  const void* PeerSend(int r, std::string* why);
+  void* PeerRecv(int r, std::string* why);
+
+  Status Barrier(int rank, Deadline deadline);
+  void Abort(Code code, const std::string& reason);
+
+ private:
+  ShmGroup() = default;
+  void* Resolve(int r, const BufDesc& d, std::string* why);
+  Status CheckPeersAlive();
+
+  int rank_ = 0;
+  int size_ = 0;
+  int memfd_ = -1;             // rank 0 keeps the segment's memfd
+  ShmSegment* seg_ = nullptr;
+  size_t seg_bytes_ = 0;
+  std::vector<uint32_t> pids_;
+  std::vector<int> pidfds_;
+  struct Mapping {
+    void* local = nullptr;
+    size_t length = 0;
+    uint64_t base = 0;
+  };
+  std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
+};
+
+}  // namespace hostccl::net
