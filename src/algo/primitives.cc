@@ -41,6 +41,19 @@ Status RecvFrom(Context& ctx, int peer, void* buf, size_t len) {
   return r.WaitAll();
 }
 
+Status FinishRooted(Context& ctx, int root) {
+  if (ctx.size == 1) return Status::Ok();
+  static const uint8_t kDone = 1;
+  if (ctx.rank == root) {
+    Requests rq(ctx);
+    for (int r = 0; r < ctx.size; ++r)
+      if (r != root) HOSTCCL_RETURN_IF_ERROR(rq.Send(r, &kDone, 1));
+    return rq.WaitAll();
+  }
+  uint8_t done = 0;
+  return RecvFrom(ctx, root, &done, 1);
+}
+
 void PartRange(uint64_t count, int parts, int i, uint64_t align, uint64_t* begin, uint64_t* end) {
   if (align == 0) align = 1;
   uint64_t units = (count + align - 1) / align;

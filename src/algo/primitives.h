@@ -30,6 +30,12 @@ class Requests {
 Status SendTo(Context& ctx, int peer, const void* buf, size_t len);
 Status RecvFrom(Context& ctx, int peer, void* buf, size_t len);
 
+// Ends a rooted operation over the transport: the root tells every other rank that it completed
+// (one byte each), so a rank whose part was only sending cannot report success for an operation
+// the root rejected (a mismatch found at the root reaches it as an abort instead). Costs the
+// non-roots one one-way latency; the root's result is not delayed.
+Status FinishRooted(Context& ctx, int root);
+
 // Byte range [begin, end) of part `i` when `count` elements are split into `parts` near-equal
 // parts whose boundaries are multiples of `align` elements.
 void PartRange(uint64_t count, int parts, int i, uint64_t align, uint64_t* begin, uint64_t* end);

@@ -8,6 +8,7 @@
 //   chunk before the final result of that chunk can exist, so aliasing is safe).
 // Steps and bytes: each rank sends S and receives S (the root also receives S from rank n-1);
 //   each rank except 0 performs one ⊕ pass over S. Time ~ S/bw + (n-1) x chunk latency.
+//   Ends with the root's 1-byte completion notice to every rank (FinishRooted).
 //   Uses K = 4 staging slots of one chunk per rank (at most K-1 receives posted ahead).
 // Example: n = 3, root = 0, 2 chunks: rank0 sends c0, c1 to rank1 and posts receives for the
 //   results of c0, c1 from rank2; rank1 folds c0 with x1 and sends to rank2; rank2 folds with x2
@@ -85,7 +86,7 @@ Status ReduceChain(Context& ctx, const ReduceArgs& a) {
       if (sent[c]) HOSTCCL_RETURN_IF_ERROR(t->Wait(sends[c], ctx.deadline));
   }
   if (!finals.empty()) HOSTCCL_RETURN_IF_ERROR(t->WaitAll(finals.data(), finals.size(), ctx.deadline));
-  return Status::Ok();
+  return FinishRooted(ctx, a.root);
 }
 
 }  // namespace hostccl::algo

@@ -4,7 +4,8 @@
 //   scratch and computes recvBuf = ((x0 ⊕ x1) ⊕ ...) ⊕ x(n-1) with one FoldN pass.
 // Preconditions: a transport to the root; any count (large counts go in chunks bounded by the
 //   staging size: chunk = staging / (n-1), identical on every rank).
-// Steps and bytes: one message step; each non-root sends S; the root receives (n-1) x S and folds
+// Steps and bytes: one message step (+ the root's 1-byte completion notice to each rank, see
+//   FinishRooted); each non-root sends S; the root receives (n-1) x S and folds
 //   n inputs. Latency-optimal for small S (one hop), bandwidth-poor for large S (the root's link
 //   carries (n-1) x S), hence the selector's size threshold.
 // Example: 4 ranks, root 2, count 8 fp32: ranks 0, 1, 3 send 32 B each; root receives into
@@ -34,7 +35,8 @@ Status ReduceGather(Context& ctx, const ReduceArgs& a) {
       uint64_t len = std::min(chunk, a.count - off);
       HOSTCCL_RETURN_IF_ERROR(rq.Send(a.root, static_cast<const char*>(a.send) + off * es, len * es));
     }
-    return rq.WaitAll();
+    HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
+    return FinishRooted(ctx, a.root);
   }
   char* scratch = static_cast<char*>(ctx.scratch->Get(chunk * es * static_cast<uint64_t>(n - 1)));
   if (scratch == nullptr) return Status(Code::kMemory, "cannot allocate gather scratch");
@@ -56,7 +58,7 @@ Status ReduceGather(Context& ctx, const ReduceArgs& a) {
     HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
     kern::FoldN(a.dtype, a.op, static_cast<char*>(a.recv) + off * es, srcs.data(), n, len);
   }
-  return Status::Ok();
+  return FinishRooted(ctx, a.root);
 }
 
 }  // namespace hostccl::algo
