@@ -4,7 +4,8 @@
  * dance. C and C++11 compatible; link with -lhccl.
  *
  * Launchers recognised (first match wins):
- *   hcclrun / torchrun      RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+ *   hcclrun / torchrun      RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+ *                           MASTER_ADDR, MASTER_PORT
  *   Open MPI (mpirun)       OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK / _LOCAL_SIZE
  *   MPICH (mpiexec, hydra)  PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS
  *   Slurm (srun)            SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NNODES
@@ -36,7 +37,7 @@ HcclResult HostcclCommInitFromEnv(HcclComm *comm);
 /* The rank and rank count the environment describes (no communication). */
 HcclResult HostcclGetEnvRank(uint32_t *rank, uint32_t *size);
 
-/* The rank within this host and the number of ranks on this host (localSize = size when unknown). */
+/* The rank within this host and the ranks on this host (localSize = size when unknown). */
 HcclResult HostcclGetEnvLocalRank(uint32_t *localRank, uint32_t *localSize);
 
 /* "hostccl <version>" */

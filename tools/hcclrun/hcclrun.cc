@@ -1,0 +1,416 @@
+// hcclrun: `hcclrun -n N [--timeout SEC] [--] prog args...` starts N ranks of prog on this host.
+// Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
+// HOSTCCL_STORE_HOSTED=1: hcclrun itself hosts the TCP rendezvous store on 127.0.0.1 (a free port)
+// for the whole run. Every line a rank writes is prefixed "[r] " and kept on stdout or stderr.
+// SIGINT/SIGTERM/SIGHUP are forwarded to every rank. When a rank exits non-zero or by a signal,
+// the others get SIGTERM, then SIGKILL after a grace period, and hcclrun exits with that rank's
+// status (128 + signal for a signal). --timeout ends everything after SEC seconds (exit 124).
+// Usage errors exit 2. Each rank is its own process group, so its children die with it.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.h"
+#include "common/clock.h"
+#include "common/status.h"
+
+extern char** environ;
+
+namespace hostccl::hcclrun {
+namespace {
+
+constexpr int kMaxRanks = 1024;
+constexpr uint64_t kGraceNs = 3000000000ull;  // SIGTERM -> SIGKILL
+constexpr uint64_t kDrainNs = 2000000000ull;  // output still open after every rank exited
+constexpr size_t kMaxLineBytes = 64 * 1024;   // longer lines are split
+
+const char kHelp[] =
+    "usage: hcclrun -n N [--timeout SEC] [--] program [args...]\n"
+    "  Starts N ranks of program on this host with RANK, WORLD_SIZE, LOCAL_RANK,\n"
+    "  LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and HOSTCCL_STORE_HOSTED=1 set\n"
+    "  (HostcclCommInitFromEnv uses them). Output lines are prefixed with \"[rank] \".\n"
+    "  -n, --np, --nproc N   number of ranks (1..1024)\n"
+    "  --timeout SEC         kill every rank after SEC seconds and exit 124\n"
+    "  -h, --help            this help\n"
+    "  Exit status: 0 when every rank succeeded; else the first failing rank's exit\n"
+    "  code (128+signal when killed); 124 on timeout; 2 on usage errors.\n";
+
+int UsageError(const std::string& msg) {
+  fprintf(stderr, "hcclrun: %s\n%s", msg.c_str(), kHelp);
+  return 2;
+}
+
+struct Options {
+  int nranks = 0;
+  double timeout_s = 0;
+  std::vector<char*> argv;
+};
+
+bool ParseCount(const char* s, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < 1 || v > kMaxRanks) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool ParseSeconds(const char* s, double* out) {
+  char* end = nullptr;
+  double v = strtod(s, &end);
+  if (end == s || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e7) return false;
+  *out = v;
+  return true;
+}
+
+// Returns -1 when parsing succeeded, else the process exit code.
+int ParseArgs(int argc, char** argv, Options* opt) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const std::string& name, const char** out) {
+      size_t eq = a.find('=');
+      if (a.rfind(name + "=", 0) == 0) {
+        *out = argv[i] + eq + 1;
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    const char* v = nullptr;
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-h" || a == "--help") {
+      fputs(kHelp, stdout);
+      return 0;
+    }
+    if (a == "-n" || a == "-np" || a == "--np" || a == "--nproc" || a.rfind("--np=", 0) == 0 ||
+        a.rfind("--nproc=", 0) == 0) {
+      std::string name = a.substr(0, a.find('='));
+      if (!value(name, &v)) return UsageError(name + " needs a value");
+      if (!ParseCount(v, &opt->nranks))
+        return UsageError(
+            StrFormat("%s %s: expected a rank count in 1..%d", name.c_str(), v, kMaxRanks));
+    } else if (a.size() > 2 && a.rfind("-n", 0) == 0 && a[2] != 'p') {
+      if (!ParseCount(argv[i] + 2, &opt->nranks))
+        return UsageError(StrFormat("%s: expected a rank count in 1..%d", a.c_str(), kMaxRanks));
+    } else if (a == "--timeout" || a.rfind("--timeout=", 0) == 0) {
+      if (!value("--timeout", &v)) return UsageError("--timeout needs a value");
+      if (!ParseSeconds(v, &opt->timeout_s))
+        return UsageError(StrFormat("--timeout %s: expected a positive number of seconds", v));
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError("unknown option " + a);
+    } else {
+      break;
+    }
+  }
+  if (opt->nranks == 0) return UsageError("missing -n N (the number of ranks)");
+  if (i >= argc) return UsageError("missing the program to run");
+  for (; i < argc; ++i) opt->argv.push_back(argv[i]);
+  opt->argv.push_back(nullptr);
+  return -1;
+}
+
+void WriteAll(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // our own output is gone (closed pipe): drop, keep supervising
+    off += static_cast<size_t>(n);
+  }
+}
+
+struct Stream {
+  int fd = -1;
+  int rank = 0;
+  int out_fd = 1;  // where its lines go: 1 = stdout, 2 = stderr
+  std::string buf;
+};
+
+struct Child {
+  pid_t pid = -1;
+  bool running = false;
+};
+
+class Launcher {
+ public:
+  explicit Launcher(Options opt) : opt_(std::move(opt)) {}
+
+  int Run() {
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&mask, s);
+    sigprocmask(SIG_BLOCK, &mask, &old_mask_);
+    sigfd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sigfd_ < 0) {
+      perror("hcclrun: signalfd");
+      return 1;
+    }
+    // After blocking the signals: the store's thread inherits the mask, so signalfd sees them all.
+    std::unique_ptr<boot::TcpStoreServer> server;
+    Status st = boot::StartTcpStoreServer("127.0.0.1", 0, &server);
+    if (!st.ok()) {
+      fprintf(stderr, "hcclrun: cannot start the rendezvous store: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    devnull_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    start_ns_ = NowNs();
+    children_.resize(opt_.nranks);
+    for (int r = 0; r < opt_.nranks; ++r) {
+      if (!Spawn(r, server->port())) {
+        Terminate();
+        if (exit_code_ == 0) exit_code_ = 1;
+        break;
+      }
+    }
+    Supervise();
+    return exit_code_;
+  }
+
+ private:
+  std::vector<std::string> EnvFor(int rank, uint16_t port) {
+    static const char* const kOurs[] = {
+        "RANK",       "WORLD_SIZE",  "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
+        "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", "HOSTCCL_STORE_HOSTED"};
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string kv = *e;
+      std::string name = kv.substr(0, kv.find('='));
+      bool ours = false;
+      for (const char* o : kOurs) ours = ours || name == o;
+      if (!ours) env.push_back(kv);
+    }
+    env.push_back(StrFormat("RANK=%d", rank));
+    env.push_back(StrFormat("WORLD_SIZE=%d", opt_.nranks));
+    env.push_back(StrFormat("LOCAL_RANK=%d", rank));
+    env.push_back(StrFormat("LOCAL_WORLD_SIZE=%d", opt_.nranks));
+    env.push_back("GROUP_RANK=0");
+    env.push_back("MASTER_ADDR=127.0.0.1");
+    env.push_back(StrFormat("MASTER_PORT=%u", port));
+    env.push_back("HOSTCCL_STORE_HOSTED=1");
+    return env;
+  }
+
+  bool Spawn(int rank, uint16_t port) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+      fprintf(stderr, "hcclrun: pipe for rank %d failed: %s\n", rank, strerror(errno));
+      return false;
+    }
+    // Everything the child needs is built before fork (the store thread may hold malloc's lock).
+    std::vector<std::string> env = EnvFor(rank, port);
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string exec_fail =
+        StrFormat("hcclrun: rank %d: cannot execute '%s': ", rank, opt_.argv[0]);
+    pid_t pid = fork();
+    if (pid < 0) {
+      fprintf(stderr, "hcclrun: fork for rank %d failed: %s\n", rank, strerror(errno));
+      return false;
+    }
+    if (pid == 0) {
+      setpgid(0, 0);
+      signal(SIGPIPE, SIG_DFL);
+      sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      if (rank != 0 && devnull_ >= 0) dup2(devnull_, 0);  // only rank 0 reads the terminal
+      execvpe(opt_.argv[0], opt_.argv.data(), envp.data());
+      int e = errno;
+      (void)!write(2, exec_fail.data(), exec_fail.size());
+      const char* reason = strerror(e);
+      (void)!write(2, reason, strlen(reason));
+      (void)!write(2, "\n", 1);
+      _exit(127);
+    }
+    setpgid(pid, pid);  // also here: no race with an early kill(-pid)
+    close(out[1]);
+    close(err[1]);
+    children_[rank].pid = pid;
+    children_[rank].running = true;
+    ++running_;
+    streams_.push_back(Stream{out[0], rank, 1, {}});
+    streams_.push_back(Stream{err[0], rank, 2, {}});
+    return true;
+  }
+
+  void Emit(Stream& s, bool flush_partial) {
+    size_t start = 0;
+    for (;;) {
+      size_t nl = s.buf.find('\n', start);
+      if (nl == std::string::npos) break;
+      WriteAll(s.out_fd, StrFormat("[%d] ", s.rank) + s.buf.substr(start, nl - start + 1));
+      start = nl + 1;
+    }
+    s.buf.erase(0, start);
+    if ((flush_partial && !s.buf.empty()) || s.buf.size() >= kMaxLineBytes) {
+      WriteAll(s.out_fd, StrFormat("[%d] ", s.rank) + s.buf + "\n");
+      s.buf.clear();
+    }
+  }
+
+  // Signals each rank's process group; after a failure also groups whose leader already exited
+  // (their leftover children would hold our pipes open).
+  void Signal(int sig) {
+    for (auto& c : children_)
+      if (c.pid > 0 && (c.running || terminating_)) kill(-c.pid, sig);
+  }
+
+  void Terminate() {
+    if (terminating_) return;
+    terminating_ = true;
+    term_ns_ = NowNs();
+    Signal(SIGTERM);
+  }
+
+  void Reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) return;
+      for (size_t r = 0; r < children_.size(); ++r) {
+        Child& c = children_[r];
+        if (c.pid != pid || !c.running) continue;
+        c.running = false;
+        --running_;
+        if (running_ == 0) all_exited_ns_ = NowNs();
+        bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        if (terminating_) kill(-pid, SIGKILL);  // the rank is gone; so go its leftover children
+        if (!failed || terminating_) break;     // deaths we caused are not news
+        std::string how = WIFEXITED(status)
+                              ? StrFormat("exited with status %d", WEXITSTATUS(status))
+                              : StrFormat("was killed by signal %d (%s)", WTERMSIG(status),
+                                          strsignal(WTERMSIG(status)));
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        fprintf(stderr, "hcclrun: rank %zu (pid %d) %s; terminating the other %d rank(s)\n", r,
+                static_cast<int>(pid), how.c_str(), running_);
+        Terminate();
+        break;
+      }
+    }
+  }
+
+  void HandleSignals() {
+    signalfd_siginfo si;
+    while (read(sigfd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+      int sig = static_cast<int>(si.ssi_signo);
+      if (sig == SIGCHLD) continue;  // reaped below in any case
+      fprintf(stderr, "hcclrun: got signal %d (%s); forwarding it to %d rank(s)\n", sig,
+              strsignal(sig), running_);
+      Signal(sig);
+      if (!terminating_) {
+        terminating_ = true;  // SIGKILL follows after the grace period
+        term_ns_ = NowNs();
+        exit_code_ = 128 + sig;
+      }
+    }
+    Reap();
+  }
+
+  void Supervise() {
+    uint64_t timeout_ns =
+        opt_.timeout_s > 0 ? start_ns_ + static_cast<uint64_t>(opt_.timeout_s * 1e9) : UINT64_MAX;
+    bool open_streams = true;
+    while (running_ > 0 || open_streams) {
+      uint64_t now = NowNs();
+      if (now >= timeout_ns && !timed_out_ && running_ > 0) {
+        timed_out_ = true;
+        fprintf(stderr, "hcclrun: --timeout %g s expired; killing %d rank(s)\n", opt_.timeout_s,
+                running_);
+        exit_code_ = 124;
+        terminating_ = false;  // a timeout overrides an earlier failure's grace clock
+        Terminate();
+      }
+      if (terminating_ && !killed_ && (running_ > 0 || open_streams) &&
+          now >= term_ns_ + kGraceNs) {
+        killed_ = true;
+        Signal(SIGKILL);
+      }
+      if (running_ == 0 && all_exited_ns_ != 0 && now >= all_exited_ns_ + kDrainNs)
+        break;  // grandchildren hold the pipes
+      // Sleep until output, a signal, or the next timer.
+      uint64_t next = UINT64_MAX;
+      if (!timed_out_ && running_ > 0) next = std::min(next, timeout_ns);
+      if (terminating_ && !killed_ && running_ > 0) next = std::min(next, term_ns_ + kGraceNs);
+      if (running_ == 0 && all_exited_ns_ != 0) next = std::min(next, all_exited_ns_ + kDrainNs);
+      int wait_ms = 1000;
+      if (next != UINT64_MAX)
+        wait_ms = next <= now
+                      ? 0
+                      : static_cast<int>(std::min<uint64_t>((next - now) / 1000000 + 1, 1000));
+      std::vector<pollfd> fds{{sigfd_, POLLIN, 0}};
+      std::vector<Stream*> owners{nullptr};
+      for (auto& s : streams_) {
+        if (s.fd < 0) continue;
+        fds.push_back({s.fd, POLLIN, 0});
+        owners.push_back(&s);
+      }
+      if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        Stream& s = *owners[i];
+        char buf[65536];
+        ssize_t n = read(s.fd, buf, sizeof(buf));
+        if (n > 0) {
+          s.buf.append(buf, static_cast<size_t>(n));
+          Emit(s, false);
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          Emit(s, true);
+          close(s.fd);
+          s.fd = -1;
+        }
+      }
+      HandleSignals();
+      open_streams = false;
+      for (auto& s : streams_) open_streams = open_streams || s.fd >= 0;
+    }
+    for (auto& s : streams_) {
+      if (s.fd >= 0) {
+        Emit(s, true);
+        close(s.fd);
+      }
+    }
+  }
+
+  Options opt_;
+  sigset_t old_mask_;
+  int sigfd_ = -1;
+  int devnull_ = -1;
+  uint64_t start_ns_ = 0;
+  std::vector<Child> children_;
+  std::vector<Stream> streams_;
+  int running_ = 0;
+  uint64_t all_exited_ns_ = 0;
+  bool terminating_ = false;
+  bool killed_ = false;
+  bool timed_out_ = false;
+  uint64_t term_ns_ = 0;
+  int exit_code_ = 0;
+};
+
+}  // namespace
+}  // namespace hostccl::hcclrun
+
+int main(int argc, char** argv) {
+  hostccl::hcclrun::Options opt;
+  int rc = hostccl::hcclrun::ParseArgs(argc, argv, &opt);
+  if (rc >= 0) return rc;
+  return hostccl::hcclrun::Launcher(std::move(opt)).Run();
+}
