@@ -94,8 +94,12 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     local_ = net::LocalGroup::Join(local_key, size_);
   } else if (!multi_node_ && (transport == "auto" || transport == "shm")) {
     std::vector<uint32_t> pids;
-    for (const auto& r : ranks_) pids.push_back(r.pid);
-    Status st = net::ShmGroup::Create(rank_, size_, transport_.get(), pids,
+    std::vector<int> members;
+    for (const auto& r : ranks_) {
+      pids.push_back(r.pid);
+      members.push_back(static_cast<int>(r.rank));
+    }
+    Status st = net::ShmGroup::Create(rank_, members, transport_.get(), pids, 0,
                                       Deadline::AfterMs(boot::ConnectTimeoutMs()), &shm_);
     if (!st.ok()) {
       if (transport == "shm" || st.code() != Code::kNotSupport) return st;

@@ -88,7 +88,7 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   e.fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
   if (!st.ok()) {
-    HLOG_ERROR(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_),
+    HLOG_INFO(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_),
                device_, static_cast<unsigned long long>(e.seq), st.ToString().c_str());
     if (error_.ok()) error_ = std::move(st);
   }
@@ -235,7 +235,7 @@ int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
                 static_cast<unsigned long long>(s->enqueued() - s->completed()));
   if (!err.ok()) {
     int code = TaskErrorToAcl(err);
-    HLOG_ERROR(kRuntime, "%s: stream %llu reports a failed task: %s", func,
+    HLOG_WARN(kRuntime, "%s: stream %llu reports a failed task: %s", func,
                static_cast<unsigned long long>(s->id()), err.ToString().c_str());
     SetRecentError(err.ToString());
     return code;

@@ -56,13 +56,18 @@ struct ShmSegment {
 };
 static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignment");
 
-Status ShmGroup::Create(int rank, int size, Transport* t, const std::vector<uint32_t>& pids, Deadline deadline,
-                        std::unique_ptr<ShmGroup>* out) {
+Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t, const std::vector<uint32_t>& pids,
+                        size_t staging_bytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
   std::unique_ptr<ShmGroup> g(new ShmGroup());
+  const int size = static_cast<int>(members.size());
   g->rank_ = rank;
   g->size_ = size;
   g->pids_ = pids;
-  g->seg_bytes_ = (ShmSegment::Bytes(size) + 4095) & ~size_t{4095};
+  const size_t control = (ShmSegment::Bytes(size) + 4095) & ~size_t{4095};
+  staging_bytes = (staging_bytes + 4095) & ~size_t{4095};
+  g->seg_bytes_ = control + staging_bytes;
+  g->staging_bytes_ = staging_bytes;
+  auto peer = [&](int i) { return members[static_cast<size_t>(i)]; };
   const Fingerprint fp = InternalFp();
   std::string failure;
   uint8_t ok = 1;
@@ -82,9 +87,9 @@ Status ShmGroup::Create(int rank, int size, Transport* t, const std::vector<uint
     std::vector<uint8_t> acks(static_cast<size_t>(size), 0);
     for (int r = 1; r < size; ++r) {
       RequestId id;
-      HOSTCCL_RETURN_IF_ERROR(t->Isend(r, &hello, sizeof(hello), fp, &id));
+      HOSTCCL_RETURN_IF_ERROR(t->Isend(peer(r), &hello, sizeof(hello), fp, &id));
       ids.push_back(id);
-      HOSTCCL_RETURN_IF_ERROR(t->Irecv(r, &acks[static_cast<size_t>(r)], 1, fp, &id));
+      HOSTCCL_RETURN_IF_ERROR(t->Irecv(peer(r), &acks[static_cast<size_t>(r)], 1, fp, &id));
       ids.push_back(id);
     }
     HOSTCCL_RETURN_IF_ERROR(t->WaitAll(ids.data(), ids.size(), deadline));
@@ -96,14 +101,14 @@ Status ShmGroup::Create(int rank, int size, Transport* t, const std::vector<uint
     ids.clear();
     for (int r = 1; r < size; ++r) {
       RequestId id;
-      HOSTCCL_RETURN_IF_ERROR(t->Isend(r, &ok, 1, fp, &id));
+      HOSTCCL_RETURN_IF_ERROR(t->Isend(peer(r), &ok, 1, fp, &id));
       ids.push_back(id);
     }
     HOSTCCL_RETURN_IF_ERROR(t->WaitAll(ids.data(), ids.size(), deadline));
   } else {
     Hello hello{};
     RequestId id;
-    HOSTCCL_RETURN_IF_ERROR(t->Irecv(0, &hello, sizeof(hello), fp, &id));
+    HOSTCCL_RETURN_IF_ERROR(t->Irecv(peer(0), &hello, sizeof(hello), fp, &id));
     HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
     uint8_t mine = 0;
     std::string path = StrFormat("/proc/%u/fd/%d", hello.pid, hello.fd);
@@ -117,14 +122,15 @@ Status ShmGroup::Create(int rank, int size, Transport* t, const std::vector<uint
     }
     if (fd < 0) failure = StrFormat("open %s: %s", path.c_str(), strerror(errno));
     if (fd >= 0) close(fd);
-    HOSTCCL_RETURN_IF_ERROR(t->Isend(0, &mine, 1, fp, &id));
+    HOSTCCL_RETURN_IF_ERROR(t->Isend(peer(0), &mine, 1, fp, &id));
     HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
-    HOSTCCL_RETURN_IF_ERROR(t->Irecv(0, &ok, 1, fp, &id));
+    HOSTCCL_RETURN_IF_ERROR(t->Irecv(peer(0), &ok, 1, fp, &id));
     HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
     if (!mine && failure.empty()) failure = "segment mapping failed";
     if (!ok && failure.empty()) failure = "another rank could not map the shared segment";
   }
   if (!ok) return Status(Code::kNotSupport, "shared memory unavailable: " + failure);
+  if (staging_bytes > 0) g->staging_ = reinterpret_cast<char*>(g->seg_) + control;
   for (int r = 0; r < size; ++r) {
     int pfd = -1;
     if (r != rank && pids[static_cast<size_t>(r)] != static_cast<uint32_t>(getpid()))

@@ -44,8 +44,15 @@ struct ShmSegment;  // layout private to shm_group.cc
 
 class ShmGroup {
  public:
-  static Status Create(int rank, int size, Transport* transport, const std::vector<uint32_t>& pids,
-                       Deadline deadline, std::unique_ptr<ShmGroup>* out);
+  // `members` are the transport ranks of the group (rank `index` is this process's entry);
+  // pids[i] is the pid of members[i]. `staging_bytes` of shared scratch follow the control data
+  // (Staging()); every member sees the same bytes.
+  static Status Create(int index, const std::vector<int>& members, Transport* transport,
+                       const std::vector<uint32_t>& pids, size_t staging_bytes, Deadline deadline,
+                       std::unique_ptr<ShmGroup>* out);
+  // Shared scratch of `staging_bytes` (64-byte aligned), or nullptr when none was requested.
+  char* Staging() const { return staging_; }
+  size_t staging_bytes() const { return staging_bytes_; }
   ~ShmGroup();
   ShmGroup(const ShmGroup&) = delete;
   ShmGroup& operator=(const ShmGroup&) = delete;
@@ -72,6 +79,8 @@ class ShmGroup {
   int rank_ = 0;
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd
+  char* staging_ = nullptr;
+  size_t staging_bytes_ = 0;
   ShmSegment* seg_ = nullptr;
   size_t seg_bytes_ = 0;
   std::vector<uint32_t> pids_;
