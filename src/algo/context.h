@@ -45,12 +45,22 @@ struct ReduceArgs {
   net::BufDesc recv_desc;
 };
 
+// Ranks grouped by host, when hosts hold contiguous rank ranges: host k has ranks
+// [first[k], first[k+1]). Empty when the communicator is on one host or ranks interleave.
+struct NodeLayout {
+  std::vector<int> first;
+  int mine = -1;  // this rank's host index
+  int nodes() const { return first.empty() ? 0 : static_cast<int>(first.size()) - 1; }
+};
+
 struct Context {
   int rank = 0;
   int size = 1;
   net::Transport* transport = nullptr;  // null when the communicator has no TCP mesh
   net::LocalGroup* local = nullptr;     // non-null when every rank is a thread of this process
   net::ShmGroup* shm = nullptr;         // non-null when every rank is on this host (processes)
+  net::ShmGroup* node_shm = nullptr;    // this host's ranks, when the communicator spans hosts
+  const NodeLayout* nodes = nullptr;
   Fingerprint fp;
   Deadline deadline = Deadline::Infinite();
   Scratch* scratch = nullptr;

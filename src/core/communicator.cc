@@ -108,6 +108,8 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     }
   } else if (transport == "shm") {
     return Status(Code::kPara, "HOSTCCL_TRANSPORT=shm needs every rank on one host");
+  } else if (multi_node_ && transport == "auto") {
+    HOSTCCL_RETURN_IF_ERROR(SetupNodeGroups());
   }
   if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
   HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",
@@ -116,6 +118,46 @@ Status Communicator::FinishSetup(const std::string& local_key) {
             local_ ? "in-process" : shm_ ? "shared memory" : "TCP",
             multi_node_ ? "several hosts" : "one host",
             static_cast<unsigned long long>(staging_bytes_ >> 20), static_cast<long long>(exec_timeout_ms_));
+  return Status::Ok();
+}
+
+Status Communicator::SetupNodeGroups() {
+  // Hosts must hold contiguous rank ranges for the node-aware plan to keep the rank-order fold.
+  nodes_ = algo::NodeLayout();
+  std::vector<std::string> seen;
+  for (int r = 0; r < size_; ++r) {
+    const std::string& id = ranks_[static_cast<size_t>(r)].node_id;
+    if (r > 0 && id == ranks_[static_cast<size_t>(r) - 1].node_id) continue;
+    if (std::find(seen.begin(), seen.end(), id) != seen.end()) {
+      HLOG_INFO(kInit, "communicator '%s': ranks are not numbered contiguously per host (rank %d returns to "
+                "host %s); using the flat TCP plans", name_.c_str(), r, id.c_str());
+      nodes_ = algo::NodeLayout();
+      return Status::Ok();
+    }
+    seen.push_back(id);
+    nodes_.first.push_back(r);
+  }
+  nodes_.first.push_back(size_);
+  const std::string& mine = ranks_[static_cast<size_t>(rank_)].node_id;
+  nodes_.mine = static_cast<int>(std::find(seen.begin(), seen.end(), mine) - seen.begin());
+  const int lo = nodes_.first[static_cast<size_t>(nodes_.mine)];
+  const int hi = nodes_.first[static_cast<size_t>(nodes_.mine) + 1];
+  std::vector<int> members;
+  std::vector<uint32_t> pids;
+  for (int r = lo; r < hi; ++r) {
+    members.push_back(r);
+    pids.push_back(ranks_[static_cast<size_t>(r)].pid);
+  }
+  const size_t staging = 2 * algo::kNodeChainSlots * (1u << 20);  // slots of the largest default chunk
+  Status st = net::ShmGroup::Create(rank_ - lo, members, transport_.get(), pids, staging,
+                                    Deadline::AfterMs(boot::ConnectTimeoutMs()), &node_shm_);
+  if (!st.ok()) {
+    if (st.code() != Code::kNotSupport) return st;
+    HLOG_WARN(kShm, "communicator '%s': %s; using the flat TCP plans across hosts", name_.c_str(),
+              st.message().c_str());
+    node_shm_.reset();
+    nodes_ = algo::NodeLayout();
+  }
   return Status::Ok();
 }
 
@@ -201,6 +243,7 @@ void Communicator::Fail(const Status& st) {
   if (transport_) transport_->Abort(st.message(), st.code());
   if (local_) local_->Abort(st.code(), st.message());
   if (shm_) shm_->Abort(st.code(), st.message());
+  if (node_shm_) node_shm_->Abort(st.code(), st.message());
 }
 
 Deadline Communicator::OpDeadline() const {
@@ -214,6 +257,8 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.transport = transport_.get();
   ctx.local = local_.get();
   ctx.shm = shm_.get();
+  ctx.node_shm = node_shm_.get();
+  ctx.nodes = &nodes_;
   ctx.fp = fp;
   ctx.deadline = deadline;
   ctx.scratch = &scratch_;
@@ -239,7 +284,7 @@ net::BufDesc Describe(const void* p) {
 Status Communicator::EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& in) {
   if (failed()) return error();
   algo::ReduceArgs args = in;
-  if (shm_) {
+  if (shm_ || node_shm_) {
     args.send_desc = Describe(args.send);
     args.recv_desc = Describe(args.recv);
   }
@@ -274,6 +319,7 @@ Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
   where.all_local = local_ != nullptr;
   where.shm = shm_ != nullptr;
   where.has_transport = transport_ != nullptr;
+  where.node_groups = node_shm_ != nullptr;
   std::string why;
   const algo::ReduceAlgorithm* a = SelectReduce(forced_, bytes, where, &why);
   algo::Context ctx = MakeContext(fp, OpDeadline());
@@ -319,6 +365,7 @@ void Communicator::Destroy() {
     if (transport_) transport_->Interrupt();
     if (local_) local_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
     if (shm_) shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
+    if (node_shm_) node_shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
   }
 }
 

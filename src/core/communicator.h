@@ -73,6 +73,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status ConnectSub(const Communicator& parent, const std::vector<uint32_t>& members,
                     uint32_t sub_rank, uint64_t sub_id, const CommConfig& config);
   void ApplyConfig(const CommConfig& config);
+  Status SetupNodeGroups();
   Status FinishSetup(const std::string& local_key);
   algo::Context MakeContext(const Fingerprint& fp, Deadline deadline);
   Deadline OpDeadline() const;
@@ -96,6 +97,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::unique_ptr<net::Transport> transport_;
   std::shared_ptr<net::LocalGroup> local_;
   std::unique_ptr<net::ShmGroup> shm_;
+  std::unique_ptr<net::ShmGroup> node_shm_;  // this host's ranks, when the communicator spans hosts
+  algo::NodeLayout nodes_;
   algo::Scratch scratch_;
 
   std::atomic<uint64_t> next_seq_{0};

@@ -68,7 +68,7 @@ const algo::ReduceAlgorithm* SelectReduce(const std::vector<AlgoRule>& forced, u
                                           const Placement& where, std::string* why) {
   auto feasible = [&](const algo::ReduceAlgorithm* a) {
     return a != nullptr && (!a->needs_local_group || where.all_local) &&
-           (!a->needs_shm_group || where.shm) &&
+           (!a->needs_shm_group || where.shm) && (!a->needs_node_groups || where.node_groups) &&
            (!a->needs_transport || where.has_transport || where.nranks == 1);
   };
   for (const auto& r : forced) {
@@ -90,6 +90,7 @@ const algo::ReduceAlgorithm* SelectReduce(const std::vector<AlgoRule>& forced, u
   if (where.all_local) return algo::FindReduceAlgorithm("direct");
   if (where.shm) return algo::FindReduceAlgorithm("shm");
   if (bytes <= kGatherMaxBytes) return algo::FindReduceAlgorithm("gather");
+  if (where.node_groups) return algo::FindReduceAlgorithm("node_chain");
   return algo::FindReduceAlgorithm("chain");
 }
 

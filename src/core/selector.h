@@ -27,6 +27,7 @@ struct Placement {
   bool all_local = false;     // every rank is a thread of this process
   bool shm = false;           // every rank is on this host and a shared segment exists
   bool has_transport = false;
+  bool node_groups = false;   // several hosts, contiguous ranks per host, per-host segments
 };
 
 // Picks the Reduce algorithm for `bytes` per rank. Forced rules win when the algorithm can run

@@ -7,13 +7,15 @@ namespace hostccl::algo {
 const std::vector<ReduceAlgorithm>& ReduceAlgorithms() {
   static const std::vector<ReduceAlgorithm> table = {
       {"direct", "threads of one process: each rank folds its slice of every rank's input in one pass",
-       true, false, false, &ReduceDirect},
+       true, false, false, false, &ReduceDirect},
       {"shm", "processes of one host: each rank folds its slice of every rank's device buffer, mapped in place",
-       false, true, false, &ReduceShm},
-      {"gather", "small messages: raw inputs sent to the root, folded there in rank order", false, false, true,
+       false, true, false, false, &ReduceShm},
+      {"gather", "small messages: raw inputs sent to the root, folded there in rank order", false, false, false, true,
        &ReduceGather},
       {"chain", "large messages: pipelined chain 0 -> 1 -> ... -> n-1 -> root, each rank folds its input",
-       false, false, true, &ReduceChain},
+       false, false, false, true, &ReduceChain},
+      {"node_chain", "several hosts: pipelined chain over hosts; each host folds its ranks onto the incoming partial in shared memory",
+       false, false, true, true, &ReduceNodeChain},
   };
   return table;
 }

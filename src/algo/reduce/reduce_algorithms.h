@@ -16,6 +16,7 @@ struct ReduceAlgorithm {
   const char* summary;     // one line: what it does and when it wins
   bool needs_local_group;  // every rank must be a thread of this process
   bool needs_shm_group;    // every rank must be on this host with a shared segment
+  bool needs_node_groups;  // ranks on several hosts, contiguous per host, with per-host segments
   bool needs_transport;    // needs point-to-point messages between ranks
   ReduceFn run;
 };
@@ -27,6 +28,10 @@ Status ReduceDirect(Context& ctx, const ReduceArgs& args);
 Status ReduceGather(Context& ctx, const ReduceArgs& args);
 Status ReduceChain(Context& ctx, const ReduceArgs& args);
 Status ReduceShm(Context& ctx, const ReduceArgs& args);
+Status ReduceNodeChain(Context& ctx, const ReduceArgs& args);
+
+// Pipeline slots per direction in the node chain's shared staging (input and output).
+constexpr uint64_t kNodeChainSlots = 4;
 
 // Above this many bytes per rank, gathering raw inputs at the root costs more than the chain.
 constexpr uint64_t kGatherMaxBytes = 256 << 10;
