@@ -61,7 +61,9 @@ int64_t ResolveExecTimeoutMs(int64_t config_seconds) {
   return s * 1000;  // 0 = no limit
 }
 
-Communicator::~Communicator() = default;
+Communicator::~Communicator() {
+  if (free_observer_ != 0) rt::RemoveFreeObserver(free_observer_);
+}
 
 void Communicator::ApplyConfig(const CommConfig& config) {
   int64_t mb = config.buffer_mb;
@@ -110,6 +112,10 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     return Status(Code::kPara, "HOSTCCL_TRANSPORT=shm needs every rank on one host");
   } else if (multi_node_ && transport == "auto") {
     HOSTCCL_RETURN_IF_ERROR(SetupNodeGroups());
+  }
+  if (shm_ || node_shm_) {
+    net::ShmGroup* g = shm_ ? shm_.get() : node_shm_.get();
+    free_observer_ = rt::AddFreeObserver([g](uint64_t serial) { g->NoteFreed(serial); });
   }
   if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
   HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",

@@ -99,6 +99,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::unique_ptr<net::ShmGroup> shm_;
   std::unique_ptr<net::ShmGroup> node_shm_;  // this host's ranks, when the communicator spans hosts
   algo::NodeLayout nodes_;
+  int free_observer_ = 0;  // runtime observer that forwards our frees to the shm groups
   algo::Scratch scratch_;
 
   std::atomic<uint64_t> next_seq_{0};

@@ -4,6 +4,8 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <vector>
+#include <functional>
 #include <unistd.h>
 
 #include <cerrno>
@@ -152,6 +154,40 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
   return kAclSuccess;
 }
 
+namespace {
+struct Observers {
+  std::mutex mu;
+  int next = 1;
+  std::vector<std::pair<int, std::function<void(uint64_t)>>> list;
+};
+Observers& Obs() {
+  static Observers o;
+  return o;
+}
+void NotifyFreed(uint64_t serial) {
+  auto& o = Obs();
+  std::lock_guard<std::mutex> lk(o.mu);
+  for (auto& [id, fn] : o.list) fn(serial);
+}
+}  // namespace
+
+int AddFreeObserver(std::function<void(uint64_t)> fn) {
+  auto& o = Obs();
+  std::lock_guard<std::mutex> lk(o.mu);
+  o.list.emplace_back(o.next, std::move(fn));
+  return o.next++;
+}
+
+void RemoveFreeObserver(int id) {
+  auto& o = Obs();
+  std::lock_guard<std::mutex> lk(o.mu);
+  for (auto it = o.list.begin(); it != o.list.end(); ++it)
+    if (it->first == id) {
+      o.list.erase(it);
+      return;
+    }
+}
+
 int Free(void* ptr) {
   if (ptr == nullptr) return Fail(kAclInvalidParam, "aclrtFree: devPtr is null");
   Allocation a;
@@ -166,6 +202,7 @@ int Free(void* ptr) {
   }
   munmap(a.base, a.mapped);
   if (a.memfd >= 0) close(a.memfd);
+  NotifyFreed(a.serial);
   return kAclSuccess;
 }
 
@@ -184,10 +221,17 @@ void RegisterMapping(void* base, size_t size, int memfd, size_t offset, int devi
 }
 
 void UnregisterMapping(void* base) {
-  auto& r = Reg();
-  std::unique_lock lk(r.mu);
-  auto it = r.by_base.find(reinterpret_cast<uintptr_t>(base));
-  if (it != r.by_base.end() && !it->second.owned) r.by_base.erase(it);
+  uint64_t serial = 0;
+  {
+    auto& r = Reg();
+    std::unique_lock lk(r.mu);
+    auto it = r.by_base.find(reinterpret_cast<uintptr_t>(base));
+    if (it != r.by_base.end() && !it->second.owned) {
+      serial = it->second.a.serial;
+      r.by_base.erase(it);
+    }
+  }
+  if (serial != 0) NotifyFreed(serial);
 }
 
 int MallocHost(void** ptr, size_t size) {

@@ -56,6 +56,12 @@ struct Allocation {
 // not come from aclrtMalloc (aclrtMallocHost, malloc, stack...).
 std::optional<Allocation> FindAllocation(const void* p);
 
+// Observers told the serial of every allocation that is freed (aclrtFree, VMM unmap), so that
+// peers that mapped it can drop their mappings. Called on the freeing thread, after the memory is
+// unregistered; must be quick and must not call back into the runtime. Returns an id for removal.
+int AddFreeObserver(std::function<void(uint64_t serial)> fn);
+void RemoveFreeObserver(int id);
+
 // The calling thread's current device (aclrtSetDevice), or -1 when none is set.
 int CurrentDevice();
 // Number of visible devices (HOSTCCL_DEVICE_COUNT filtered by ASCEND_RT_VISIBLE_DEVICES).

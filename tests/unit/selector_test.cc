@@ -9,13 +9,22 @@
 namespace hostccl::core {
 namespace {
 
+Placement Threads(int n) { Placement p; p.nranks = n; p.all_local = true; p.has_transport = true; return p; }
+Placement OneHost(int n) { Placement p; p.nranks = n; p.shm = true; p.has_transport = true; return p; }
+Placement Tcp(int n) { Placement p; p.nranks = n; p.has_transport = true; return p; }
+Placement Hosts(int n) { Placement p = Tcp(n); p.node_groups = true; return p; }
+
 TEST(Selector, DefaultTable) {
   std::vector<AlgoRule> none;
   std::string why;
-  EXPECT_STREQ(SelectReduce(none, 1 << 30, {8, true, true}, &why)->name, "direct");
-  EXPECT_STREQ(SelectReduce(none, 8, {8, false, true}, &why)->name, "gather");
-  EXPECT_STREQ(SelectReduce(none, 256 << 10, {4, false, true}, &why)->name, "gather");
-  EXPECT_STREQ(SelectReduce(none, (256 << 10) + 4, {4, false, true}, &why)->name, "chain");
+  EXPECT_STREQ(SelectReduce(none, 1 << 30, Threads(8), &why)->name, "direct");
+  EXPECT_STREQ(SelectReduce(none, 8, OneHost(8), &why)->name, "shm");
+  EXPECT_STREQ(SelectReduce(none, 1 << 30, OneHost(2), &why)->name, "shm");
+  EXPECT_STREQ(SelectReduce(none, 8, Tcp(8), &why)->name, "gather");
+  EXPECT_STREQ(SelectReduce(none, 256 << 10, Tcp(4), &why)->name, "gather");
+  EXPECT_STREQ(SelectReduce(none, (256 << 10) + 4, Tcp(4), &why)->name, "chain");
+  EXPECT_STREQ(SelectReduce(none, 8, Hosts(4), &why)->name, "gather");
+  EXPECT_STREQ(SelectReduce(none, 64 << 20, Hosts(4), &why)->name, "node_chain");
   EXPECT_EQ(why, "table");
 }
 
@@ -24,13 +33,18 @@ TEST(Selector, ForcedRulesAndRanges) {
   ASSERT_TRUE(ParseAlgoRules("reduce:0-64K:gather#reduce:64K-inf:chain", &rules).ok());
   ASSERT_EQ(rules.size(), 2u);
   std::string why;
-  EXPECT_STREQ(SelectReduce(rules, 65535, {4, true, true}, &why)->name, "gather");
+  EXPECT_STREQ(SelectReduce(rules, 65535, Threads(4), &why)->name, "gather");
   EXPECT_EQ(why, "HOSTCCL_ALGO");
-  EXPECT_STREQ(SelectReduce(rules, 65536, {4, true, true}, &why)->name, "chain");
+  EXPECT_STREQ(SelectReduce(rules, 65536, Threads(4), &why)->name, "chain");
   ASSERT_TRUE(ParseAlgoRules("reduce=direct", &rules).ok());
   // direct needs thread ranks: falls back to the table for processes.
-  EXPECT_STREQ(SelectReduce(rules, 8, {4, false, true}, &why)->name, "gather");
+  EXPECT_STREQ(SelectReduce(rules, 8, Tcp(4), &why)->name, "gather");
   EXPECT_EQ(why, "table");
+  ASSERT_TRUE(ParseAlgoRules("reduce=shm", &rules).ok());
+  EXPECT_STREQ(SelectReduce(rules, 8, OneHost(4), &why)->name, "shm");
+  EXPECT_STREQ(SelectReduce(rules, 8, Threads(4), &why)->name, "direct");  // not feasible: table
+  ASSERT_TRUE(ParseAlgoRules("reduce=node_chain", &rules).ok());
+  EXPECT_STREQ(SelectReduce(rules, 8, Hosts(4), &why)->name, "node_chain");
 }
 
 TEST(Selector, BadRulesAreRejected) {

@@ -21,10 +21,14 @@ constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
 constexpr uint32_t kVersion = 1;
 constexpr size_t kMaxMappings = 512;
 
+constexpr uint64_t kFreedRing = 64;
+
 struct alignas(64) SlotData {
   Fingerprint fp;
   BufDesc send;
   BufDesc recv;
+  std::atomic<uint64_t> freed_head;  // owner's freed allocation serials (ring of kFreedRing)
+  std::atomic<uint64_t> freed[kFreedRing];
 };
 
 Fingerprint InternalFp() {
@@ -149,7 +153,50 @@ ShmGroup::~ShmGroup() {
   if (memfd_ >= 0) close(memfd_);
 }
 
+void ShmGroup::NoteFreed(uint64_t serial) {
+  SlotData& s = seg_->slots()[rank_];
+  uint64_t i = s.freed_head.fetch_add(1, std::memory_order_acq_rel);
+  s.freed[i % kFreedRing].store(serial, std::memory_order_release);
+}
+
+void ShmGroup::Unmap(int r, uint64_t serial) {
+  auto it = maps_.find((static_cast<uint64_t>(r) << 48) ^ serial);
+  if (it == maps_.end()) return;
+  munmap(it->second.local, it->second.length);
+  maps_.erase(it);
+}
+
+// Runs at the start of an operation only, so no pointer resolved during an operation goes stale.
+void ShmGroup::DropFreedMappings() {
+  if (freed_seen_.size() != static_cast<size_t>(size_)) freed_seen_.assign(static_cast<size_t>(size_), 0);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    SlotData& s = seg_->slots()[r];
+    const uint64_t head = s.freed_head.load(std::memory_order_acquire);
+    uint64_t& seen = freed_seen_[static_cast<size_t>(r)];
+    if (head == seen) continue;
+    if (head - seen > kFreedRing) {  // ring overran: drop every mapping of that peer
+      for (auto it = maps_.begin(); it != maps_.end();) {
+        if ((it->first >> 48) == static_cast<uint64_t>(r)) {
+          munmap(it->second.local, it->second.length);
+          it = maps_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    } else {
+      for (uint64_t i = seen; i < head; ++i) Unmap(r, s.freed[i % kFreedRing].load(std::memory_order_acquire));
+    }
+    seen = head;
+  }
+  if (maps_.size() >= kMaxMappings) {  // safety net for allocations freed without notice
+    for (auto& [k, m] : maps_) munmap(m.local, m.length);
+    maps_.clear();
+  }
+}
+
 void ShmGroup::Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv) {
+  DropFreedMappings();
   SlotData& s = seg_->slots()[rank];
   s.fp = fp;
   s.send = send;
@@ -170,10 +217,6 @@ void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why) {
   const uint64_t key = (static_cast<uint64_t>(r) << 48) ^ d.serial;
   auto it = maps_.find(key);
   if (it == maps_.end() || it->second.base != d.base) {
-    if (maps_.size() >= kMaxMappings) {  // bound what stale mappings of freed buffers can pin
-      for (auto& [k, m] : maps_) munmap(m.local, m.length);
-      maps_.clear();
-    }
     std::string path = StrFormat("/proc/%u/fd/%d", pids_[static_cast<size_t>(r)], d.memfd);
     int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {

@@ -68,12 +68,18 @@ class ShmGroup {
   const void* PeerSend(int r, std::string* why);
   void* PeerRecv(int r, std::string* why);
 
+  // Called (any thread of the owner) when one of this rank's allocations is freed: peers drop
+  // their mapping of it at their next Publish, so freed device memory is not kept alive.
+  void NoteFreed(uint64_t serial);
+
   Status Barrier(int rank, Deadline deadline);
   void Abort(Code code, const std::string& reason);
 
  private:
   ShmGroup() = default;
   void* Resolve(int r, const BufDesc& d, std::string* why);
+  void DropFreedMappings();
+  void Unmap(int r, uint64_t serial);
   Status CheckPeersAlive();
 
   int rank_ = 0;
@@ -91,6 +97,7 @@ class ShmGroup {
     uint64_t base = 0;
   };
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
+  std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
 };
 
 }  // namespace hostccl::net
