@@ -1,0 +1,374 @@
+/* Shared driver of the peer benchmarks (mpi_reduce_bench.c, gloo_reduce_bench.cc): the same
+ * options, sizes, timing modes, inputs, exact check and output columns as reduce_test -W 1, so
+ * bench/run_bench.sh parses every library the same way. Compiles as C99 and as C++.
+ *
+ * A program supplies a bench_comm (rank, size, barrier, max over ranks, stats to the root, the
+ * reduce call) and calls bench_main(). Single-threaded; every rank runs the same call sequence.
+ *
+ * Inputs are small integers, exact in every type: sum x = r%3 + 1 + i%5, prod x = 2 on the rank
+ * i%size else 1, max/min x = (5r + i) % 11. The root's recv buffer is set to 0xFF bytes before the
+ * checked call and every element is compared exactly; every rank checks its send buffer. */
+#ifndef HOSTCCL_BENCH_COMMON_H
+#define HOSTCCL_BENCH_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+  const char* name; /* reduce_test's -d name */
+  int bytes;
+} bench_type;
+
+static const bench_type kBenchTypes[] = {
+    {"int8", 1},   {"uint8", 1}, {"int16", 2},  {"uint16", 2}, {"int32", 4},
+    {"uint32", 4}, {"int64", 8}, {"uint64", 8}, {"fp32", 4},   {"fp64", 8},
+};
+enum { kBenchNumTypes = 10, kBenchMaxSizes = 256 };
+static const char* const kBenchOps[] = {"sum", "prod", "max", "min"};
+
+typedef struct {
+  uint64_t sizes[kBenchMaxSizes];
+  int nsizes;
+  long iters, warmup;
+  double budget_s; /* -T: calibrate iterations to this many seconds (0 = use -n) */
+  int isolated;    /* -I: barrier before every call, median of single calls */
+  int dtype;       /* index into kBenchTypes */
+  int op;          /* index into kBenchOps */
+  int root;
+  int check;
+} bench_opts;
+
+typedef struct {
+  int rank, size;
+  void* ctx;
+  void (*barrier)(void* ctx);
+  double (*max_all)(void* ctx, double v); /* max over ranks, result on every rank */
+  /* min and max of t, and the sum of wrong, at the root */
+  void (*stats_to_root)(void* ctx, int root, double t, double wrong, double* tmin, double* tmax,
+                        double* wsum);
+  int (*reduce)(void* ctx, const void* send, void* recv, size_t count, int dtype, int op, int root);
+} bench_comm;
+
+static double bench_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int bench_parse_size(const char* s, uint64_t* out) {
+  char* end = NULL;
+  long long v = strtoll(s, &end, 0);
+  uint64_t unit = 1;
+  if (end == s || v <= 0) return -1;
+  if (*end == 'k' || *end == 'K')
+    unit = 1ull << 10, ++end;
+  else if (*end == 'm' || *end == 'M')
+    unit = 1ull << 20, ++end;
+  else if (*end == 'g' || *end == 'G')
+    unit = 1ull << 30, ++end;
+  if (*end != '\0' && *end != ',') return -1;
+  *out = (uint64_t)v * unit;
+  return 0;
+}
+
+static void bench_usage(const char* prog) {
+  printf(
+      "usage: %s [-b min] [-e max] [-f factor] [--sizes a,b,c] [-n iters] [-w warmup] [-T "
+      "seconds]\n"
+      "          [-I] [-d int8|uint8|int16|uint16|int32|uint32|int64|uint64|fp32|fp64] [-o "
+      "sum|prod|max|min]\n"
+      "          [-r root] [-c 0|1]\n"
+      "Output columns match reduce_test -W 1 (times in us, bandwidth in GB/s = 1e9 B/s).\n",
+      prog);
+}
+
+/* Returns 0 = run, 1 = help printed, -1 = error printed. */
+static int bench_parse(int argc, char** argv, bench_opts* o, int rank) {
+  uint64_t lo = 8, hi = 256ull << 20;
+  double factor = 4;
+  const char* list = NULL;
+  memset(o, 0, sizeof *o);
+  o->iters = 20;
+  o->warmup = 5;
+  o->dtype = 8;
+  o->check = 1;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    int takes = 1;
+    if (!strcmp(a, "-I")) {
+      o->isolated = 1;
+      takes = 0;
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      if (rank == 0) bench_usage(argv[0]);
+      return 1;
+    } else if (!v) {
+      if (rank == 0) fprintf(stderr, "option %s needs a value\n", a);
+      return -1;
+    } else if (!strcmp(a, "-b")) {
+      if (bench_parse_size(v, &lo)) goto bad;
+    } else if (!strcmp(a, "-e")) {
+      if (bench_parse_size(v, &hi)) goto bad;
+    } else if (!strcmp(a, "-f")) {
+      factor = atof(v);
+      if (factor <= 1.0) goto bad;
+    } else if (!strcmp(a, "--sizes"))
+      list = v;
+    else if (!strcmp(a, "-n"))
+      o->iters = atol(v);
+    else if (!strcmp(a, "-w"))
+      o->warmup = atol(v);
+    else if (!strcmp(a, "-T")) {
+      o->budget_s = atof(v);
+      if (o->budget_s <= 0) goto bad;
+    } else if (!strcmp(a, "-r"))
+      o->root = atoi(v);
+    else if (!strcmp(a, "-c"))
+      o->check = atoi(v);
+    else if (!strcmp(a, "-d")) {
+      int k = 0;
+      while (k < kBenchNumTypes && strcmp(kBenchTypes[k].name, v)) ++k;
+      if (k == kBenchNumTypes) goto bad;
+      o->dtype = k;
+    } else if (!strcmp(a, "-o")) {
+      int k = 0;
+      while (k < 4 && strcmp(kBenchOps[k], v)) ++k;
+      if (k == 4) goto bad;
+      o->op = k;
+    } else {
+      if (rank == 0) fprintf(stderr, "unknown option %s\n", a);
+      return -1;
+    }
+    i += takes;
+    continue;
+  bad:
+    if (rank == 0) fprintf(stderr, "invalid value '%s' for %s\n", v, a);
+    return -1;
+  }
+  if (list) {
+    const char* p = list;
+    while (*p && o->nsizes < kBenchMaxSizes) {
+      if (bench_parse_size(p, &o->sizes[o->nsizes])) {
+        if (rank == 0) fprintf(stderr, "bad --sizes\n");
+        return -1;
+      }
+      ++o->nsizes;
+      p = strchr(p, ',');
+      if (!p) break;
+      ++p;
+    }
+  } else {
+    for (uint64_t s = lo; s <= hi && o->nsizes < kBenchMaxSizes; s = (uint64_t)((double)s * factor))
+      o->sizes[o->nsizes++] = s;
+  }
+  if (o->iters < 0 || o->warmup < 0 || o->check < 0 || o->check > 1) {
+    if (rank == 0) fprintf(stderr, "invalid -n/-w/-c\n");
+    return -1;
+  }
+  return 0;
+}
+
+static double bench_input(int op, int r, int size, uint64_t i) {
+  switch (op) {
+    case 0:
+      return (double)(r % 3 + 1 + (int)(i % 5));
+    case 1:
+      return (int)(i % (uint64_t)size) == r ? 2.0 : 1.0;
+    default:
+      return (double)((5 * (uint64_t)r + i) % 11);
+  }
+}
+
+static void bench_store(int dtype, void* buf, uint64_t i, double v) {
+  switch (dtype) {
+    case 0:
+      ((int8_t*)buf)[i] = (int8_t)v;
+      break;
+    case 1:
+      ((uint8_t*)buf)[i] = (uint8_t)v;
+      break;
+    case 2:
+      ((int16_t*)buf)[i] = (int16_t)v;
+      break;
+    case 3:
+      ((uint16_t*)buf)[i] = (uint16_t)v;
+      break;
+    case 4:
+      ((int32_t*)buf)[i] = (int32_t)v;
+      break;
+    case 5:
+      ((uint32_t*)buf)[i] = (uint32_t)v;
+      break;
+    case 6:
+      ((int64_t*)buf)[i] = (int64_t)v;
+      break;
+    case 7:
+      ((uint64_t*)buf)[i] = (uint64_t)v;
+      break;
+    case 8:
+      ((float*)buf)[i] = (float)v;
+      break;
+    default:
+      ((double*)buf)[i] = v;
+      break;
+  }
+}
+
+static double bench_load(int dtype, const void* buf, uint64_t i) {
+  switch (dtype) {
+    case 0:
+      return ((const int8_t*)buf)[i];
+    case 1:
+      return ((const uint8_t*)buf)[i];
+    case 2:
+      return ((const int16_t*)buf)[i];
+    case 3:
+      return ((const uint16_t*)buf)[i];
+    case 4:
+      return ((const int32_t*)buf)[i];
+    case 5:
+      return ((const uint32_t*)buf)[i];
+    case 6:
+      return (double)((const int64_t*)buf)[i];
+    case 7:
+      return (double)((const uint64_t*)buf)[i];
+    case 8:
+      return ((const float*)buf)[i];
+    default:
+      return ((const double*)buf)[i];
+  }
+}
+
+static void bench_fill(int dtype, int op, int rank, int size, void* buf, uint64_t count) {
+  /* Values repeat with period 55 * size: fill one period, then copy it. */
+  uint64_t period = 55ull * (uint64_t)size, esz = (uint64_t)kBenchTypes[dtype].bytes;
+  uint64_t n = count < period ? count : period, filled;
+  for (uint64_t i = 0; i < n; ++i) bench_store(dtype, buf, i, bench_input(op, rank, size, i));
+  for (filled = n; filled < count;) {
+    uint64_t c = filled < count - filled ? filled : count - filled;
+    memcpy((char*)buf + filled * esz, buf, c * esz);
+    filled += c;
+  }
+}
+
+static uint64_t bench_check_root(int dtype, int op, int size, const void* buf, uint64_t count) {
+  uint64_t period = 55ull * (uint64_t)size, wrong = 0;
+  double* exp = (double*)malloc(period * sizeof(double));
+  for (uint64_t i = 0; i < period; ++i) {
+    double acc = bench_input(op, 0, size, i);
+    for (int r = 1; r < size; ++r) {
+      double x = bench_input(op, r, size, i);
+      acc = op == 0   ? acc + x
+            : op == 1 ? acc * x
+            : op == 2 ? (x > acc ? x : acc)
+                      : (x < acc ? x : acc);
+    }
+    exp[i] = acc;
+  }
+  for (uint64_t i = 0; i < count; ++i) wrong += bench_load(dtype, buf, i) != exp[i % period];
+  free(exp);
+  return wrong;
+}
+
+static int bench_cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static void* bench_alloc(uint64_t bytes) {
+  void* p = NULL;
+  if (posix_memalign(&p, 4096, bytes ? bytes : 64)) return NULL;
+  memset(p, 0, bytes ? bytes : 64); /* touched before timing */
+  return p;
+}
+
+/* Runs the sweep; returns 0 when everything ran and checked, 1 on wrong results, 2 on errors. */
+static int bench_main(const bench_opts* o, const bench_comm* c) {
+  const int esz = kBenchTypes[o->dtype].bytes;
+  int status = 0;
+  if (o->root < 0 || o->root >= c->size) {
+    if (c->rank == 0) fprintf(stderr, "root %d out of range for %d ranks\n", o->root, c->size);
+    return 2;
+  }
+  if (c->rank == o->root) {
+    printf("#%11s %12s %7s %6s %5s %12s %12s %12s %9s %9s %7s %s\n", "size(B)", "count", "type",
+           "redop", "root", "time(us)", "min(us)", "max(us)", "algbw", "busbw", "#wrong", "check");
+    fflush(stdout);
+  }
+  for (int s = 0; s < o->nsizes; ++s) {
+    uint64_t bytes = o->sizes[s], count = bytes / (uint64_t)esz, wrong = 0;
+    void* send = bench_alloc(count * esz);
+    void* recv = bench_alloc(count * esz);
+    void* ref = bench_alloc(count * esz);
+    double t = 0, tmin = 0, tmax = 0, wsum = 0;
+    long iters = o->iters, warm = o->warmup, i;
+    double* samples;
+    if (!send || !recv || !ref) {
+      fprintf(stderr, "rank %d: out of memory\n", c->rank);
+      return 2;
+    }
+    bench_fill(o->dtype, o->op, c->rank, c->size, send, count);
+    memcpy(ref, send, count * esz);
+    if (o->budget_s > 0 && warm < 2) warm = 2;
+    c->barrier(c->ctx);
+    t = bench_now_us();
+    for (i = 0; i < warm; ++i) {
+      if (i == 1)
+        t = bench_now_us(); /* the first call may pay one-time costs: calibrate on the rest */
+      if (c->reduce(c->ctx, send, recv, count, o->dtype, o->op, o->root)) return 2;
+    }
+    if (o->budget_s > 0) {
+      double per = c->max_all(c->ctx, (bench_now_us() - t) / (double)(warm - 1));
+      double n = per > 0 ? o->budget_s * 1e6 / per : 5000;
+      iters = n < 3 ? 3 : n > 5000 ? 5000 : (long)n;
+    }
+    samples = (double*)malloc(sizeof(double) * (size_t)(iters > 0 ? iters : 1));
+    if (!o->isolated) {
+      c->barrier(c->ctx);
+      t = bench_now_us();
+      for (i = 0; i < iters; ++i)
+        if (c->reduce(c->ctx, send, recv, count, o->dtype, o->op, o->root)) return 2;
+      t = iters > 0 ? (bench_now_us() - t) / (double)iters : 0;
+    } else {
+      for (i = 0; i < iters; ++i) {
+        double t0;
+        c->barrier(c->ctx);
+        t0 = bench_now_us();
+        if (c->reduce(c->ctx, send, recv, count, o->dtype, o->op, o->root)) return 2;
+        samples[i] = bench_now_us() - t0;
+      }
+      qsort(samples, (size_t)iters, sizeof(double), bench_cmp_double);
+      t = iters == 0  ? 0
+          : iters % 2 ? samples[iters / 2]
+                      : (samples[iters / 2 - 1] + samples[iters / 2]) / 2;
+    }
+    free(samples);
+    if (o->check) {
+      if (c->rank == o->root) memset(recv, 0xFF, count * esz);
+      if (c->reduce(c->ctx, send, recv, count, o->dtype, o->op, o->root)) return 2;
+      if (c->rank == o->root) wrong += bench_check_root(o->dtype, o->op, c->size, recv, count);
+      if (memcmp(send, ref, count * esz) != 0) wrong += 1;
+    }
+    c->stats_to_root(c->ctx, o->root, t, (double)wrong, &tmin, &tmax, &wsum);
+    if (c->rank == o->root) {
+      double algbw = t > 0 ? (double)bytes / t / 1e3 : 0;
+      printf("%12llu %12llu %7s %6s %5d %12.2f %12.2f %12.2f %9.5f %9.5f %7llu %s\n",
+             (unsigned long long)bytes, (unsigned long long)count, kBenchTypes[o->dtype].name,
+             kBenchOps[o->op], o->root, t, tmin, tmax, algbw, algbw, (unsigned long long)wsum,
+             !o->check  ? "NULL"
+             : wsum > 0 ? "failed"
+                        : "success");
+      fflush(stdout);
+      if (wsum > 0) status = 1;
+    }
+    free(send);
+    free(recv);
+    free(ref);
+  }
+  return status;
+}
+
+#endif /* HOSTCCL_BENCH_COMMON_H */

@@ -1,0 +1,74 @@
+/* MPI_Reduce benchmark with reduce_test's sizes, modes, types, ops, root and output columns.
+ * Built twice (Open MPI via mpicc.openmpi, MPICH via mpicc.mpich) by bench/CMakeLists.txt. */
+#include <mpi.h>
+
+#include "bench_common.h"
+
+static MPI_Datatype MpiType(int dtype) {
+  static MPI_Datatype types[kBenchNumTypes];
+  types[0] = MPI_INT8_T;
+  types[1] = MPI_UINT8_T;
+  types[2] = MPI_INT16_T;
+  types[3] = MPI_UINT16_T;
+  types[4] = MPI_INT32_T;
+  types[5] = MPI_UINT32_T;
+  types[6] = MPI_INT64_T;
+  types[7] = MPI_UINT64_T;
+  types[8] = MPI_FLOAT;
+  types[9] = MPI_DOUBLE;
+  return types[dtype];
+}
+
+static MPI_Op MpiOp(int op) {
+  return op == 0 ? MPI_SUM : op == 1 ? MPI_PROD : op == 2 ? MPI_MAX : MPI_MIN;
+}
+
+static void Barrier(void* ctx) {
+  (void)ctx;
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static double MaxAll(void* ctx, double v) {
+  double out = v;
+  (void)ctx;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+static void StatsToRoot(void* ctx, int root, double t, double wrong, double* tmin, double* tmax,
+                        double* wsum) {
+  double in[2] = {t, -t}, out[2] = {0, 0};
+  (void)ctx;
+  MPI_Reduce(in, out, 2, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
+  *tmax = out[0];
+  *tmin = -out[1];
+  MPI_Reduce(&wrong, wsum, 1, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+}
+
+static int Reduce(void* ctx, const void* send, void* recv, size_t count, int dtype, int op,
+                  int root) {
+  (void)ctx;
+  return MPI_Reduce(send, recv, (int)count, MpiType(dtype), MpiOp(op), root, MPI_COMM_WORLD) !=
+         MPI_SUCCESS;
+}
+
+int main(int argc, char** argv) {
+  bench_opts o;
+  bench_comm c;
+  int rc;
+  MPI_Init(&argc, &argv);
+  memset(&c, 0, sizeof c);
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.size);
+  c.barrier = Barrier;
+  c.max_all = MaxAll;
+  c.stats_to_root = StatsToRoot;
+  c.reduce = Reduce;
+  rc = bench_parse(argc, argv, &o, c.rank);
+  if (rc == 0)
+    rc = bench_main(&o, &c);
+  else
+    rc = rc > 0 ? 0 : 2;
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,423 @@
+// The shared hccl_test driver (see driver.h).
+#include "driver.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "bootstrap.h"
+#include "check.h"
+#include "options.h"
+#include "report.h"
+
+namespace hostccl::tools {
+namespace {
+
+double NowUs() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+// Prints a failed ACL/HCCL call with the rank and the library's last message.
+bool Ok(int rc, int rank, const char* what) {
+  if (rc == 0) return true;
+  const char* msg = aclGetRecentErrMsg();
+  std::fprintf(stderr, "rank %d: %s failed with %d%s%s\n", rank, what, rc, msg && *msg ? ": " : "",
+               msg && *msg ? msg : "");
+  return false;
+}
+
+// A device buffer from aclrtMalloc, freed on scope exit.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (ptr) (void)aclrtFree(ptr);
+  }
+  void Free() {
+    if (ptr) (void)aclrtFree(ptr);
+    ptr = nullptr;
+  }
+  int Alloc(uint64_t bytes) {
+    // Zero-byte buffers still get a valid pointer (HCCL rejects null buffers before count checks).
+    return aclrtMalloc(&ptr, std::max<uint64_t>(bytes, 64), ACL_MEM_MALLOC_HUGE_ONLY);
+  }
+};
+
+// Progress on stderr, only when it is a terminal (never pollutes redirected output).
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO)) {}
+  void Show(const std::string& text) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\r%-78.78s", text.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void Clear() {
+    if (!enabled_ || !shown_) return;
+    std::fprintf(stderr, "\r%78s\r", "");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+struct Context {
+  const CollectiveSpec* spec;
+  Options opt;
+  int rank = 0;
+  int ranks = 1;
+  HcclComm comm = nullptr;
+  aclrtStream stream = nullptr;
+  aclrtEvent start = nullptr;
+  aclrtEvent end = nullptr;
+  DeviceBuffer stats_send, stats_recv;  // int64 x 4 for the over-ranks statistics
+};
+
+// Makes *value the maximum over all ranks on every rank. Only HcclReduce is assumed to exist, so
+// the value is reduced to each rank in turn (ranks tiny calls, once per size point).
+bool AgreeOnMax(Context& c, int64_t* value) {
+  int64_t mine[1] = {*value};
+  int64_t best = *value;
+  if (!Ok(aclrtMemcpy(c.stats_send.ptr, sizeof mine, mine, sizeof mine, ACL_MEMCPY_HOST_TO_DEVICE),
+          c.rank, "aclrtMemcpy(calibration)"))
+    return false;
+  for (int q = 0; q < c.ranks; ++q) {
+    if (!Ok(HcclReduce(c.stats_send.ptr, c.stats_recv.ptr, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MAX,
+                       static_cast<uint32_t>(q), c.comm, c.stream),
+            c.rank, "HcclReduce(calibration)"))
+      return false;
+    if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(calibration)"))
+      return false;
+    if (q == c.rank && !Ok(aclrtMemcpy(&best, sizeof best, c.stats_recv.ptr, sizeof best,
+                                       ACL_MEMCPY_DEVICE_TO_HOST),
+                           c.rank, "aclrtMemcpy(calibration)"))
+      return false;
+  }
+  *value = best;
+  return true;
+}
+
+// Times one (size, dtype, op) point; returns false on a library error (not on a wrong result).
+bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint64_t* local_wrong,
+                  std::string* detail) {
+  const TestType* tt = FindTestType(dtype);
+  CallArgs a;
+  a.count = CountForBytes(bytes, tt->bytes);
+  a.dtype = dtype;
+  a.op = op;
+  a.root = static_cast<uint32_t>(c.opt.root);
+  a.rank = c.rank;
+  a.ranks = c.ranks;
+  a.comm = c.comm;
+  a.stream = c.stream;
+  const uint64_t send_bytes = c.spec->send_count(a.count, c.ranks) * tt->bytes;
+  const uint64_t recv_bytes = c.spec->recv_count(a.count, c.ranks) * tt->bytes;
+
+  DeviceBuffer send, recv;
+  if (!Ok(send.Alloc(send_bytes), c.rank, "aclrtMalloc(sendBuf)")) return false;
+  if (!Ok(recv.Alloc(recv_bytes), c.rank, "aclrtMalloc(recvBuf)")) return false;
+  a.send = send.ptr;
+  a.recv = recv.ptr;
+  std::unique_ptr<uint8_t[]> host_send(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);
+  FillInput(dtype, op, c.rank, c.spec->send_count(a.count, c.ranks), host_send.get());
+  if (send_bytes &&
+      !Ok(aclrtMemcpy(send.ptr, send_bytes, host_send.get(), send_bytes, ACL_MEMCPY_HOST_TO_DEVICE),
+          c.rank, "aclrtMemcpy(H2D sendBuf)"))
+    return false;
+
+  const bool calibrate = c.opt.time_budget_s > 0;
+  const int64_t warmups = calibrate ? std::max<int64_t>(c.opt.warmup_iters, 2) : c.opt.warmup_iters;
+  double warm_t0 = 0;
+  for (int64_t i = 0; i < warmups; ++i) {
+    if (calibrate && i == 1) {
+      // The first call may pay one-time costs (connections, page faults): calibrate on the rest.
+      if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(warm-up)"))
+        return false;
+      warm_t0 = NowUs();
+    }
+    if (!Ok(c.spec->run(a), c.rank, "warm-up call")) return false;
+  }
+  if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(warm-up)"))
+    return false;
+  int64_t iters = c.opt.iters;
+  if (calibrate) {
+    // Every rank must make the same number of calls: agree on the slowest rank's warm-up time.
+    int64_t per_call_ns =
+        static_cast<int64_t>((NowUs() - warm_t0) * 1000.0 / static_cast<double>(warmups - 1));
+    if (!AgreeOnMax(c, &per_call_ns)) return false;
+    iters = CalibratedIters(c.opt.time_budget_s, static_cast<double>(per_call_ns) / 1000.0);
+  }
+
+  double time_us = 0;
+  if (!c.opt.isolated) {
+    // hccl_test's way: n calls back to back on the stream between two events.
+    if (!Ok(aclrtRecordEvent(c.start, c.stream), c.rank, "aclrtRecordEvent(start)")) return false;
+    for (int64_t i = 0; i < iters; ++i) {
+      if (!Ok(c.spec->run(a), c.rank, "timed call")) return false;
+    }
+    if (!Ok(aclrtRecordEvent(c.end, c.stream), c.rank, "aclrtRecordEvent(end)")) return false;
+    if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(timed)"))
+      return false;
+    float ms = 0;
+    if (!Ok(aclrtEventElapsedTime(&ms, c.start, c.end), c.rank, "aclrtEventElapsedTime"))
+      return false;
+    time_us = AvgTimeUs(ms, iters);
+  } else {
+    // Each call alone: barrier, then one call timed to its completion; the median is reported.
+    std::vector<double> samples;
+    for (int64_t i = 0; i < iters; ++i) {
+      if (!Ok(HcclBarrier(c.comm, c.stream), c.rank, "HcclBarrier")) return false;
+      if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(barrier)"))
+        return false;
+      double t0 = NowUs();
+      if (!Ok(c.spec->run(a), c.rank, "timed call")) return false;
+      if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(timed)"))
+        return false;
+      samples.push_back(NowUs() - t0);
+    }
+    if (!samples.empty()) {
+      std::sort(samples.begin(), samples.end());
+      size_t n = samples.size();
+      time_us = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+    }
+  }
+
+  // The checked call: fresh inputs, recv prepared (guard / anti-expected), one call, copy back.
+  uint64_t wrong = 0;
+  if (c.opt.check != 0) {
+    if (send_bytes && !Ok(aclrtMemcpy(send.ptr, send_bytes, host_send.get(), send_bytes,
+                                      ACL_MEMCPY_HOST_TO_DEVICE),
+                          c.rank, "aclrtMemcpy(H2D sendBuf)"))
+      return false;
+    std::unique_ptr<uint8_t[]> host_recv(new uint8_t[std::max<uint64_t>(recv_bytes, 1)]);
+    c.spec->prepare_recv(a, host_recv.get(), recv_bytes);
+    if (recv_bytes && !Ok(aclrtMemcpy(recv.ptr, recv_bytes, host_recv.get(), recv_bytes,
+                                      ACL_MEMCPY_HOST_TO_DEVICE),
+                          c.rank, "aclrtMemcpy(H2D recvBuf)"))
+      return false;
+    if (!Ok(c.spec->run(a), c.rank, "checked call")) return false;
+    if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(checked)"))
+      return false;
+    if (recv_bytes && !Ok(aclrtMemcpy(host_recv.get(), recv_bytes, recv.ptr, recv_bytes,
+                                      ACL_MEMCPY_DEVICE_TO_HOST),
+                          c.rank, "aclrtMemcpy(D2H recvBuf)"))
+      return false;
+    wrong += c.spec->check(a, host_recv.get(), recv_bytes, c.opt.check == 2 ? detail : nullptr);
+    // sendBuf must be unchanged (it is never the output here: out-of-place calls).
+    std::unique_ptr<uint8_t[]> send_after(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);
+    if (send_bytes && !Ok(aclrtMemcpy(send_after.get(), send_bytes, send.ptr, send_bytes,
+                                      ACL_MEMCPY_DEVICE_TO_HOST),
+                          c.rank, "aclrtMemcpy(D2H sendBuf)"))
+      return false;
+    if (send_bytes && std::memcmp(send_after.get(), host_send.get(), send_bytes) != 0) {
+      uint64_t changed = 0;
+      for (uint64_t i = 0; i < send_bytes; ++i) changed += send_after[i] != host_send[i];
+      wrong += changed;
+      if (detail) *detail += "sendBuf modified: " + std::to_string(changed) + " bytes changed\n";
+    }
+  }
+  *local_wrong = wrong;
+
+  // Statistics over ranks, gathered at the root with the library itself: max of (t, -t) and sum of
+  // #wrong.
+  int64_t t_ns = std::llround(time_us * 1000.0);
+  int64_t stats[4] = {t_ns, -t_ns, 0, 0};
+  int64_t sums[4] = {static_cast<int64_t>(wrong), 0, 0, 0};
+  int64_t out[4] = {0, 0, 0, 0};
+  if (!Ok(aclrtMemcpy(c.stats_send.ptr, sizeof stats, stats, sizeof stats,
+                      ACL_MEMCPY_HOST_TO_DEVICE),
+          c.rank, "aclrtMemcpy(stats)"))
+    return false;
+  if (!Ok(HcclReduce(c.stats_send.ptr, c.stats_recv.ptr, 2, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MAX,
+                     a.root, c.comm, c.stream),
+          c.rank, "HcclReduce(statistics max)"))
+    return false;
+  if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(statistics)"))
+    return false;
+  if (static_cast<uint32_t>(c.rank) == a.root &&
+      !Ok(aclrtMemcpy(out, sizeof out, c.stats_recv.ptr, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST),
+          c.rank, "aclrtMemcpy(stats)"))
+    return false;
+  row->max_us = static_cast<double>(out[0]) / 1000.0;
+  row->min_us = static_cast<double>(-out[1]) / 1000.0;
+  if (!Ok(aclrtMemcpy(c.stats_send.ptr, sizeof sums, sums, sizeof sums, ACL_MEMCPY_HOST_TO_DEVICE),
+          c.rank, "aclrtMemcpy(stats)"))
+    return false;
+  if (!Ok(HcclReduce(c.stats_send.ptr, c.stats_recv.ptr, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM,
+                     a.root, c.comm, c.stream),
+          c.rank, "HcclReduce(statistics sum)"))
+    return false;
+  if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(statistics)"))
+    return false;
+  if (static_cast<uint32_t>(c.rank) == a.root &&
+      !Ok(aclrtMemcpy(out, sizeof out, c.stats_recv.ptr, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST),
+          c.rank, "aclrtMemcpy(stats)"))
+    return false;
+
+  row->bytes = bytes;
+  row->count = a.count;
+  row->dtype = dtype;
+  row->op = op;
+  row->root = static_cast<int>(a.root);
+  row->time_us = time_us;
+  row->iters = iters;
+  row->algbw = AlgBandwidthGBs(bytes, time_us);
+  row->busbw = row->algbw * c.spec->bus_factor(c.ranks);
+  row->wrong = static_cast<uint32_t>(c.rank) == a.root ? static_cast<uint64_t>(out[0]) : wrong;
+  row->check = c.opt.check == 0 ? CheckState::kNull
+                                : (row->wrong ? CheckState::kFailed : CheckState::kSuccess);
+  return true;
+}
+
+int RunSweep(Context& c) {
+  const bool is_root = c.rank == c.opt.root;
+  std::vector<uint64_t> sizes = SizeSweep(c.opt);
+  std::vector<int> ops = c.spec->uses_op ? c.opt.ops : std::vector<int>{0};
+  std::vector<Row> rows;
+  const bool several = c.opt.dtypes.size() * ops.size() > 1;
+  Progress progress(is_root);
+  bool any_wrong = false;
+  size_t point = 0, points = sizes.size() * c.opt.dtypes.size() * ops.size();
+  if (is_root && c.opt.wide) std::fputs(WideHeader().c_str(), stdout);
+  for (int dtype : c.opt.dtypes) {
+    for (int op : ops) {
+      if (is_root && !c.opt.wide) {
+        if (several) std::printf("datatype: %s, op: %s\n", FindTestType(dtype)->name, OpName(op));
+        std::fputs(ClassicHeader().c_str(), stdout);
+      }
+      for (uint64_t bytes : sizes) {
+        ++point;
+        progress.Show(std::string("[") + c.spec->name + "] " + FindTestType(dtype)->name + " " +
+                      OpName(op) + " " + std::to_string(bytes) + " B  (" + std::to_string(point) +
+                      "/" + std::to_string(points) + ")");
+        Row row;
+        uint64_t local_wrong = 0;
+        std::string detail;
+        if (!MeasurePoint(c, bytes, dtype, op, &row, &local_wrong, &detail)) {
+          progress.Clear();
+          std::fflush(stdout);
+          return 2;
+        }
+        progress.Clear();
+        if (local_wrong) any_wrong = true;
+        if (is_root) {
+          if (row.wrong) any_wrong = true;
+          std::fputs((c.opt.wide ? WideRow(row) : ClassicRow(row)).c_str(), stdout);
+          if (!detail.empty()) std::fputs(detail.c_str(), stdout);
+          rows.push_back(row);
+        } else if (local_wrong) {
+          std::string line = ClassicRow(row);
+          std::printf("local rank_id %d, check result failed, %s", c.rank, line.c_str());
+          if (!detail.empty()) std::fputs(detail.c_str(), stdout);
+        }
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (is_root && !c.opt.json_path.empty()) {
+    RunInfo info{c.spec->name, c.ranks, c.opt.iters, c.opt.warmup_iters, c.opt.isolated};
+    std::FILE* f = std::fopen(c.opt.json_path.c_str(), "w");
+    if (f == nullptr) {
+      std::fprintf(stderr, "rank %d: cannot write --json file '%s'\n", c.rank,
+                   c.opt.json_path.c_str());
+      return 2;
+    }
+    std::string s = RowsToJson(info, rows);
+    std::fwrite(s.data(), 1, s.size(), f);
+    std::fclose(f);
+  }
+  return any_wrong ? 1 : 0;
+}
+
+}  // namespace
+
+int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
+  std::string err;
+  std::unique_ptr<Bootstrap> boot = MakeBootstrap(&argc, &argv, &err);
+  if (!boot) {
+    std::fprintf(stderr, "%s: %s\n", spec.name, err.c_str());
+    return 2;
+  }
+  Context c;
+  c.spec = &spec;
+  c.rank = boot->rank();
+  c.ranks = boot->size();
+  ParseResult parsed = ParseOptions(argc, argv);
+  // Messages about the command line come from one rank only (the root if it parsed, else rank 0).
+  const int64_t speaker =
+      parsed.error.empty() && parsed.options.root < c.ranks ? parsed.options.root : 0;
+  if (parsed.help || !parsed.error.empty()) {
+    if (c.rank == speaker) {
+      if (parsed.help)
+        std::fputs(UsageText(spec.name).c_str(), stdout);
+      else
+        std::printf("%s\n", parsed.error.c_str());
+    }
+    boot->Finalize();
+    return parsed.help ? 0 : 1;
+  }
+  c.opt = parsed.options;
+  uint32_t devices = 0;
+  if (!Ok(aclrtGetDeviceCount(&devices), c.rank, "aclrtGetDeviceCount")) return 2;
+  std::string bad = ValidateForWorld(c.opt, c.ranks, devices);
+  if (!bad.empty()) {
+    if (c.rank == speaker) std::printf("%s\n", bad.c_str());
+    boot->Finalize();
+    return 1;
+  }
+  const bool is_root = c.rank == c.opt.root;
+  if (is_root) {
+    for (const auto& n : c.opt.notes) std::printf("%s\n", n.c_str());
+  }
+  const int64_t npus = c.opt.npus > 0 ? c.opt.npus : devices;
+  const int device = static_cast<int>(c.rank % npus);
+  if (!Ok(aclInit(nullptr), c.rank, "aclInit")) return 2;
+  if (!Ok(aclrtSetDevice(device), c.rank, "aclrtSetDevice")) return 2;
+  if (!Ok(aclrtCreateEvent(&c.start), c.rank, "aclrtCreateEvent") ||
+      !Ok(aclrtCreateEvent(&c.end), c.rank, "aclrtCreateEvent") ||
+      !Ok(aclrtCreateStream(&c.stream), c.rank, "aclrtCreateStream"))
+    return 2;
+  if (is_root) {
+    std::vector<uint64_t> sweep = SizeSweep(c.opt);  // with --sizes, the list's ends
+    uint64_t lo = sweep.empty() ? c.opt.min_bytes : *std::min_element(sweep.begin(), sweep.end());
+    uint64_t hi = sweep.empty() ? c.opt.max_bytes : *std::max_element(sweep.begin(), sweep.end());
+    std::printf("the minbytes is %llu, maxbytes is %llu, iters is %lld, warmup_iters is %lld\n",
+                static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                static_cast<long long>(c.opt.iters), static_cast<long long>(c.opt.warmup_iters));
+    std::fflush(stdout);
+  }
+  int status = 2;
+  HcclResult hr = boot->CreateComm(static_cast<int>(c.opt.root), &c.comm, &err);
+  if (hr != HCCL_SUCCESS) {
+    std::fprintf(stderr, "rank %d: creating the communicator failed with %d: %s\n", c.rank,
+                 static_cast<int>(hr), err.c_str());
+  } else if (Ok(c.stats_send.Alloc(64), c.rank, "aclrtMalloc(stats)") &&
+             Ok(c.stats_recv.Alloc(64), c.rank, "aclrtMalloc(stats)")) {
+    status = RunSweep(c);
+  }
+  c.stats_send.Free();
+  c.stats_recv.Free();
+  if (c.comm) (void)HcclCommDestroy(c.comm);
+  (void)aclrtDestroyStream(c.stream);
+  (void)aclrtDestroyEvent(c.start);
+  (void)aclrtDestroyEvent(c.end);
+  (void)aclrtResetDevice(device);
+  (void)aclFinalize();
+  boot->Finalize();
+  return status;
+}
+
+}  // namespace hostccl::tools

@@ -1,0 +1,32 @@
+# End-to-end smoke runs of reduce_test under hcclrun (label "e2e"; they need the whole stack).
+if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
+  set(libdir ${CMAKE_LIBRARY_OUTPUT_DIRECTORY})
+  add_test(NAME hccl_test_e2e_reduce_4ranks_fp32
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:reduce_test>
+            -b 8 -e 4M -f 4 -d fp32 -o sum -r 1 -c 1)
+  add_test(NAME hccl_test_e2e_reduce_3ranks_all_types_ops
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:reduce_test>
+            -b 8 -e 64K -f 8 -d all -o all -r 2 -n 3 -w 1 -W 1 -c 2)
+  add_test(NAME hccl_test_e2e_reduce_isolated_budget_json
+    COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:reduce_test>
+            --sizes 8,4K,1M -I -T 0.05 -W 1 --json ${CMAKE_CURRENT_BINARY_DIR}/e2e_reduce.json)
+  add_test(NAME hccl_test_e2e_reduce_no_launcher COMMAND $<TARGET_FILE:reduce_test> -b 1K -e 64K -f 4 -d bfp16 -o max)
+  set(e2e hccl_test_e2e_reduce_4ranks_fp32 hccl_test_e2e_reduce_3ranks_all_types_ops
+      hccl_test_e2e_reduce_isolated_budget_json hccl_test_e2e_reduce_no_launcher)
+  set_tests_properties(${e2e} PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
+    ENVIRONMENT "LD_LIBRARY_PATH=${libdir}")
+  # The output format must stay hccl_test's (parsers depend on it).
+  set_tests_properties(hccl_test_e2e_reduce_4ranks_fp32 PROPERTIES
+    PASS_REGULAR_EXPRESSION "data_size\\(Bytes\\): \\| aveg_time\\(us\\): \\| alg_bandwidth\\(GB/s\\): \\| check_result:"
+    FAIL_REGULAR_EXPRESSION "failed")
+  if(TARGET reduce_test_mpi)
+    find_program(HOSTCCL_MPIRUN_OPENMPI mpirun.openmpi)
+    if(HOSTCCL_MPIRUN_OPENMPI)
+      add_test(NAME hccl_test_e2e_reduce_mpi_openmpi
+        COMMAND ${HOSTCCL_MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe -np 3 -x LD_LIBRARY_PATH
+                $<TARGET_FILE:reduce_test_mpi> -b 8 -e 1M -f 16 -d fp16 -o sum -r 2)
+      set_tests_properties(hccl_test_e2e_reduce_mpi_openmpi PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
+        ENVIRONMENT "LD_LIBRARY_PATH=${libdir}" FAIL_REGULAR_EXPRESSION "failed")
+    endif()
+  endif()
+endif()
