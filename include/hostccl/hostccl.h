@@ -34,7 +34,9 @@ extern "C" {
  */
 HcclResult HostcclCommInitFromEnv(HcclComm *comm);
 
-/* The rank and rank count the environment describes (no communication). */
+/* The rank and rank count the environment describes (no communication). Returns
+ * HCCL_E_NOT_FOUND, quietly (info log; aclGetRecentErrMsg has the reason), when no launcher
+ * environment is present, so programs can probe for one. */
 HcclResult HostcclGetEnvRank(uint32_t *rank, uint32_t *size);
 
 /* The rank within this host and the ranks on this host (localSize = size when unknown). */

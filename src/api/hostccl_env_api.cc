@@ -132,7 +132,7 @@ Status ReadLaunchEnv(LaunchEnv* env) {
     }
     return Status::Ok();
   }
-  return MakeStatus(Code::kPara,
+  return MakeStatus(Code::kNotFound,
                     "no launcher environment found: set RANK and WORLD_SIZE (hcclrun, torchrun) "
                     "or start the program under mpirun, mpiexec or srun");
 }
@@ -203,7 +203,9 @@ std::atomic<uint32_t> g_calls{0};
 
 Status InitFromEnv(HcclComm* comm) {
   LaunchEnv env;
-  HOSTCCL_RETURN_IF_ERROR(ReadLaunchEnv(&env));
+  Status st = ReadLaunchEnv(&env);
+  if (st.code() == Code::kNotFound) return Status(Code::kPara, st.message());  // documented code
+  HOSTCCL_RETURN_IF_ERROR(st);
   HOSTCCL_RETURN_IF_ERROR(EnsureDevice(env));
   HLOG_INFO(kInit, "HostcclCommInitFromEnv: rank %u of %u (local %u of %u) from %s", env.rank,
             env.size, env.local_rank, env.local_size, env.launcher);
@@ -288,6 +290,11 @@ HOSTCCL_API HcclResult HostcclGetEnvRank(uint32_t* rank, uint32_t* size) {
     if (st.ok()) {
       *rank = env.rank;
       *size = env.size;
+    } else if (st.code() == Code::kNotFound) {
+      // A probe: "not under a launcher" is an answer, not an error worth an error line.
+      HLOG_INFO(kInit, "HostcclGetEnvRank: %s", st.message().c_str());
+      rt::SetRecentError("HostcclGetEnvRank: " + st.message());
+      return HCCL_E_NOT_FOUND;
     }
     return api::Report("HostcclGetEnvRank", st);
   });

@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   uint32_t expected = argc > 1 ? static_cast<uint32_t>(std::atoi(argv[1])) : 0;
   uint32_t env_rank = 0, env_size = 0;
   if (HostcclGetEnvRank(&env_rank, &env_size) != HCCL_SUCCESS) {
-    std::fprintf(stderr, "HostcclGetEnvRank failed\n");
+    std::fprintf(stderr, "HostcclGetEnvRank failed: %s\n", aclGetRecentErrMsg());
     return 1;
   }
   HcclComm comm = nullptr;
