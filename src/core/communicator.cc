@@ -118,6 +118,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     free_observer_ = rt::AddFreeObserver([g](uint64_t serial) { g->NoteFreed(serial); });
   }
   if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
+  chunk_bytes_override_ = std::max<int64_t>(0, EnvInt(Knob::kChunkBytes, 0));
   HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",
             name_.c_str(), rank_, size_, device_,
             all_local_ ? "all ranks are threads of this process" : "ranks in several processes",
@@ -329,7 +330,8 @@ Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
   std::string why;
   const algo::ReduceAlgorithm* a = SelectReduce(forced_, bytes, where, &why);
   algo::Context ctx = MakeContext(fp, OpDeadline());
-  ctx.chunk_bytes = static_cast<size_t>(EnvInt(Knob::kChunkBytes, static_cast<int64_t>(DefaultChunkBytes(bytes))));
+  ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
+                                              : static_cast<size_t>(DefaultChunkBytes(bytes));
   HLOG_INFO(kColl, "HcclReduce #%llu %s on '%s': %s (%s), transport %s",
             static_cast<unsigned long long>(seq), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name,
             why.c_str(), local_ ? "in-process" : shm_ ? "shared memory" : "TCP");

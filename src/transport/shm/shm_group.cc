@@ -67,6 +67,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   g->rank_ = rank;
   g->size_ = size;
   g->pids_ = pids;
+  g->own_pid_ = static_cast<uint32_t>(getpid());
   const size_t control = (ShmSegment::Bytes(size) + 4095) & ~size_t{4095};
   staging_bytes = (staging_bytes + 4095) & ~size_t{4095};
   g->seg_bytes_ = control + staging_bytes;
@@ -213,7 +214,7 @@ void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why) {
                      reinterpret_cast<void*>(d.addr));
     return nullptr;
   }
-  if (pids_[static_cast<size_t>(r)] == static_cast<uint32_t>(getpid())) return reinterpret_cast<void*>(d.addr);
+  if (pids_[static_cast<size_t>(r)] == own_pid_) return reinterpret_cast<void*>(d.addr);
   const uint64_t key = (static_cast<uint64_t>(r) << 48) ^ d.serial;
   auto it = maps_.find(key);
   if (it == maps_.end() || it->second.base != d.base) {

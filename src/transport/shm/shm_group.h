@@ -90,6 +90,7 @@ class ShmGroup {
   ShmSegment* seg_ = nullptr;
   size_t seg_bytes_ = 0;
   std::vector<uint32_t> pids_;
+  uint32_t own_pid_ = 0;        // getpid() is a system call: cached
   std::vector<int> pidfds_;
   struct Mapping {
     void* local = nullptr;

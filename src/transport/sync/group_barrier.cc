@@ -26,6 +26,10 @@ Status BarrierEnter(BarrierWords* b, ArrivalWord* arrivals, int size, int rank, 
     return Status::Ok();
   }
   auto done = [&] { return b->count.load(std::memory_order_acquire) >= target; };
+  // A cross-core hand-off takes ~0.03 us, but a running peer may still be a few microseconds
+  // behind (its own call overhead); yielding early hands the core to unrelated processes for a
+  // whole time slice on a busy host. So: spin (only when the ranks fit on the cores), then yield
+  // a little, then sleep on the futex.
   if (opt.spin) {
     for (int i = 0; i < 4000; ++i) {
       if (done()) return Status::Ok();
