@@ -1,0 +1,158 @@
+// Helpers shared by the fault-injection tests (tests/fault/*_test.cc): device buffers, a
+// millisecond clock, the transports every multi-process case runs over, a /dev/shm listing and a
+// per-run scratch directory through which rank children publish their pids.
+// Public API only (acl/acl.h, hccl/hccl.h); everything here runs on the calling thread.
+#pragma once
+
+#include <acl/acl.h>
+#include <dirent.h>
+#include <hccl/hccl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "harness/run_ranks.h"
+
+namespace hostccl::faulttest {
+
+inline int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// One aclrtMalloc allocation, filled with `value` as fp32 (enough for every case here).
+struct DevBuf {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  // fill=false leaves the contents as allocated (large buffers whose values do not matter).
+  bool Alloc(size_t n, float value = 1.0f, bool fill = true) {
+    bytes = n;
+    if (aclrtMalloc(&ptr, n, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return false;
+    if (!fill) return true;
+    std::vector<float> host(n / sizeof(float), value);
+    return aclrtMemcpy(ptr, n, host.data(), host.size() * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS;
+  }
+  float At(size_t i) const {
+    float v = 0;
+    (void)aclrtMemcpy(&v, sizeof(v), static_cast<char*>(ptr) + i * sizeof(float), sizeof(v), ACL_MEMCPY_DEVICE_TO_HOST);
+    return v;
+  }
+  ~DevBuf() {
+    if (ptr) (void)aclrtFree(ptr);
+  }
+};
+
+// The multi-process transports: shared memory (the default for processes of one host) and TCP.
+inline std::vector<std::pair<std::string, std::string>> TransportEnv(const std::string& transport) {
+  return {{"HOSTCCL_TRANSPORT", transport}};
+}
+
+inline std::set<std::string> ListDevShm() {
+  std::set<std::string> out;
+  if (DIR* d = opendir("/dev/shm")) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") out.insert(n);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+// Entries of `after` that are not in `before`.
+inline std::string NewEntries(const std::set<std::string>& before, const std::set<std::string>& after) {
+  std::string s;
+  for (const auto& n : after)
+    if (!before.count(n)) s += n + " ";
+  return s;
+}
+
+// A scratch directory made by the parent and handed to the rank children through the environment
+// variable FAULTTEST_DIR (children only read it). Ranks publish their pid as <dir>/pid.<rank>.
+inline constexpr const char* kDirVar = "FAULTTEST_DIR";
+
+inline std::string MakeScratchDir() {
+  char tmpl[] = "/tmp/hostccl-faulttest-XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  return d ? std::string(d) : std::string("/tmp");
+}
+
+inline void RemoveScratchDir(const std::string& dir) {
+  if (dir.rfind("/tmp/hostccl-faulttest-", 0) != 0) return;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") unlink((dir + "/" + n).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
+
+inline std::string ScratchDir() {
+  const char* d = std::getenv(kDirVar);
+  return d ? d : "";
+}
+
+inline void PublishPid(int rank) {
+  std::string path = ScratchDir() + "/pid." + std::to_string(rank);
+  std::ofstream(path + ".tmp") << getpid() << "\n";
+  (void)rename((path + ".tmp").c_str(), path.c_str());
+}
+
+// The pid rank `rank` published, waiting up to `wait_ms` for it; -1 if none.
+inline pid_t PeerPid(int rank, int wait_ms = 5000) {
+  std::string path = ScratchDir() + "/pid." + std::to_string(rank);
+  for (int64_t end = NowMs() + wait_ms; NowMs() < end;) {
+    std::ifstream in(path);
+    long pid = -1;
+    if (in >> pid && pid > 0) return static_cast<pid_t>(pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
+// Marker files in the scratch directory: a rank writes one (with a value, e.g. a time) and
+// another waits for it; a cheap out-of-band signal that does not go through the library.
+inline void WriteMark(const std::string& name, int64_t value) {
+  std::string path = ScratchDir() + "/" + name;
+  std::ofstream(path + ".tmp") << value << "\n";
+  (void)rename((path + ".tmp").c_str(), path.c_str());
+}
+
+// The value of mark `name`, waiting up to `wait_ms` for it to appear; -1 if it does not.
+inline int64_t ReadMark(const std::string& name, int wait_ms) {
+  std::string path = ScratchDir() + "/" + name;
+  for (int64_t end = NowMs() + wait_ms;;) {
+    std::ifstream in(path);
+    long long v = -1;
+    if (in >> v) return v;
+    if (NowMs() >= end) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+inline std::string Errno(const char* what, HcclResult r) {
+  return std::string(what) + " returned " + std::to_string(static_cast<int>(r));
+}
+
+// One fp32 sum HcclReduce into root 0 followed by synchronize; returns the synchronize result.
+inline aclError ReduceAndSync(hostccl::test::RankContext& ctx, DevBuf& send, DevBuf& recv, uint64_t count,
+                              HcclResult* enqueue_rc) {
+  *enqueue_rc = HcclReduce(send.ptr, recv.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
+  if (*enqueue_rc != HCCL_SUCCESS) return ACL_SUCCESS;
+  return aclrtSynchronizeStream(ctx.stream);
+}
+
+}  // namespace hostccl::faulttest
