@@ -369,6 +369,15 @@ Status Communicator::RunBarrier(uint64_t seq) {
 
 void Communicator::Destroy() {
   destroyed_.store(true);
+  // Peers that wait for this rank behind shared memory must learn it is gone now, not when its
+  // process exits (a rank that skipped a call and destroyed). Safe for peers that already passed
+  // their last barrier: waits test completion before the abort flag.
+  if (!failed()) {
+    const std::string why = StrFormat("rank %d destroyed its communicator", rank_);
+    if (shm_) shm_->Abort(Code::kRemote, why);
+    if (node_shm_) node_shm_->Abort(Code::kRemote, why);
+    if (local_) local_->Abort(Code::kRemote, why);
+  }
   if (inflight_.load() > 0) {
     if (transport_) transport_->Interrupt();
     if (local_) local_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");

@@ -56,8 +56,15 @@ RequestId TcpTransport::NewRequest(int peer, bool send, size_t len) {
   return id;
 }
 
-Status TcpTransport::Isend(int peer, const void* buf, size_t len, const Fingerprint& fp, RequestId* id) {
+Status TcpTransport::BeginRequest(const Fingerprint& fp) {
   if (!status_.ok()) return status_;
+  current_fp_ = fp;  // first: an abort relayed from here must name this (later) operation
+  if (!deferred_abort_.ok() && fp.seq >= deferred_seq_) Fail(deferred_abort_);
+  return status_;
+}
+
+Status TcpTransport::Isend(int peer, const void* buf, size_t len, const Fingerprint& fp, RequestId* id) {
+  HOSTCCL_RETURN_IF_ERROR(BeginRequest(fp));
   HOSTCCL_RETURN_IF_ERROR(CheckPeer(peer, "send"));
   if (buf == nullptr && len > 0) return MakeStatus(Code::kPtr, "rank %d: send of %zu bytes from a null buffer", rank_, len);
   if (len > kMaxDataPayload) return MakeStatus(Code::kPara, "rank %d: send of %zu bytes is too large", rank_, len);
@@ -77,7 +84,7 @@ Status TcpTransport::Isend(int peer, const void* buf, size_t len, const Fingerpr
 }
 
 Status TcpTransport::Irecv(int peer, void* buf, size_t len, const Fingerprint& fp, RequestId* id) {
-  if (!status_.ok()) return status_;
+  HOSTCCL_RETURN_IF_ERROR(BeginRequest(fp));
   HOSTCCL_RETURN_IF_ERROR(CheckPeer(peer, "receive"));
   if (buf == nullptr && len > 0) return MakeStatus(Code::kPtr, "rank %d: receive of %zu bytes into a null buffer", rank_, len);
   PendingRecv r{NewRequest(peer, false, len), static_cast<uint8_t*>(buf), len, fp};
@@ -90,25 +97,29 @@ Status TcpTransport::Irecv(int peer, void* buf, size_t len, const Fingerprint& f
 Status TcpTransport::Wait(RequestId id, Deadline deadline) { return WaitAll(&id, 1, deadline); }
 
 Status TcpTransport::WaitAll(const RequestId* ids, size_t n, Deadline deadline) {
-  if (!status_.ok()) return status_;
   for (size_t i = 0; i < n; ++i) {
-    if (!reqs_.count(ids[i])) return MakeStatus(Code::kPara, "rank %d: unknown request id %llu", rank_, Ull(ids[i]));
+    if (!reqs_.count(ids[i])) {
+      if (!status_.ok()) return status_;
+      return MakeStatus(Code::kPara, "rank %d: unknown request id %llu", rank_, Ull(ids[i]));
+    }
   }
   uint64_t start = NowNs();
   for (;;) {
+    // Completed requests succeed even if a later frame (e.g. an ABORT read in the same poll) has
+    // failed the transport since: their bytes did arrive / leave.
     bool all = true;
     for (size_t i = 0; i < n && all; ++i) all = reqs_.at(ids[i]).done;
     if (all) {
       for (size_t i = 0; i < n; ++i) reqs_.erase(ids[i]);
       return Status::Ok();
     }
+    if (!status_.ok()) return status_;
     if (deadline.Expired()) {
       Fail(MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms waiting for %s", rank_,
                       Ull((NowNs() - start) / 1000000), DescribePending(ids, n).c_str()));
       return status_;
     }
     PollOnce(deadline.RemainingMsForPoll());
-    if (!status_.ok()) return status_;
   }
 }
 
@@ -173,6 +184,15 @@ void TcpTransport::PollOnce(int timeout_ms) {
     if (p == rank_ || !pe.fd.valid()) continue;
     if (pe.rx == Rx::kDataPending && !pe.recvs.empty()) MatchPending(p);
     if (!status_.ok()) return;
+    if (pe.rx == Rx::kDataPending && pe.recvs.empty()) {
+      // Unexpected frame for the operation now in progress, describing it differently (it may
+      // have arrived while we were still in the previous operation).
+      const Fingerprint& f = pe.cur.fp;
+      if (f.kind == current_fp_.kind && f.seq == current_fp_.seq && f != current_fp_) {
+        Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
+        return;
+      }
+    }
     if (pe.rx == Rx::kClosed) {
       if (!pe.sends.empty() || !pe.recvs.empty()) {
         Fail(PeerClosed(p, " (its communicator was destroyed)"));
@@ -325,6 +345,14 @@ void TcpTransport::ReadPeer(int p) {
         pe.body_got = 0;
         if (pe.cur.type == FrameType::kData) {
           pe.rx = Rx::kDataPending;
+          // A frame nobody here expects, for the very operation in progress, but describing it
+          // differently (e.g. the sender believes in another root): a mismatch that would
+          // otherwise only surface as a timeout.
+          const Fingerprint& f = pe.cur.fp;
+          if (pe.recvs.empty() && f.kind == current_fp_.kind && f.seq == current_fp_.seq && f != current_fp_) {
+            Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
+            return;
+          }
         } else if (pe.cur.type == FrameType::kAbort) {
           pe.reason.assign(pe.cur.payload_len, '\0');
           pe.rx = Rx::kAbortBody;
@@ -357,7 +385,18 @@ void TcpTransport::ReadPeer(int p) {
         pe.body_got += got;
         if (pe.body_got == pe.reason.size()) {
           for (char& c : pe.reason) if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-          Fail(Status(static_cast<Code>(pe.cur.code), StrFormat("rank %d aborted: %s", p, pe.reason.c_str())).WithPeer(p));
+          Status st = Status(static_cast<Code>(pe.cur.code), StrFormat("rank %d aborted: %s", p, pe.reason.c_str()));
+          st.WithPeer(p);
+          if (current_fp_.seq != 0 && pe.cur.fp.seq > current_fp_.seq) {
+            if (deferred_abort_.ok()) {
+              deferred_abort_ = st;
+              deferred_seq_ = pe.cur.fp.seq;
+            }
+            pe.rx = Rx::kHeader;  // keep reading: our own operation may still complete
+            pe.body_got = 0;
+            break;
+          }
+          Fail(st);
           return;
         }
         break;
@@ -377,6 +416,7 @@ bool TcpTransport::SendControl(int p, FrameType type, Code code, const std::stri
   h.type = type;
   h.payload_len = tlen;
   h.code = static_cast<int32_t>(code);
+  h.fp = current_fp_;  // which operation the notice is about (receivers in an earlier one defer it)
   EncodeFrameHeader(h, buf);
   memcpy(buf + kFrameHeaderBytes, text.data(), tlen);
   size_t total = kFrameHeaderBytes + tlen;

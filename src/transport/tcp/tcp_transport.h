@@ -90,6 +90,12 @@ class TcpTransport final : public Transport {
   std::unordered_map<RequestId, ReqInfo> reqs_;
   RequestId next_id_ = 1;
   Status status_;  // sticky first error
+  Fingerprint current_fp_;  // fingerprint of the latest posted request: the operation in progress
+  // An ABORT for a later operation than ours: its sender finished our operation, so it fails us
+  // only once we move on (posting a request of a later operation).
+  Status deferred_abort_;
+  Status BeginRequest(const Fingerprint& fp);  // records the operation; applies a deferred abort
+  uint64_t deferred_seq_ = 0;
   Fd event_fd_;
   std::atomic<bool> interrupted_{false};
   std::vector<pollfd> pfds_;  // scratch, reused across rounds
