@@ -73,7 +73,7 @@ Status StreamImpl::Enqueue(Task task) {
     if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
     queue_.push_back(Entry{++enqueued_, NowNs(), std::move(task)});
     if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
-    wake = claimers_ == 0 && !executing_;
+    wake = claimers_ == 0 && !executing_ && worker_asleep_;
   }
   if (wake) worker_cv_.notify_one();
   return Status::Ok();
@@ -99,12 +99,23 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
 
 void StreamImpl::WorkerLoop() {
   std::unique_lock lk(mu_);
+  uint64_t last_active = NowNs();
   while (true) {
     if (stop_ && queue_.empty() && !executing_) break;
     if (queue_.empty() || executing_ || claimers_ > 0) {
-      worker_cv_.wait(lk);
+      if (!queue_.empty() || executing_) last_active = NowNs();
+      if (NowNs() - last_active < kWorkerDozeNs) {
+        worker_dozing_ = true;
+        worker_cv_.wait_for(lk, std::chrono::nanoseconds(kWorkerPollNs));
+        worker_dozing_ = false;
+      } else {
+        worker_asleep_ = true;
+        worker_cv_.wait(lk);
+        worker_asleep_ = false;
+      }
       continue;
     }
+    last_active = NowNs();
     // Leave a fresh task to a thread that synchronizes right after enqueueing.
     uint64_t age = NowNs() - queue_.front().enqueue_ns;
     if (age < kWorkerGraceNs && timed_waiters_ == 0 && !stop_) {

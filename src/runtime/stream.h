@@ -7,7 +7,10 @@
 //    that have not started yet; only one executor runs at a time.
 //  - The worker thread (started at the first enqueue) runs tasks only while no such
 //    synchronizer is present, and leaves a freshly enqueued task alone for kWorkerGraceNs so
-//    the enqueuing thread can claim it when it synchronizes right away.
+//    the enqueuing thread can claim it when it synchronizes right away. While it has been busy
+//    in the last kWorkerDozeNs it polls every kWorkerPollNs instead of being notified by each
+//    enqueue (no wake-up system call or extra runnable thread per call); after that it sleeps
+//    until an enqueue notifies it. A task nobody synchronizes still starts within ~1 ms.
 //  - A synchronizer with a finite deadline never runs tasks itself (a task may block past the
 //    deadline); it urges the worker and waits.
 //  - The first failing task's Status is kept until a synchronize reports it; later tasks run.
@@ -29,6 +32,10 @@ namespace hostccl::rt {
 class StreamImpl final : public Stream {
  public:
   static constexpr uint64_t kWorkerGraceNs = 100 * 1000;
+  // While recently active the worker polls instead of being notified on each enqueue: with
+  // more ranks than cores an extra runnable thread per call costs more than the poll.
+  static constexpr uint64_t kWorkerPollNs = 1000 * 1000;
+  static constexpr uint64_t kWorkerDozeNs = 50 * 1000 * 1000;
 
   StreamImpl(int device, uint32_t priority, uint32_t flags);
   ~StreamImpl() override;
@@ -77,6 +84,8 @@ class StreamImpl final : public Stream {
   bool executing_ = false;             // a task is running (worker or synchronizer)
   int claimers_ = 0;                   // infinite-deadline synchronizers present
   int timed_waiters_ = 0;              // finite-deadline waiters present (skip the grace)
+  bool worker_dozing_ = false;         // worker polls every kWorkerPollNs (recently active)
+  bool worker_asleep_ = false;         // worker waits for a notification (long idle)
   bool stop_ = false;
   Status error_;                       // first task error since the last report
   std::thread worker_;

@@ -16,50 +16,63 @@ bool Oversubscribed(int ranks) {
   return static_cast<unsigned>(ranks) > cores;
 }
 
-Status BarrierEnter(BarrierWords* b, ArrivalWord* arrivals, int size, int rank, Deadline deadline,
-                    const BarrierOptions& opt) {
-  const uint64_t my_round = arrivals[rank].arrived.fetch_add(1, std::memory_order_acq_rel) + 1;
-  const uint64_t target = my_round * static_cast<uint64_t>(size);
-  if (b->count.fetch_add(1, std::memory_order_acq_rel) + 1 >= target) {
-    b->wake.fetch_add(1, std::memory_order_acq_rel);
-    if (b->sleepers.load(std::memory_order_acquire) != 0) FutexWake(&b->wake, INT32_MAX, opt.shared);
-    return Status::Ok();
-  }
-  auto done = [&] { return b->count.load(std::memory_order_acquire) >= target; };
+Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline deadline,
+                 const BarrierOptions& opt, const std::function<std::string()>& missing) {
+  if (done()) return Status::Ok();
   // A cross-core hand-off takes ~0.03 us, but a running peer may still be a few microseconds
-  // behind (its own call overhead); yielding early hands the core to unrelated processes for a
-  // whole time slice on a busy host. So: spin (only when the ranks fit on the cores), then yield
-  // a little, then sleep on the futex.
+  // behind (its own call overhead): spin first, when the ranks fit on the cores.
   if (opt.spin) {
     for (int i = 0; i < 4000; ++i) {
       if (done()) return Status::Ok();
       __builtin_ia32_pause();
     }
   }
-  for (int i = 0; i < 4; ++i) {
+  // Yield for a bounded time: with more ranks than cores the peers need our core, and a runnable
+  // peer gets it at once, while a sleeping one needs a ~24 us wake-up. Past the bound (a peer that
+  // is really late), sleep on the futex so an idle rank costs nothing.
+  const uint64_t yield_until = NowNs() + (opt.spin ? 20000 : 200000);
+  do {
     if (done()) return Status::Ok();
     sched_yield();
-  }
+  } while (NowNs() < yield_until);
   while (true) {
     const uint32_t word = b->wake.load(std::memory_order_acquire);
     if (done()) return Status::Ok();
     if (b->aborted.load(std::memory_order_acquire) != 0) return Status(Code::kRemote, "aborted");
-    if (deadline.Expired()) {
-      std::string missing;
-      for (int r = 0; r < size; ++r)
-        if (arrivals[r].arrived.load(std::memory_order_acquire) < my_round)
-          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      return MakeStatus(Code::kTimeout, "timed out waiting for %s %s of %d", opt.what, missing.c_str(), size);
-    }
+    if (deadline.Expired())
+      return MakeStatus(Code::kTimeout, "timed out waiting for %s %s", opt.what, missing().c_str());
     if (opt.check) {
       Status alive = opt.check();
-      if (!alive.ok()) return done() ? Status::Ok() : alive;  // a peer may arrive, then exit
+      if (!alive.ok()) return done() ? Status::Ok() : alive;  // a peer may finish, then exit
     }
     Deadline slice = opt.check ? deadline.Earlier(Deadline::AfterMs(opt.check_every_ms)) : deadline;
     b->sleepers.fetch_add(1, std::memory_order_acq_rel);
     if (!done() && b->aborted.load(std::memory_order_acquire) == 0) FutexWait(&b->wake, word, slice, opt.shared);
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
   }
+}
+
+void WakeAll(BarrierWords* b, bool shared) {
+  b->wake.fetch_add(1, std::memory_order_acq_rel);
+  if (b->sleepers.load(std::memory_order_acquire) != 0) FutexWake(&b->wake, INT32_MAX, shared);
+}
+
+Status BarrierEnter(BarrierWords* b, ArrivalWord* arrivals, int size, int rank, Deadline deadline,
+                    const BarrierOptions& opt) {
+  const uint64_t my_round = arrivals[rank].arrived.fetch_add(1, std::memory_order_acq_rel) + 1;
+  const uint64_t target = my_round * static_cast<uint64_t>(size);
+  if (b->count.fetch_add(1, std::memory_order_acq_rel) + 1 >= target) {
+    WakeAll(b, opt.shared);
+    return Status::Ok();
+  }
+  auto done = [&] { return b->count.load(std::memory_order_acquire) >= target; };
+  auto missing = [&] {
+    std::string m;
+    for (int r = 0; r < size; ++r)
+      if (arrivals[r].arrived.load(std::memory_order_acquire) < my_round) m += (m.empty() ? "" : ", ") + std::to_string(r);
+    return m + " of " + std::to_string(size);
+  };
+  return WaitUntil(done, b, deadline, opt, missing);
 }
 
 void BarrierAbort(BarrierWords* b, bool shared) {

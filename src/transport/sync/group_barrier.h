@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -38,6 +39,14 @@ struct BarrierOptions {
 // reason), or check() failed.
 Status BarrierEnter(BarrierWords* b, ArrivalWord* arrivals, int size, int rank, Deadline deadline,
                     const BarrierOptions& opt);
+
+// Waits until done() holds, with the same adaptive policy and bounds as BarrierEnter, sleeping
+// on b->wake (whoever makes done() true must bump b->wake and wake sleepers: see WakeAll).
+// `missing` describes who is late, for the timeout message.
+Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline deadline,
+                 const BarrierOptions& opt, const std::function<std::string()>& missing);
+// Bumps the wake word and wakes sleepers (no system call when nobody sleeps).
+void WakeAll(BarrierWords* b, bool shared);
 
 // Marks the barrier aborted and wakes every sleeper.
 void BarrierAbort(BarrierWords* b, bool shared);
