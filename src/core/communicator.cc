@@ -249,8 +249,9 @@ void Communicator::Fail(const Status& st) {
   HLOG_ERROR(kColl, "communicator '%s' rank %d failed: %s", name_.c_str(), rank_, st.ToString().c_str());
   if (transport_) transport_->Abort(st.message(), st.code());
   if (local_) local_->Abort(st.code(), st.message());
-  if (shm_) shm_->Abort(st.code(), st.message());
-  if (node_shm_) node_shm_->Abort(st.code(), st.message());
+  const uint64_t seq = running_seq_.load();
+  if (shm_) shm_->Abort(st.code(), st.message(), seq);
+  if (node_shm_) node_shm_->Abort(st.code(), st.message(), seq);
 }
 
 Deadline Communicator::OpDeadline() const {
@@ -309,6 +310,7 @@ Status Communicator::EnqueueBarrier(rt::Stream* stream) {
 
 Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
   std::lock_guard<std::mutex> lk(exec_mu_);
+  running_seq_.store(seq);
   SetLogRank(rank_);
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
@@ -348,6 +350,7 @@ Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
 
 Status Communicator::RunBarrier(uint64_t seq) {
   std::lock_guard<std::mutex> lk(exec_mu_);
+  running_seq_.store(seq);
   SetLogRank(rank_);
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
@@ -356,7 +359,7 @@ Status Communicator::RunBarrier(uint64_t seq) {
   fp.kind = static_cast<uint8_t>(CollKind::kBarrier);
   fp.seq = seq;
   algo::Context ctx = MakeContext(fp, OpDeadline());
-  Status st = shm_ ? shm_->Barrier(rank_, ctx.deadline) : algo::Barrier(ctx);
+  Status st = shm_ ? shm_->Barrier(rank_, ctx.deadline, seq) : algo::Barrier(ctx);
   inflight_.fetch_sub(1);
   if (!st.ok()) {
     if (st.message().rfind("Hccl", 0) != 0)
@@ -374,15 +377,17 @@ void Communicator::Destroy() {
   // their last barrier: waits test completion before the abort flag.
   if (!failed()) {
     const std::string why = StrFormat("rank %d destroyed its communicator", rank_);
-    if (shm_) shm_->Abort(Code::kRemote, why);
-    if (node_shm_) node_shm_->Abort(Code::kRemote, why);
+    // From the next operation on: peers still finishing the last one are not affected.
+    const uint64_t next = running_seq_.load() + 1;
+    if (shm_) shm_->Abort(Code::kRemote, why, next);
+    if (node_shm_) node_shm_->Abort(Code::kRemote, why, next);
     if (local_) local_->Abort(Code::kRemote, why);
   }
   if (inflight_.load() > 0) {
     if (transport_) transport_->Interrupt();
     if (local_) local_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
-    if (shm_) shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
-    if (node_shm_) node_shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
+    if (shm_) shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation", running_seq_.load());
+    if (node_shm_) node_shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation", running_seq_.load());
   }
 }
 

@@ -104,6 +104,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   algo::Scratch scratch_;
 
   std::atomic<uint64_t> next_seq_{0};
+  std::atomic<uint64_t> running_seq_{0};  // operation being executed (or last executed)
   std::mutex exec_mu_;  // one operation at a time per communicator
   std::atomic<int> inflight_{0};
   std::atomic<bool> failed_{false};

@@ -46,7 +46,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
   auto out_slot = [&](uint64_t c) { return g->Staging() + (kNodeChainSlots + c % kNodeChainSlots) * slot_bytes; };
 
   g->Publish(li, ctx.fp, a.send_desc, a.recv_desc);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline));
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline, ctx.fp.seq));
   for (int r = 1; r < m; ++r)
     if (g->Fp(r) != g->Fp(0)) return Status(Code::kPara, FormatMismatch(g->Fp(0), lo, g->Fp(r), lo + r));
   std::string why;
@@ -102,10 +102,10 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
       if (st.ok()) st = post_in(c);
   if (st.ok() && nchunks > 0) st = prepare(0);
   if (!st.ok()) {
-    g->Abort(st.code(), st.message());
+    g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline));
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline, ctx.fp.seq));
   thread_local std::vector<const void*> srcs;
   for (uint64_t c = 0; c < nchunks; ++c) {
     uint64_t b = 0, e = 0;
@@ -119,10 +119,10 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
     }
     if (c + 1 < nchunks) st = prepare(c + 1);
     if (!st.ok()) {
-      g->Abort(st.code(), st.message());
+      g->Abort(st.code(), st.message(), ctx.fp.seq);
       return st;
     }
-    HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline));  // chunk c folded; chunk c+1 ready
+    HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline, ctx.fp.seq));  // chunk c folded; chunk c+1 ready
     if (last && root_here && final_dst == nullptr && ctx.rank == a.root)
       std::memcpy(static_cast<char*>(a.recv) + off(c) * es, out_slot(c), len(c) * es);
     if (send_out) {

@@ -4,6 +4,8 @@
 //   and recvBuf in the shared segment; after a barrier each rank maps (once, cached) the peers'
 //   aclrtMalloc buffers and folds its slice of all ranks' inputs, in rank order, straight into the
 //   root's recvBuf. A second barrier ends the operation.
+// Small inputs (<= ShmGroup::kInlineBytes) are copied into the segment before the first barrier;
+//   after it only the root folds (from the inline copies) and nobody waits for a second barrier.
 // Plan (identical on every rank, since all read the same descriptors):
 //   all sendBufs and the root's recvBuf shareable -> slice-parallel (reads n x S/n, writes S/n per rank);
 //   sendBufs shareable, root's recvBuf not (e.g. malloc'd) -> the root folds everything itself;
@@ -11,6 +13,7 @@
 // Preconditions: ctx.shm (all ranks on this host); in place allowed on any rank.
 // Example: 4 ranks, count 1000 fp32: slices of 256/256/256/232 elements (64-byte aligned); rank 2
 //   reads elements [512, 768) of x0, x1, x2, x3 and writes them into the root's recvBuf.
+#include <cstring>
 #include <vector>
 
 #include "algo/primitives.h"
@@ -23,10 +26,25 @@ namespace hostccl::algo {
 Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   net::ShmGroup* g = ctx.shm;
   if (g == nullptr) return Status(Code::kInternal, "shm reduce needs a shared segment");
-  g->Publish(ctx.rank, ctx.fp, a.send_desc, a.recv_desc);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.rank, ctx.deadline));
+  const uint64_t es = DataTypeSize(a.dtype);
+  const uint64_t bytes = a.count * es;
+  const uint64_t op = g->NextOp();
+  const bool inline_data = bytes <= net::ShmGroup::kInlineBytes;
+  if (inline_data) std::memcpy(g->InlineBuf(ctx.rank, op), a.send, bytes);
+  g->Publish(ctx.rank, ctx.fp, a.send_desc, a.recv_desc, op);
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq));
   for (int r = 1; r < ctx.size; ++r)
-    if (g->Fp(r) != g->Fp(0)) return Status(Code::kPara, FormatMismatch(g->Fp(0), 0, g->Fp(r), r));
+    if (g->Fp(r, op) != g->Fp(0, op)) return Status(Code::kPara, FormatMismatch(g->Fp(0, op), 0, g->Fp(r, op), r));
+  if (inline_data) {
+    // Small: every input is in the segment now, so non-roots are done (their sendBufs are no
+    // longer read) and the root folds alone; one barrier per operation.
+    if (ctx.rank != a.root) return Status::Ok();
+    thread_local std::vector<const void*> in;
+    in.resize(static_cast<size_t>(ctx.size));
+    for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = r == ctx.rank ? a.send : g->InlineBuf(r, op);
+    kern::FoldN(a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
+    return Status::Ok();
+  }
 
   bool sends_shared = true;
   int unshared = -1;
@@ -36,7 +54,6 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
       unshared = r;
       break;
     }
-  const uint64_t es = DataTypeSize(a.dtype);
   if (!sends_shared) {
     HLOG_INFO(kShm, "HcclReduce #%llu: rank %d's sendBuf is not aclrtMalloc memory; using the TCP path",
               static_cast<unsigned long long>(ctx.fp.seq), unshared);
@@ -70,10 +87,10 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
     st = fold(0, a.count, static_cast<char*>(a.recv));
   }
   if (!st.ok()) {
-    g->Abort(st.code(), st.message());
+    g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   }
-  return g->Barrier(ctx.rank, ctx.deadline);
+  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
 }
 
 }  // namespace hostccl::algo

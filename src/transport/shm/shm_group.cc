@@ -24,11 +24,12 @@ constexpr size_t kMaxMappings = 512;
 constexpr uint64_t kFreedRing = 64;
 
 struct alignas(64) SlotData {
-  Fingerprint fp;
+  Fingerprint fp[2];
   BufDesc send;
   BufDesc recv;
   std::atomic<uint64_t> freed_head;  // owner's freed allocation serials (ring of kFreedRing)
   std::atomic<uint64_t> freed[kFreedRing];
+  alignas(64) char inline_data[2][ShmGroup::kInlineBytes];
 };
 
 Fingerprint InternalFp() {
@@ -49,7 +50,8 @@ struct ShmSegment {
   uint32_t version;
   uint32_t nranks;
   std::atomic<int32_t> abort_code;
-  char abort_reason[452];
+  std::atomic<uint64_t> abort_seq;
+  char abort_reason[440];
   BarrierWords barrier;
   // followed by ArrivalWord[nranks], then SlotData[nranks]
   ArrivalWord* arrivals() { return reinterpret_cast<ArrivalWord*>(this + 1); }
@@ -196,15 +198,17 @@ void ShmGroup::DropFreedMappings() {
   }
 }
 
-void ShmGroup::Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv) {
+void ShmGroup::Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv, uint64_t op) {
   DropFreedMappings();
   SlotData& s = seg_->slots()[rank];
-  s.fp = fp;
+  s.fp[op & 1] = fp;
   s.send = send;
   s.recv = recv;
 }
 
-const Fingerprint& ShmGroup::Fp(int r) const { return seg_->slots()[r].fp; }
+char* ShmGroup::InlineBuf(int r, uint64_t op) { return seg_->slots()[r].inline_data[op & 1]; }
+
+const Fingerprint& ShmGroup::Fp(int r, uint64_t op) const { return seg_->slots()[r].fp[op & 1]; }
 const BufDesc& ShmGroup::SendDesc(int r) const { return seg_->slots()[r].send; }
 const BufDesc& ShmGroup::RecvDesc(int r) const { return seg_->slots()[r].recv; }
 
@@ -251,25 +255,27 @@ Status ShmGroup::CheckPeersAlive() {
   return Status::Ok();
 }
 
-Status ShmGroup::Barrier(int rank, Deadline deadline) {
+Status ShmGroup::Barrier(int rank, Deadline deadline, uint64_t seq) {
   BarrierOptions opt;
   opt.shared = true;
   opt.spin = !Oversubscribed(size_);
   opt.what = "rank(s)";
   opt.check = [this] { return CheckPeersAlive(); };
   Status st = BarrierEnter(&seg_->barrier, seg_->arrivals(), size_, rank, deadline, opt);
-  if (st.code() == Code::kRemote && seg_->barrier.aborted.load() != 0) {
+  const bool aborted_here = seg_->barrier.aborted.load() != 0 && seq >= seg_->abort_seq.load(std::memory_order_acquire);
+  if ((st.code() == Code::kRemote && seg_->barrier.aborted.load() != 0) || (st.ok() && aborted_here)) {
     int32_t code = seg_->abort_code.load(std::memory_order_acquire);
     std::string reason(seg_->abort_reason, strnlen(seg_->abort_reason, sizeof(seg_->abort_reason)));
     return Status(code > 0 ? static_cast<Code>(code) : Code::kRemote, reason);
   }
-  if (!st.ok() && st.code() == Code::kRemote) Abort(st.code(), st.message());
+  if (!st.ok() && st.code() == Code::kRemote) Abort(st.code(), st.message(), seq);
   return st;
 }
 
-void ShmGroup::Abort(Code code, const std::string& reason) {
+void ShmGroup::Abort(Code code, const std::string& reason, uint64_t from_seq) {
   int32_t expected = 0;
   if (seg_->abort_code.compare_exchange_strong(expected, -1)) {
+    seg_->abort_seq.store(from_seq, std::memory_order_release);
     size_t n = std::min(reason.size(), sizeof(seg_->abort_reason) - 1);
     std::memcpy(seg_->abort_reason, reason.data(), n);
     seg_->abort_reason[n] = '\0';

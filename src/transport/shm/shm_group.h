@@ -58,8 +58,17 @@ class ShmGroup {
   ShmGroup& operator=(const ShmGroup&) = delete;
 
   int size() const { return size_; }
-  void Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv);
-  const Fingerprint& Fp(int r) const;
+
+  // Small operations carry their input inline in the segment: two buffers per rank, used by
+  // alternate operations, so a rank may write the next operation's input while the root still
+  // reads this one's.
+  static constexpr size_t kInlineBytes = 4096;
+  uint64_t NextOp() { return ++ops_; }
+  char* InlineBuf(int r, uint64_t op);
+  // `op` selects one of two fingerprint slots (NextOp() parity) for algorithms that let ranks
+  // leave after a single barrier; others pass 0.
+  void Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv, uint64_t op = 0);
+  const Fingerprint& Fp(int r, uint64_t op = 0) const;
   const BufDesc& SendDesc(int r) const;
   const BufDesc& RecvDesc(int r) const;
 
@@ -72,8 +81,11 @@ class ShmGroup {
   // their mapping of it at their next Publish, so freed device memory is not kept alive.
   void NoteFreed(uint64_t serial);
 
-  Status Barrier(int rank, Deadline deadline);
-  void Abort(Code code, const std::string& reason);
+  // `seq` is the operation the caller is in: a barrier that completes into an operation that was
+  // aborted (seq >= the abort's) still fails, since the others gave up on it.
+  Status Barrier(int rank, Deadline deadline, uint64_t seq = 0);
+  // Fails operations numbered `from_seq` and later on every member (0 = every operation).
+  void Abort(Code code, const std::string& reason, uint64_t from_seq = 0);
 
  private:
   ShmGroup() = default;
@@ -83,6 +95,7 @@ class ShmGroup {
   Status CheckPeersAlive();
 
   int rank_ = 0;
+  uint64_t ops_ = 0;
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd
   char* staging_ = nullptr;
