@@ -26,6 +26,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   bool ok = rank == env_rank && size == env_size && (expected == 0 || size == expected);
+  char name[128] = {};
+  if (HcclGetCommName(comm, name) != HCCL_SUCCESS || name[0] == '\0') ok = false;
+  aclrtStream stream = nullptr;
+  if (aclrtCreateStream(&stream) != ACL_SUCCESS || HcclBarrier(comm, stream) != HCCL_SUCCESS ||
+      aclrtSynchronizeStream(stream) != ACL_SUCCESS) {
+    std::fprintf(stderr, "rank %u: HcclBarrier failed: %s\n", rank, aclGetRecentErrMsg());
+    ok = false;
+  }
+  if (stream) aclrtDestroyStream(stream);
   std::printf("fromenv rank %u of %u %s\n", rank, size, ok ? "ok" : "MISMATCH");
   if (HcclCommDestroy(comm) != HCCL_SUCCESS) {
     std::fprintf(stderr, "rank %u: HcclCommDestroy failed\n", rank);

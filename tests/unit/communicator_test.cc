@@ -98,7 +98,6 @@ TEST_P(CommTest, ThreadsEachCallInitRootInfo) {
   for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, CommTest, ::testing::Values(1, 2, 3, 5, 8));
 
 TEST(Comm, ConfigNameAndHandleWithName) {
   HcclRootInfo info;
@@ -219,29 +218,67 @@ TEST(Comm, SubCommunicatorOfHalfTheRanks) {
   for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
 }
 
-TEST(Comm, RankTableSingleServer) {
+TEST_P(CommTest, RankTableSingleServer) {
+  const int n = GetParam();
   char path[] = "/tmp/hostccl_ranktable_XXXXXX";
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
-  const char* json = R"({"status":"completed","version":"1.0","server_count":"1","server_list":[
-    {"server_id":"node_0","device":[{"device_id":"0","device_ip":"192.168.1.8","rank_id":"0"},
-    {"device_id":"1","device_ip":"192.168.1.9","rank_id":"1"},
-    {"device_id":"2","device_ip":"192.168.1.10","rank_id":"2"}]}]})";
-  ASSERT_EQ(write(fd, json, std::strlen(json)), static_cast<ssize_t>(std::strlen(json)));
+  std::string json = R"({"status":"completed","version":"1.0","server_count":"1","server_list":[
+    {"server_id":"node_0","device":[)";
+  for (int r = 0; r < n; ++r) {
+    json += std::string(r ? "," : "") + R"({"device_id":")" + std::to_string(r) +
+            R"(","device_ip":"192.168.1.)" + std::to_string(8 + r) + R"(","rank_id":")" + std::to_string(r) + "\"}";
+  }
+  json += "]}]}";
+  ASSERT_EQ(write(fd, json.data(), json.size()), static_cast<ssize_t>(json.size()));
   close(fd);
-  setenv("HCCL_IF_BASE_PORT", "0", 1);  // any free port... unless the loader insists on the range
+  // Each size gets its own port range so back-to-back cases never meet a lingering listener.
+  setenv("HCCL_IF_BASE_PORT", std::to_string(61000 + 40 * n).c_str(), 1);
+  std::vector<HcclComm> comms(n, nullptr);
+  OnThreads(n, [&](int r) { EXPECT_EQ(HcclCommInitClusterInfo(path, r, &comms[r]), HCCL_SUCCESS); });
   unsetenv("HCCL_IF_BASE_PORT");
-  std::vector<HcclComm> comms(3, nullptr);
-  OnThreads(3, [&](int r) { EXPECT_EQ(HcclCommInitClusterInfo(path, r, &comms[r]), HCCL_SUCCESS); });
+  for (int r = 0; r < n; ++r) {
+    ASSERT_NE(comms[r], nullptr);
+    uint32_t size = 0, rank = 99;
+    ASSERT_EQ(HcclGetRankSize(comms[r], &size), HCCL_SUCCESS);
+    ASSERT_EQ(HcclGetRankId(comms[r], &rank), HCCL_SUCCESS);
+    EXPECT_EQ(size, static_cast<uint32_t>(n));
+    EXPECT_EQ(rank, static_cast<uint32_t>(r));
+  }
   char name[128] = {};
-  ASSERT_NE(comms[0], nullptr);
   ASSERT_EQ(HcclGetCommName(comms[0], name), HCCL_SUCCESS);
   EXPECT_STREQ(name, "hccl_world_group");
   BarrierAll(comms);
   for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
   HcclComm bad = nullptr;
-  EXPECT_NE(HcclCommInitClusterInfo(path, 5, &bad), HCCL_SUCCESS);
+  EXPECT_NE(HcclCommInitClusterInfo(path, static_cast<uint32_t>(n + 1), &bad), HCCL_SUCCESS);
   unlink(path);
+}
+
+TEST_P(CommTest, SubCommunicatorOfHalfTheRanksPassesBarrier) {
+  const int n = GetParam();
+  if (n < 2) GTEST_SKIP() << "a half needs at least 2 ranks";
+  auto comms = InitAll(n);
+  const int half = n / 2;
+  std::vector<uint32_t> members;
+  for (int r = 0; r < half; ++r) members.push_back(static_cast<uint32_t>(r));
+  std::vector<HcclComm> subs(n, nullptr);
+  OnThreads(n, [&](int r) {
+    if (r < half) {
+      EXPECT_EQ(HcclCreateSubCommConfig(&comms[r], half, members.data(), 3, r, nullptr, &subs[r]), HCCL_SUCCESS);
+    } else {
+      EXPECT_EQ(HcclCreateSubCommConfig(&comms[r], 0, nullptr, 0xFFFFFFFFu, 0, nullptr, &subs[r]), HCCL_SUCCESS);
+    }
+  });
+  std::vector<HcclComm> sub_only(subs.begin(), subs.begin() + half);
+  for (int r = 0; r < half; ++r) {
+    uint32_t size = 0;
+    ASSERT_EQ(HcclGetRankSize(sub_only[r], &size), HCCL_SUCCESS);
+    EXPECT_EQ(size, static_cast<uint32_t>(half));
+  }
+  BarrierAll(sub_only);
+  for (auto c : sub_only) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  for (auto c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
 }
 
 TEST(Comm, CreateDestroyCyclesLeakNothing) {
@@ -263,5 +300,7 @@ TEST(Comm, CreateDestroyCyclesLeakNothing) {
   EXPECT_LE(CountDir("/proc/self/task"), threads + 1);
   EXPECT_LT(RssKb() - rss, 20 * 1024) << "RSS grew by " << (RssKb() - rss) << " KiB over 200 cycles";
 }
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CommTest, ::testing::Values(1, 2, 3, 5, 8));
 
 }  // namespace
