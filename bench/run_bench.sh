@@ -2,6 +2,7 @@
 # run_bench.sh: hostccl's Reduce side by side with Open MPI (vader and tcp BTLs), MPICH and gloo.
 #
 #   bench/run_bench.sh [--quick] [--build-dir DIR] [--out DIR] [--ranks "2 4 8"] [--reps 3] [--budget 0.2] [--warmup 2]
+#   bench/run_bench.sh --tables-only results/<run>   (re-measure membw; rebuild tables and plot)
 #
 # fp32 sum, root 0, sizes 8 B then 16 B x 4^k up to 256 MiB; every library gets the same sizes, the
 # same iteration rule (2 warm-up calls, then iterations calibrated to --budget seconds per size from
@@ -21,6 +22,7 @@ reps=3
 budget=0.2
 warmup=2
 quick=0
+tables_only=0
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -30,6 +32,7 @@ while (($#)); do
     --reps) reps=$2; shift ;;
     --budget) budget=$2; shift ;;
     --warmup) warmup=$2; shift ;;
+    --tables-only) tables_only=1; out=$2; shift ;;  # re-measure membw, rebuild tables/plot from DIR/runs.tsv
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -55,7 +58,7 @@ fi
 export LD_LIBRARY_PATH=$build/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # --- machine and memory bandwidth (for the bound) ---
-{
+((tables_only)) || {
   echo "date: $(date -u +%FT%TZ)"; uname -a
   lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|L1d|L2|L3|Flags' | sed 's/^Flags:.*avx512/Flags: (avx512 present) .../'
   free -g | head -2
@@ -84,6 +87,7 @@ cmd_for() {  # lib nranks -> command line
   esac
 }
 
+if ((!tables_only)); then
 printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$out/runs.tsv"
 printf 'lib\tranks\trep\texit\tseconds\tcommand\n' >"$out/launches.tsv"
 start_all=$(date +%s)
@@ -106,6 +110,10 @@ for n in $ranks_list; do
   done
 done
 echo "== all launches took $(( $(date +%s) - start_all )) s"
+else
+  reps=$(tail -n +2 "$out/runs.tsv" | cut -f3 | sort -n | tail -1)
+  ranks_list=$(tail -n +2 "$out/runs.tsv" | cut -f2 | sort -nu | tr '\n' ' ')
+fi
 
 # --- medians over launches ---
 printf 'lib\tranks\tsize\ttime_us\talgbw\tlaunches\twrong\n' >"$out/medians.tsv"

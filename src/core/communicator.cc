@@ -339,12 +339,17 @@ Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
             why.c_str(), local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
   Status st = a->run(ctx, args);
   inflight_.fetch_sub(1);
-  if (!st.ok()) {
-    if (st.message().rfind("Hccl", 0) != 0)
-      st = Status(st.code(), StrFormat("HcclReduce #%llu (rank %d): %s", static_cast<unsigned long long>(seq),
-                                       rank_, st.message().c_str()));
-    Fail(st);
-  }
+  return Finish("HcclReduce", seq, std::move(st));
+}
+
+// A failed operation fails the communicator; the message names the operation and this rank
+// unless it already starts with an operation name (mismatch messages name both ranks).
+Status Communicator::Finish(const char* op, uint64_t seq, Status st) {
+  if (st.ok()) return st;
+  if (st.message().rfind("Hccl", 0) != 0)
+    st = Status(st.code(), StrFormat("%s #%llu (rank %d): %s", op, static_cast<unsigned long long>(seq), rank_,
+                                     st.message().c_str()));
+  Fail(st);
   return st;
 }
 
@@ -361,13 +366,7 @@ Status Communicator::RunBarrier(uint64_t seq) {
   algo::Context ctx = MakeContext(fp, OpDeadline());
   Status st = shm_ ? shm_->Barrier(rank_, ctx.deadline, seq) : algo::Barrier(ctx);
   inflight_.fetch_sub(1);
-  if (!st.ok()) {
-    if (st.message().rfind("Hccl", 0) != 0)
-      st = Status(st.code(), StrFormat("HcclBarrier #%llu (rank %d): %s", static_cast<unsigned long long>(seq),
-                                       rank_, st.message().c_str()));
-    Fail(st);
-  }
-  return st;
+  return Finish("HcclBarrier", seq, std::move(st));
 }
 
 void Communicator::Destroy() {

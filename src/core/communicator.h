@@ -79,6 +79,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Deadline OpDeadline() const;
   Status RunReduce(uint64_t seq, const algo::ReduceArgs& args);
   Status RunBarrier(uint64_t seq);
+  Status Finish(const char* op, uint64_t seq, Status st);
 
   int rank_ = 0;
   int size_ = 1;
