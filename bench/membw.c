@@ -22,7 +22,6 @@ typedef struct {
   double t_start, t_end;
 } job;
 
-static double now_s(void);
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

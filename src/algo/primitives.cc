@@ -24,11 +24,6 @@ Status Requests::WaitAll() {
   return Status::Ok();
 }
 
-Status Requests::Wait(size_t i) {
-  if (i < done_prefix_) return Status::Ok();
-  return ctx_.transport->Wait(ids_[i], ctx_.deadline);
-}
-
 Status SendTo(Context& ctx, int peer, const void* buf, size_t len) {
   Requests r(ctx);
   HOSTCCL_RETURN_IF_ERROR(r.Send(peer, buf, len));

@@ -16,8 +16,6 @@ class Requests {
   Status Recv(int peer, void* buf, size_t len);
   // Waits for every request posted so far (progressing all of them).
   Status WaitAll();
-  // Waits for the i-th request posted (0-based) only.
-  Status Wait(size_t i);
   size_t posted() const { return ids_.size(); }
 
  private:

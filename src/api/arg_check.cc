@@ -10,8 +10,8 @@ namespace {
 constexpr uint64_t kMaxCount = 0x7FFFFFFFFull;  // HCCL's SYS_MAX_COUNT
 
 // The "count is in elements" check for memory that came from aclrtMalloc.
-Status CheckDeviceSize(const char* arg, const void* p, uint64_t count, int dtype) {
-  auto alloc = rt::FindAllocation(p);
+Status CheckDeviceSize(const char* arg, const void* p, const std::optional<rt::Allocation>& alloc,
+                       uint64_t count, int dtype) {
   if (!alloc) return Status::Ok();
   const uint64_t es = DataTypeSize(dtype);
   const uint64_t need = count * es;
@@ -35,13 +35,12 @@ Status Reject(const char* fn, int rank, Status st) {
   return st;
 }
 
-Status CheckReduce(const ReduceCall& c, std::shared_ptr<core::Communicator>* comm_out, rt::Stream** stream_out,
-                   bool* done) {
+Status CheckReduce(const ReduceCall& c, Checked* out) {
   static const char* fn = "HcclReduce";
-  *done = false;
+  *out = Checked();
   // 1. count == 0: success, nothing else checked.
   if (c.count == 0) {
-    *done = true;
+    out->done = true;
     return Status::Ok();
   }
   std::shared_ptr<core::Communicator> comm = c.comm ? core::LookupComm(c.comm) : nullptr;
@@ -92,8 +91,10 @@ Status CheckReduce(const ReduceCall& c, std::shared_ptr<core::Communicator>* com
                                        "sendBuf %p and recvBuf %p overlap partially (%llu bytes each); they "
                                        "must be equal (in place) or disjoint",
                                        c.send, c.recv, static_cast<unsigned long long>(bytes)));
-  Status sz = CheckDeviceSize("sendBuf", c.send, c.count, c.dtype);
-  if (sz.ok()) sz = CheckDeviceSize("recvBuf", c.recv, c.count, c.dtype);
+  auto send_alloc = rt::FindAllocation(c.send);
+  auto recv_alloc = c.recv == c.send ? send_alloc : rt::FindAllocation(c.recv);
+  Status sz = CheckDeviceSize("sendBuf", c.send, send_alloc, c.count, c.dtype);
+  if (sz.ok()) sz = CheckDeviceSize("recvBuf", c.recv, recv_alloc, c.count, c.dtype);
   if (!sz.ok()) return Reject(fn, rank, sz);
   if (comm->failed()) {
     Status e = comm->error();
@@ -102,8 +103,10 @@ Status CheckReduce(const ReduceCall& c, std::shared_ptr<core::Communicator>* com
   rt::Stream* stream = rt::LookupStream(c.stream);
   if (stream == nullptr)
     return Reject(fn, rank, MakeStatus(Code::kPara, "stream %p is not a live stream", c.stream));
-  *comm_out = std::move(comm);
-  *stream_out = stream;
+  out->comm = std::move(comm);
+  out->stream = stream;
+  out->send_alloc = std::move(send_alloc);
+  out->recv_alloc = std::move(recv_alloc);
   return Status::Ok();
 }
 

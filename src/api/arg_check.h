@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "common/status.h"
 #include "core/communicator.h"
@@ -23,10 +24,16 @@ struct ReduceCall {
   void* stream;
 };
 
-// On success fills *comm and *stream (live objects). `done` is set when the call must return
-// success without doing anything (count == 0).
-Status CheckReduce(const ReduceCall& c, std::shared_ptr<core::Communicator>* comm, rt::Stream** stream,
-                   bool* done);
+// What a successful check resolved, so the call does not look it up again.
+struct Checked {
+  std::shared_ptr<core::Communicator> comm;
+  rt::Stream* stream = nullptr;
+  std::optional<rt::Allocation> send_alloc;  // aclrtMalloc allocations holding the buffers, if any
+  std::optional<rt::Allocation> recv_alloc;
+  bool done = false;  // count == 0: return success without doing anything
+};
+
+Status CheckReduce(const ReduceCall& c, Checked* out);
 
 // Logs and returns `st` (one line, error level): "<fn>(rank r): <message>".
 Status Reject(const char* fn, int rank, Status st);

@@ -29,12 +29,10 @@ HOSTCCL_API HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, 
   return Guard(__func__, [&] {
     hostccl::api::ReduceCall call{sendBuf, recvBuf, count, static_cast<int>(dataType), static_cast<int>(op),
                                   root, comm, stream};
-    std::shared_ptr<hostccl::core::Communicator> c;
-    hostccl::rt::Stream* s = nullptr;
-    bool done = false;
-    Status st = hostccl::api::CheckReduce(call, &c, &s, &done);
+    hostccl::api::Checked ck;
+    Status st = hostccl::api::CheckReduce(call, &ck);
     if (!st.ok()) return ToResult(st);
-    if (done) return HCCL_SUCCESS;
+    if (ck.done) return HCCL_SUCCESS;
     hostccl::algo::ReduceArgs args;
     args.send = sendBuf;
     args.recv = recvBuf;
@@ -42,8 +40,8 @@ HOSTCCL_API HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, 
     args.dtype = static_cast<hostccl::DataType>(dataType);
     args.op = static_cast<hostccl::RedOp>(op);
     args.root = static_cast<int>(root);
-    st = c->EnqueueReduce(s, args);
-    if (!st.ok()) return ToResult(Reject("HcclReduce", c->rank(), st));
+    st = ck.comm->EnqueueReduce(ck.stream, args, ck.send_alloc, ck.recv_alloc);
+    if (!st.ok()) return ToResult(Reject("HcclReduce", ck.comm->rank(), st));
     return HCCL_SUCCESS;
   });
 }

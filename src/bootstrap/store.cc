@@ -5,10 +5,19 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "common/env.h"
 
 namespace hostccl::boot {
+
+void StoreBackoff(Deadline deadline, int* sleep_us) {
+  int remaining_ms = deadline.RemainingMsForPoll();
+  int us = *sleep_us;
+  if (remaining_ms >= 0 && remaining_ms * 1000 < us) us = remaining_ms * 1000 + 100;
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+  *sleep_us = *sleep_us * 2 > 20000 ? 20000 : *sleep_us * 2;
+}
 
 Status CheckStoreKey(const std::string& key) {
   if (key.empty()) return MakeStatus(Code::kPara, "store: empty key");

@@ -45,6 +45,9 @@ class Store {
 
 // Validates key and value lengths (shared by every store and the TCP server).
 Status CheckStoreKey(const std::string& key);
+// Sleeps before the next poll of a key that is not there yet: *sleep_us, never past the deadline;
+// doubles *sleep_us up to 20 ms.
+void StoreBackoff(Deadline deadline, int* sleep_us);
 Status CheckStoreValue(const std::string& key, size_t value_bytes);
 
 std::unique_ptr<Store> NewMemStore();

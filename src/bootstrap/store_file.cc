@@ -100,11 +100,7 @@ class FileStore final : public Store {
         return MakeStatus(Code::kTimeout,
                           "file store '%s': key '%s' did not appear before the deadline",
                           dir_.c_str(), key.c_str());
-      int remaining_ms = deadline.RemainingMsForPoll();
-      int us = sleep_us;
-      if (remaining_ms >= 0 && remaining_ms * 1000 < us) us = remaining_ms * 1000 + 100;
-      std::this_thread::sleep_for(std::chrono::microseconds(us));
-      sleep_us = sleep_us * 2 > 20000 ? 20000 : sleep_us * 2;
+      StoreBackoff(deadline, &sleep_us);
     }
   }
 

@@ -275,10 +275,10 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
 }
 
 namespace {
-net::BufDesc Describe(const void* p) {
+net::BufDesc Describe(const void* p, const std::optional<rt::Allocation>& a) {
   net::BufDesc d;
   d.addr = reinterpret_cast<uint64_t>(p);
-  if (auto a = rt::FindAllocation(p); a && a->memfd >= 0) {
+  if (a && a->memfd >= 0) {
     d.serial = a->serial;
     d.base = reinterpret_cast<uint64_t>(a->base);
     d.length = a->mapped;
@@ -289,12 +289,14 @@ net::BufDesc Describe(const void* p) {
 }
 }  // namespace
 
-Status Communicator::EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& in) {
+Status Communicator::EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& in,
+                                   const std::optional<rt::Allocation>& send_alloc,
+                                   const std::optional<rt::Allocation>& recv_alloc) {
   if (failed()) return error();
   algo::ReduceArgs args = in;
   if (shm_ || node_shm_) {
-    args.send_desc = Describe(args.send);
-    args.recv_desc = Describe(args.recv);
+    args.send_desc = Describe(args.send, send_alloc);
+    args.recv_desc = Describe(args.recv, recv_alloc);
   }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   auto self = shared_from_this();

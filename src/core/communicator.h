@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void Fail(const Status& st);
 
   // Enqueue an operation on `stream`; its sequence number is taken now (issue order).
-  Status EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& args);
+  // `send_alloc`/`recv_alloc`: the aclrtMalloc allocations holding the buffers (as the argument
+  // check found them), used to describe the buffers to peers on this host.
+  Status EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& args,
+                       const std::optional<rt::Allocation>& send_alloc,
+                       const std::optional<rt::Allocation>& recv_alloc);
   Status EnqueueBarrier(rt::Stream* stream);
 
   // Interrupts running operations and marks the communicator destroyed.

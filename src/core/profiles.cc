@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <atomic>
 #include <algorithm>
 #include <initializer_list>
 
@@ -34,9 +35,8 @@ std::string ActiveProfileName() {
   if (!raw) return "";
   for (const auto& p : ListProfiles())
     if (strcasecmp(raw->c_str(), p.name) == 0) return p.name;
-  static bool warned = false;
-  if (!warned) {
-    warned = true;
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true)) {
     HLOG_WARN(kEnv, "HOSTCCL_SOC=%s is not a known profile (Ascend950, AtlasA3, AtlasA2, Atlas910, "
               "Atlas310P); using the host default", raw->c_str());
   }

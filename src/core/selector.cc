@@ -1,5 +1,6 @@
 #include "core/selector.h"
 
+#include <atomic>
 #include <cctype>
 
 #include "common/env.h"
@@ -78,9 +79,8 @@ const algo::ReduceAlgorithm* SelectReduce(const std::vector<AlgoRule>& forced, u
       *why = "HOSTCCL_ALGO";
       return a;
     }
-    static bool warned = false;
-    if (!warned) {
-      warned = true;
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
       HLOG_WARN(kAlgo, "HOSTCCL_ALGO asks for reduce algorithm '%s', which cannot run on this "
                 "communicator (%s); using the default table", r.algorithm.c_str(),
                 "its placement requirement is not met");

@@ -86,26 +86,29 @@ struct Context {
   DeviceBuffer stats_send, stats_recv;  // int64 x 4 for the over-ranks statistics
 };
 
+// Reduces n (<= 4) int64 values with `op` to `root` through the library; `out` gets the result on
+// the root. The tools assume only HcclReduce, so over-rank statistics travel this way.
+bool ReduceStats(Context& c, const int64_t* in, uint64_t n, HcclReduceOp op, uint32_t root, int64_t* out) {
+  const size_t bytes = n * sizeof(int64_t);
+  if (!Ok(aclrtMemcpy(c.stats_send.ptr, bytes, in, bytes, ACL_MEMCPY_HOST_TO_DEVICE), c.rank, "aclrtMemcpy(stats)"))
+    return false;
+  if (!Ok(HcclReduce(c.stats_send.ptr, c.stats_recv.ptr, n, HCCL_DATA_TYPE_INT64, op, root, c.comm, c.stream),
+          c.rank, "HcclReduce(stats)"))
+    return false;
+  if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(stats)")) return false;
+  if (static_cast<uint32_t>(c.rank) == root &&
+      !Ok(aclrtMemcpy(out, bytes, c.stats_recv.ptr, bytes, ACL_MEMCPY_DEVICE_TO_HOST), c.rank, "aclrtMemcpy(stats)"))
+    return false;
+  return true;
+}
+
 // Makes *value the maximum over all ranks on every rank. Only HcclReduce is assumed to exist, so
 // the value is reduced to each rank in turn (ranks tiny calls, once per size point).
 bool AgreeOnMax(Context& c, int64_t* value) {
-  int64_t mine[1] = {*value};
+  const int64_t mine[1] = {*value};
   int64_t best = *value;
-  if (!Ok(aclrtMemcpy(c.stats_send.ptr, sizeof mine, mine, sizeof mine, ACL_MEMCPY_HOST_TO_DEVICE),
-          c.rank, "aclrtMemcpy(calibration)"))
-    return false;
-  for (int q = 0; q < c.ranks; ++q) {
-    if (!Ok(HcclReduce(c.stats_send.ptr, c.stats_recv.ptr, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MAX,
-                       static_cast<uint32_t>(q), c.comm, c.stream),
-            c.rank, "HcclReduce(calibration)"))
-      return false;
-    if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(calibration)"))
-      return false;
-    if (q == c.rank && !Ok(aclrtMemcpy(&best, sizeof best, c.stats_recv.ptr, sizeof best,
-                                       ACL_MEMCPY_DEVICE_TO_HOST),
-                           c.rank, "aclrtMemcpy(calibration)"))
-      return false;
-  }
+  for (int q = 0; q < c.ranks; ++q)
+    if (!ReduceStats(c, mine, 1, HCCL_REDUCE_MAX, static_cast<uint32_t>(q), &best)) return false;
   *value = best;
   return true;
 }
@@ -237,35 +240,10 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   int64_t stats[4] = {t_ns, -t_ns, 0, 0};
   int64_t sums[4] = {static_cast<int64_t>(wrong), 0, 0, 0};
   int64_t out[4] = {0, 0, 0, 0};
-  if (!Ok(aclrtMemcpy(c.stats_send.ptr, sizeof stats, stats, sizeof stats,
-                      ACL_MEMCPY_HOST_TO_DEVICE),
-          c.rank, "aclrtMemcpy(stats)"))
-    return false;
-  if (!Ok(HcclReduce(c.stats_send.ptr, c.stats_recv.ptr, 2, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MAX,
-                     a.root, c.comm, c.stream),
-          c.rank, "HcclReduce(statistics max)"))
-    return false;
-  if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(statistics)"))
-    return false;
-  if (static_cast<uint32_t>(c.rank) == a.root &&
-      !Ok(aclrtMemcpy(out, sizeof out, c.stats_recv.ptr, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST),
-          c.rank, "aclrtMemcpy(stats)"))
-    return false;
+  if (!ReduceStats(c, stats, 2, HCCL_REDUCE_MAX, a.root, out)) return false;
   row->max_us = static_cast<double>(out[0]) / 1000.0;
   row->min_us = static_cast<double>(-out[1]) / 1000.0;
-  if (!Ok(aclrtMemcpy(c.stats_send.ptr, sizeof sums, sums, sizeof sums, ACL_MEMCPY_HOST_TO_DEVICE),
-          c.rank, "aclrtMemcpy(stats)"))
-    return false;
-  if (!Ok(HcclReduce(c.stats_send.ptr, c.stats_recv.ptr, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM,
-                     a.root, c.comm, c.stream),
-          c.rank, "HcclReduce(statistics sum)"))
-    return false;
-  if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(statistics)"))
-    return false;
-  if (static_cast<uint32_t>(c.rank) == a.root &&
-      !Ok(aclrtMemcpy(out, sizeof out, c.stats_recv.ptr, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST),
-          c.rank, "aclrtMemcpy(stats)"))
-    return false;
+  if (!ReduceStats(c, sums, 1, HCCL_REDUCE_SUM, a.root, out)) return false;
 
   row->bytes = bytes;
   row->count = a.count;

@@ -172,6 +172,19 @@ Status TcpTransport::PeerClosed(int p, const char* detail) {
   return MakeStatus(Code::kRemote, "rank %d (%s) closed the connection%s", p, peers_[p].addr.c_str(), detail);
 }
 
+// A data frame nobody here has asked for yet, for the very operation in progress, but describing
+// it differently (e.g. its sender believes in another root) is a mismatch that would otherwise
+// only surface as a timeout. Checked when the header arrives and on every poll (it may have
+// arrived while we were still in the previous operation). False when it failed the transport.
+bool TcpTransport::CheckUnexpected(int p) {
+  Peer& pe = peers_[p];
+  const Fingerprint& f = pe.cur.fp;
+  if (!pe.recvs.empty() || f.kind != current_fp_.kind || f.seq != current_fp_.seq || f == current_fp_)
+    return true;
+  Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
+  return false;
+}
+
 void TcpTransport::PollOnce(int timeout_ms) {
   if (interrupted_.load(std::memory_order_acquire)) {
     Fail(MakeStatus(Code::kRemote, "communicator destroyed"));
@@ -184,15 +197,7 @@ void TcpTransport::PollOnce(int timeout_ms) {
     if (p == rank_ || !pe.fd.valid()) continue;
     if (pe.rx == Rx::kDataPending && !pe.recvs.empty()) MatchPending(p);
     if (!status_.ok()) return;
-    if (pe.rx == Rx::kDataPending && pe.recvs.empty()) {
-      // Unexpected frame for the operation now in progress, describing it differently (it may
-      // have arrived while we were still in the previous operation).
-      const Fingerprint& f = pe.cur.fp;
-      if (f.kind == current_fp_.kind && f.seq == current_fp_.seq && f != current_fp_) {
-        Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
-        return;
-      }
-    }
+    if (pe.rx == Rx::kDataPending && !CheckUnexpected(p)) return;
     if (pe.rx == Rx::kClosed) {
       if (!pe.sends.empty() || !pe.recvs.empty()) {
         Fail(PeerClosed(p, " (its communicator was destroyed)"));
@@ -345,14 +350,7 @@ void TcpTransport::ReadPeer(int p) {
         pe.body_got = 0;
         if (pe.cur.type == FrameType::kData) {
           pe.rx = Rx::kDataPending;
-          // A frame nobody here expects, for the very operation in progress, but describing it
-          // differently (e.g. the sender believes in another root): a mismatch that would
-          // otherwise only surface as a timeout.
-          const Fingerprint& f = pe.cur.fp;
-          if (pe.recvs.empty() && f.kind == current_fp_.kind && f.seq == current_fp_.seq && f != current_fp_) {
-            Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
-            return;
-          }
+          if (!CheckUnexpected(p)) return;
         } else if (pe.cur.type == FrameType::kAbort) {
           pe.reason.assign(pe.cur.payload_len, '\0');
           pe.rx = Rx::kAbortBody;

@@ -95,6 +95,7 @@ class TcpTransport final : public Transport {
   // only once we move on (posting a request of a later operation).
   Status deferred_abort_;
   Status BeginRequest(const Fingerprint& fp);  // records the operation; applies a deferred abort
+  bool CheckUnexpected(int p);                 // a conflicting frame for this operation: mismatch
   uint64_t deferred_seq_ = 0;
   Fd event_fd_;
   std::atomic<bool> interrupted_{false};
