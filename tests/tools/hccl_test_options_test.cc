@@ -126,7 +126,8 @@ TEST(HcclTestOptions, Extensions) {
   EXPECT_NE(Parse({"--sizes", "8,,16"}).error, "");
   EXPECT_NE(Parse({"-T", "0"}).error, "");
   EXPECT_EQ(CalibratedIters(0.5, 1.0), 5000);
-  EXPECT_EQ(CalibratedIters(0.5, 1e6), 3);
+  EXPECT_EQ(CalibratedIters(0.5, 1e6), 1);
+  EXPECT_EQ(CalibratedIters(0.5, 2e5), 2);
   EXPECT_EQ(CalibratedIters(0.5, 1000.0), 500);
 }
 

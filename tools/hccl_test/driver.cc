@@ -369,9 +369,11 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
       !Ok(aclrtCreateStream(&c.stream), c.rank, "aclrtCreateStream"))
     return 2;
   if (is_root) {
-    std::vector<uint64_t> sweep = SizeSweep(c.opt);  // with --sizes, the list's ends
-    uint64_t lo = sweep.empty() ? c.opt.min_bytes : *std::min_element(sweep.begin(), sweep.end());
-    uint64_t hi = sweep.empty() ? c.opt.max_bytes : *std::max_element(sweep.begin(), sweep.end());
+    // hccl_test prints the -b/-e options as given (not the last size the -f sweep reaches);
+    // with our --sizes list, its ends.
+    const std::vector<uint64_t>& list = c.opt.size_list;
+    uint64_t lo = list.empty() ? c.opt.min_bytes : *std::min_element(list.begin(), list.end());
+    uint64_t hi = list.empty() ? c.opt.max_bytes : *std::max_element(list.begin(), list.end());
     std::printf("the minbytes is %llu, maxbytes is %llu, iters is %lld, warmup_iters is %lld\n",
                 static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
                 static_cast<long long>(c.opt.iters), static_cast<long long>(c.opt.warmup_iters));

@@ -72,7 +72,7 @@ std::optional<uint64_t> ParseSize(const std::string& text);
 std::vector<uint64_t> SizeSweep(const Options& o);
 
 // Element count for a size in bytes (truncating, as hccl_test does).
-// Iterations for a time budget from the measured time per call (warm-up): budget / t, within [3,
+// Iterations for a time budget from the measured time per call (warm-up): budget / t, within [1,
 // 5000] (the peers' benchmarks use the same rule).
 int64_t CalibratedIters(double budget_s, double per_call_us);
 
