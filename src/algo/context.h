@@ -62,6 +62,7 @@ struct Context {
   net::ShmGroup* node_shm = nullptr;    // this host's ranks, when the communicator spans hosts
   const NodeLayout* nodes = nullptr;
   Fingerprint fp;
+  bool check_fp = true;  // compare fingerprints across ranks (HOSTCCL_CHECK_ARGS)
   Deadline deadline = Deadline::Infinite();
   Scratch* scratch = nullptr;
   size_t chunk_bytes = 1 << 20;   // pipeline chunk for chunked algorithms

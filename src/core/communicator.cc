@@ -119,6 +119,8 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   }
   if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
   chunk_bytes_override_ = std::max<int64_t>(0, EnvInt(Knob::kChunkBytes, 0));
+  check_args_ = EnvBool(Knob::kCheckArgs, true);
+  if (!check_args_) HLOG_WARN(kInit, "HOSTCCL_CHECK_ARGS=0: mismatched collective arguments across ranks are not detected");
   HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",
             name_.c_str(), rank_, size_, device_,
             all_local_ ? "all ranks are threads of this process" : "ranks in several processes",
@@ -268,6 +270,7 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.node_shm = node_shm_.get();
   ctx.nodes = &nodes_;
   ctx.fp = fp;
+  ctx.check_fp = check_args_;
   ctx.deadline = deadline;
   ctx.scratch = &scratch_;
   ctx.staging_bytes = staging_bytes_;
@@ -324,6 +327,7 @@ Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
   fp.root = static_cast<uint32_t>(args.root);
   fp.seq = seq;
   fp.count = args.count;
+  if (!check_args_) fp.dtype = fp.op = 0, fp.root = 0, fp.count = 0;  // TCP frames then match on kind and seq only
   const uint64_t bytes = args.count * DataTypeSize(args.dtype);
   Placement where;
   where.nranks = size_;
@@ -366,7 +370,17 @@ Status Communicator::RunBarrier(uint64_t seq) {
   fp.kind = static_cast<uint8_t>(CollKind::kBarrier);
   fp.seq = seq;
   algo::Context ctx = MakeContext(fp, OpDeadline());
-  Status st = shm_ ? shm_->Barrier(rank_, ctx.deadline, seq) : algo::Barrier(ctx);
+  Status st;
+  if (shm_) {
+    // Over shared memory the barrier carries its fingerprint, so a rank in a different collective
+    // (or one that skipped a call) is named here too.
+    uint64_t ticket = 0;
+    st = shm_->Arrive(fp, nullptr, 0, ctx.deadline, seq, &ticket);
+    if (int r = st.ok() && check_args_ ? shm_->FirstMismatch(ticket) : -1; r >= 0)
+      st = Status(Code::kPara, FormatMismatch(shm_->ArrivedFp(0, ticket), 0, shm_->ArrivedFp(r, ticket), r));
+  } else {
+    st = algo::Barrier(ctx);
+  }
   inflight_.fetch_sub(1);
   return Finish("HcclBarrier", seq, std::move(st));
 }

@@ -98,6 +98,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   uint64_t staging_bytes_ = 200ull << 20;
   int64_t exec_timeout_ms_ = 0;  // 0 = no limit
   std::vector<AlgoRule> forced_;
+  bool check_args_ = true;             // HOSTCCL_CHECK_ARGS, read once at creation
   int64_t chunk_bytes_override_ = 0;  // HOSTCCL_CHUNK_BYTES, read once at creation
 
   std::unique_ptr<net::TcpListener> listener_;   // kept for sub-communicators

@@ -166,6 +166,34 @@ TEST_P(MismatchTest, SkippedLastCallThenDestroy) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
+// Rank 3 calls HcclBarrier where the others call HcclReduce (#3): every rank must fail within 2 s
+// with a message naming both collectives (the barrier carries its fingerprint too).
+TEST_P(MismatchTest, DifferentCollective) {
+  auto body = [](RankContext& ctx) -> bool {
+    DevBuf send, recv;
+    if (!send.Alloc(kBytes) || !recv.Alloc(kBytes)) return ctx.Fail("aclrtMalloc failed");
+    HcclResult enq = HCCL_SUCCESS;
+    for (int i = 0; i < 2; ++i)
+      if (hostccl::faulttest::ReduceAndSync(ctx, send, recv, kCount, &enq) != ACL_SUCCESS || enq != HCCL_SUCCESS)
+        return ctx.Fail(std::string("good call failed: ") + aclGetRecentErrMsg());
+    const int64_t t0 = NowMs();
+    HcclResult r = ctx.rank == kOdd ? HcclBarrier(ctx.comm, ctx.stream)
+                                    : HcclReduce(send.ptr, recv.ptr, kCount, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
+                                                 0, ctx.comm, ctx.stream);
+    if (r != HCCL_SUCCESS) return ctx.Fail(hostccl::faulttest::Errno("third call (enqueue)", r));
+    aclError s = aclrtSynchronizeStream(ctx.stream);
+    const int64_t took = NowMs() - t0;
+    const std::string msg = aclGetRecentErrMsg();
+    if (s == ACL_SUCCESS) return ctx.Fail("HcclBarrier against HcclReduce went unnoticed");
+    if (took > kFailWithinMs) return ctx.Fail("failure took " + std::to_string(took) + " ms: " + msg);
+    if (!Contains(msg, "HcclBarrier") || !Contains(msg, "HcclReduce") || !Contains(msg, "rank 3"))
+      return ctx.Fail("message does not name rank 3 and both collectives: " + msg);
+    return true;
+  };
+  auto res = RunRanks(kRanks, Mode::kProcesses, body, Options(GetParam()));
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, MismatchTest, ::testing::Values("shm", "tcp"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 

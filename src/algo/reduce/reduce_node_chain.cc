@@ -45,10 +45,11 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
   auto in_slot = [&](uint64_t c) { return g->Staging() + (c % kNodeChainSlots) * slot_bytes; };
   auto out_slot = [&](uint64_t c) { return g->Staging() + (kNodeChainSlots + c % kNodeChainSlots) * slot_bytes; };
 
-  g->Publish(li, ctx.fp, a.send_desc, a.recv_desc);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline, ctx.fp.seq));
-  for (int r = 1; r < m; ++r)
-    if (g->Fp(r) != g->Fp(0)) return Status(Code::kPara, FormatMismatch(g->Fp(0), lo, g->Fp(r), lo + r));
+  g->Publish(li, a.send_desc, a.recv_desc);
+  uint64_t ticket = 0;
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket));
+  if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
   std::string why;
   std::vector<const char*> peers(static_cast<size_t>(m));
   for (int r = 0; r < m; ++r) {
@@ -105,7 +106,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline, ctx.fp.seq));
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));
   thread_local std::vector<const void*> srcs;
   for (uint64_t c = 0; c < nchunks; ++c) {
     uint64_t b = 0, e = 0;
@@ -122,7 +123,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
       g->Abort(st.code(), st.message(), ctx.fp.seq);
       return st;
     }
-    HOSTCCL_RETURN_IF_ERROR(g->Barrier(li, ctx.deadline, ctx.fp.seq));  // chunk c folded; chunk c+1 ready
+    HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));  // chunk c folded; chunk c+1 ready
     if (last && root_here && final_dst == nullptr && ctx.rank == a.root)
       std::memcpy(static_cast<char*>(a.recv) + off(c) * es, out_slot(c), len(c) * es);
     if (send_out) {

@@ -1,11 +1,13 @@
 // Reduce, "shm": slice-parallel fold over device memory shared between the processes of a host.
 //
 // What: like "direct", but ranks are processes: every rank publishes descriptors of its sendBuf
-//   and recvBuf in the shared segment; after a barrier each rank maps (once, cached) the peers'
+//   and recvBuf in the shared segment; after an arrival (a barrier that also carries every rank's
+//   fingerprint) each rank maps (once, cached) the peers'
 //   aclrtMalloc buffers and folds its slice of all ranks' inputs, in rank order, straight into the
 //   root's recvBuf. A second barrier ends the operation.
-// Small inputs (<= ShmGroup::kInlineBytes) are copied into the segment before the first barrier;
-//   after it only the root folds (from the inline copies) and nobody waits for a second barrier.
+// Small inputs (<= ShmGroup::kInlineBytes) travel in the arrival slot itself (the ticket, the
+//   fingerprint and the first 32 bytes share one cache line); after the arrival only the root
+//   folds, from the slots, and nobody waits for a second barrier.
 // Plan (identical on every rank, since all read the same descriptors):
 //   all sendBufs and the root's recvBuf shareable -> slice-parallel (reads n x S/n, writes S/n per rank);
 //   sendBufs shareable, root's recvBuf not (e.g. malloc'd) -> the root folds everything itself;
@@ -28,20 +30,19 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   if (g == nullptr) return Status(Code::kInternal, "shm reduce needs a shared segment");
   const uint64_t es = DataTypeSize(a.dtype);
   const uint64_t bytes = a.count * es;
-  const uint64_t op = g->NextOp();
   const bool inline_data = bytes <= net::ShmGroup::kInlineBytes;
-  if (inline_data) std::memcpy(g->InlineBuf(ctx.rank, op), a.send, bytes);
-  g->Publish(ctx.rank, ctx.fp, a.send_desc, a.recv_desc, op);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq));
-  for (int r = 1; r < ctx.size; ++r)
-    if (g->Fp(r, op) != g->Fp(0, op)) return Status(Code::kPara, FormatMismatch(g->Fp(0, op), 0, g->Fp(r, op), r));
+  if (!inline_data) g->Publish(ctx.rank, a.send_desc, a.recv_desc);
+  uint64_t t = 0;
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, a.send, inline_data ? bytes : 0, ctx.deadline, ctx.fp.seq, &t));
+  if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
   if (inline_data) {
     // Small: every input is in the segment now, so non-roots are done (their sendBufs are no
-    // longer read) and the root folds alone; one barrier per operation.
+    // longer read) and the root folds alone; one arrival per operation.
     if (ctx.rank != a.root) return Status::Ok();
     thread_local std::vector<const void*> in;
     in.resize(static_cast<size_t>(ctx.size));
-    for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = r == ctx.rank ? a.send : g->InlineBuf(r, op);
+    for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = r == ctx.rank ? a.send : g->ArrivedPayload(r, t);
     kern::FoldN(a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
     return Status::Ok();
   }
@@ -90,7 +91,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return g->Barrier(ctx.deadline, ctx.fp.seq);
 }
 
 }  // namespace hostccl::algo

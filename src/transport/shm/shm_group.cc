@@ -24,12 +24,10 @@ constexpr size_t kMaxMappings = 512;
 constexpr uint64_t kFreedRing = 64;
 
 struct alignas(64) SlotData {
-  Fingerprint fp[2];
   BufDesc send;
   BufDesc recv;
   std::atomic<uint64_t> freed_head;  // owner's freed allocation serials (ring of kFreedRing)
   std::atomic<uint64_t> freed[kFreedRing];
-  alignas(64) char inline_data[2][ShmGroup::kInlineBytes];
 };
 
 Fingerprint InternalFp() {
@@ -45,6 +43,14 @@ struct Hello {
 };
 }  // namespace
 
+// One arrival of one rank: the ticket, the fingerprint and the first 32 payload bytes share the
+// first cache line, the rest of the payload follows contiguously.
+struct alignas(64) ShmGroup::ArrivalSlot {
+  std::atomic<uint64_t> ticket;  // written last (release): the slot describes this arrival
+  Fingerprint fp;
+  char payload[ShmGroup::kInlineBytes];
+};
+
 struct ShmSegment {
   uint64_t magic;
   uint32_t version;
@@ -52,12 +58,13 @@ struct ShmSegment {
   std::atomic<int32_t> abort_code;
   std::atomic<uint64_t> abort_seq;
   char abort_reason[440];
-  BarrierWords barrier;
-  // followed by ArrivalWord[nranks], then SlotData[nranks]
-  ArrivalWord* arrivals() { return reinterpret_cast<ArrivalWord*>(this + 1); }
-  SlotData* slots() { return reinterpret_cast<SlotData*>(arrivals() + nranks); }
+  BarrierWords barrier;  // wake word, sleepers and the abort flag (arrivals use the slots)
+  // followed by ArrivalSlot[nranks][2] (ticket parity), then SlotData[nranks]
+  ShmGroup::ArrivalSlot* arrivals() { return reinterpret_cast<ShmGroup::ArrivalSlot*>(this + 1); }
+  SlotData* slots() { return reinterpret_cast<SlotData*>(arrivals() + 2 * nranks); }
   static size_t Bytes(int n) {
-    return sizeof(ShmSegment) + sizeof(ArrivalWord) * static_cast<size_t>(n) + sizeof(SlotData) * static_cast<size_t>(n);
+    return sizeof(ShmSegment) + 2 * sizeof(ShmGroup::ArrivalSlot) * static_cast<size_t>(n) +
+           sizeof(SlotData) * static_cast<size_t>(n);
   }
 };
 static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignment");
@@ -198,17 +205,31 @@ void ShmGroup::DropFreedMappings() {
   }
 }
 
-void ShmGroup::Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv, uint64_t op) {
+void ShmGroup::Publish(int rank, const BufDesc& send, const BufDesc& recv) {
   DropFreedMappings();
   SlotData& s = seg_->slots()[rank];
-  s.fp[op & 1] = fp;
   s.send = send;
   s.recv = recv;
 }
 
-char* ShmGroup::InlineBuf(int r, uint64_t op) { return seg_->slots()[r].inline_data[op & 1]; }
+ShmGroup::ArrivalSlot* ShmGroup::Slot(int r, uint64_t ticket) const {
+  return seg_->arrivals() + 2 * static_cast<size_t>(r) + (ticket & 1);
+}
+const Fingerprint& ShmGroup::ArrivedFp(int r, uint64_t ticket) const { return Slot(r, ticket)->fp; }
+const char* ShmGroup::ArrivedPayload(int r, uint64_t ticket) const { return Slot(r, ticket)->payload; }
 
-const Fingerprint& ShmGroup::Fp(int r, uint64_t op) const { return seg_->slots()[r].fp[op & 1]; }
+int ShmGroup::FirstMismatch(uint64_t ticket) const {
+  for (int r = 1; r < size_; ++r)
+    if (Slot(r, ticket)->fp != Slot(0, ticket)->fp) return r;
+  return -1;
+}
+
+bool ShmGroup::AllArrived(uint64_t ticket) const {
+  for (int r = 0; r < size_; ++r)
+    if (Slot(r, ticket)->ticket.load(std::memory_order_acquire) < ticket) return false;
+  return true;
+}
+
 const BufDesc& ShmGroup::SendDesc(int r) const { return seg_->slots()[r].send; }
 const BufDesc& ShmGroup::RecvDesc(int r) const { return seg_->slots()[r].recv; }
 
@@ -255,15 +276,44 @@ Status ShmGroup::CheckPeersAlive() {
   return Status::Ok();
 }
 
-Status ShmGroup::Barrier(int rank, Deadline deadline, uint64_t seq) {
+Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
+                        uint64_t* ticket) {
+  const uint64_t t = ++ticket_;
+  *ticket = t;
+  ArrivalSlot* mine = Slot(rank_, t);
+  if (bytes > 0) std::memcpy(mine->payload, payload, bytes);
+  mine->fp = fp;
+  mine->ticket.store(t, std::memory_order_release);
+  // Pairs with the sleeper's fence in WaitUntil: either it sees our ticket, or we see it sleeping.
+  // Of two ranks arriving last at once, at least one sees both tickets and wakes the sleepers.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const bool all = AllArrived(t);
+  if (all && seg_->barrier.sleepers.load(std::memory_order_relaxed) != 0) WakeAll(&seg_->barrier, true);
+  if (all) return AfterWait(Status::Ok(), seq);
   BarrierOptions opt;
   opt.shared = true;
   opt.spin = !Oversubscribed(size_);
   opt.what = "rank(s)";
   opt.check = [this] { return CheckPeersAlive(); };
-  Status st = BarrierEnter(&seg_->barrier, seg_->arrivals(), size_, rank, deadline, opt);
-  const bool aborted_here = seg_->barrier.aborted.load() != 0 && seq >= seg_->abort_seq.load(std::memory_order_acquire);
-  if ((st.code() == Code::kRemote && seg_->barrier.aborted.load() != 0) || (st.ok() && aborted_here)) {
+  Status st = WaitUntil([this, t] { return AllArrived(t); }, &seg_->barrier, deadline, opt, [this, t] {
+    std::string m;
+    for (int r = 0; r < size_; ++r)
+      if (Slot(r, t)->ticket.load(std::memory_order_acquire) < t) m += (m.empty() ? "" : ", ") + std::to_string(r);
+    return m + " of " + std::to_string(size_);
+  });
+  return AfterWait(std::move(st), seq);
+}
+
+Status ShmGroup::Barrier(Deadline deadline, uint64_t seq) {
+  uint64_t ticket = 0;
+  return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket);
+}
+
+// An arrival that completed into an aborted operation still fails, with the abort's reason.
+Status ShmGroup::AfterWait(Status st, uint64_t seq) {
+  const bool aborted = seg_->barrier.aborted.load(std::memory_order_acquire) != 0;
+  const bool aborted_here = aborted && seq >= seg_->abort_seq.load(std::memory_order_acquire);
+  if ((st.code() == Code::kRemote && aborted) || (st.ok() && aborted_here)) {
     int32_t code = seg_->abort_code.load(std::memory_order_acquire);
     std::string reason(seg_->abort_reason, strnlen(seg_->abort_reason, sizeof(seg_->abort_reason)));
     return Status(code > 0 ? static_cast<Code>(code) : Code::kRemote, reason);

@@ -59,16 +59,25 @@ class ShmGroup {
 
   int size() const { return size_; }
 
-  // Small operations carry their input inline in the segment: two buffers per rank, used by
-  // alternate operations, so a rank may write the next operation's input while the root still
-  // reads this one's.
+  // Arrivals. Members call Arrive/Barrier in the same order; each call takes this rank's next
+  // ticket (1, 2, ...). Arrive writes `fp` and up to kInlineBytes of `payload` into this rank's
+  // slot for the ticket, announces it, and returns when every member has arrived at that ticket
+  // (or with the abort/timeout/peer-death status). Each rank has two slots (ticket parity), each
+  // starting with one cache line that holds the ticket, the fingerprint and the first 32 payload
+  // bytes, so a small operation costs the reader one cache-line transfer per peer and there is no
+  // shared counter to contend on. The slots of ticket t stay readable (ArrivedFp/ArrivedPayload)
+  // until this rank's next arrival: a peer can only reuse a slot two tickets later, which needs
+  // this rank's next arrival.
   static constexpr size_t kInlineBytes = 4096;
-  uint64_t NextOp() { return ++ops_; }
-  char* InlineBuf(int r, uint64_t op);
-  // `op` selects one of two fingerprint slots (NextOp() parity) for algorithms that let ranks
-  // leave after a single barrier; others pass 0.
-  void Publish(int rank, const Fingerprint& fp, const BufDesc& send, const BufDesc& recv, uint64_t op = 0);
-  const Fingerprint& Fp(int r, uint64_t op = 0) const;
+  struct ArrivalSlot;  // layout private to shm_group.cc
+  Status Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
+                uint64_t* ticket);
+  const Fingerprint& ArrivedFp(int r, uint64_t ticket) const;
+  const char* ArrivedPayload(int r, uint64_t ticket) const;
+  // First member whose fingerprint for `ticket` differs from member 0's, or -1.
+  int FirstMismatch(uint64_t ticket) const;
+  // Buffer descriptors for the operation about to arrive (read by peers after the arrival).
+  void Publish(int rank, const BufDesc& send, const BufDesc& recv);
   const BufDesc& SendDesc(int r) const;
   const BufDesc& RecvDesc(int r) const;
 
@@ -81,21 +90,25 @@ class ShmGroup {
   // their mapping of it at their next Publish, so freed device memory is not kept alive.
   void NoteFreed(uint64_t serial);
 
-  // `seq` is the operation the caller is in: a barrier that completes into an operation that was
-  // aborted (seq >= the abort's) still fails, since the others gave up on it.
-  Status Barrier(int rank, Deadline deadline, uint64_t seq = 0);
+  // An arrival without fingerprint or payload (steps inside an operation). `seq` is the
+  // operation the caller is in: an arrival that completes into an operation that was aborted
+  // (seq >= the abort's) still fails, since the others gave up on it.
+  Status Barrier(Deadline deadline, uint64_t seq = 0);
   // Fails operations numbered `from_seq` and later on every member (0 = every operation).
   void Abort(Code code, const std::string& reason, uint64_t from_seq = 0);
 
  private:
   ShmGroup() = default;
+  ArrivalSlot* Slot(int r, uint64_t ticket) const;
+  bool AllArrived(uint64_t ticket) const;
+  Status AfterWait(Status st, uint64_t seq);
   void* Resolve(int r, const BufDesc& d, std::string* why);
   void DropFreedMappings();
   void Unmap(int r, uint64_t serial);
   Status CheckPeersAlive();
 
   int rank_ = 0;
-  uint64_t ops_ = 0;
+  uint64_t ticket_ = 0;         // this rank's arrivals so far
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd
   char* staging_ = nullptr;

@@ -47,6 +47,8 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
     }
     Deadline slice = opt.check ? deadline.Earlier(Deadline::AfterMs(opt.check_every_ms)) : deadline;
     b->sleepers.fetch_add(1, std::memory_order_acq_rel);
+    // Pairs with the waker's fence: it either sees us counted or we see its arrival in done().
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     if (!done() && b->aborted.load(std::memory_order_acquire) == 0) FutexWait(&b->wake, word, slice, opt.shared);
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
   }
