@@ -39,6 +39,7 @@ while (($#)); do
   shift
 done
 sizes="8,16,64,256,1K,4K,16K,64K,256K,1M,4M,16M,64M,256M"
+iso_sizes="8,4K"
 if ((quick)); then
   sizes="8,64K,16M"; ranks_list=${RANKS_OVERRIDE:-"2 4"}; reps=1; budget=0.1
 fi
@@ -112,6 +113,30 @@ for n in $ranks_list; do
     done
   done
 done
+echo "== sweep launches took $(( $(date +%s) - start_all )) s"
+
+# --- isolated small calls: a barrier before each call, median; hostccl with the fingerprint
+# check on and off (HOSTCCL_CHECK_ARGS=0), next to Open MPI vader ---
+printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$out/isolated.tsv"
+iso="--sizes $iso_sizes -d fp32 -o sum -r 0 -w $warmup -T $budget -I -c 0"
+for n in $ranks_list; do
+  for rep in $(seq 1 "$reps"); do
+    for lib in hostccl hostccl-nocheck ompi-vader; do
+      case $lib in
+        hostccl) cmd="$bin/hcclrun -n $n $bin/reduce_test -W 1 $iso" ;;
+        hostccl-nocheck) cmd="env HOSTCCL_CHECK_ARGS=0 $bin/hcclrun -n $n $bin/reduce_test -W 1 $iso" ;;
+        ompi-vader) [[ " ${libs[*]} " == *" ompi-vader "* ]] || continue
+          cmd="env OMPI_MCA_btl=self,vader $ompi -np $n $bin/mpi_reduce_bench.openmpi $iso" ;;
+      esac
+      raw=$out/raw/isolated_${lib}_n${n}_r${rep}.txt
+      timeout -k 5 "$launch_timeout" $cmd >"$raw" 2>&1
+      rc=$?
+      printf '%s\t%s\t%s\t%s\t-\t%s\n' "isolated-$lib" "$n" "$rep" "$rc" "$cmd" >>"$out/launches.tsv"
+      sed 's/^\[[0-9]*\] //' "$raw" | awk -v lib="$lib" -v n="$n" -v rep="$rep" \
+        '$1 ~ /^[0-9]+$/ && NF >= 12 { printf "%s\t%s\t%s\t%s\t%s\t0\t%s\n", lib, n, rep, $1, $8, $11 }' >>"$out/isolated.tsv"
+    done
+  done
+done
 echo "== all launches took $(( $(date +%s) - start_all )) s"
 else
   reps=$(tail -n +2 "$out/runs.tsv" | cut -f3 | sort -n | tail -1)
@@ -125,6 +150,32 @@ tail -n +2 "$out/runs.tsv" | sort -t$'\t' -k1,1 -k2,2n -k4,4n -k5,5g | awk -F'\t
     split(key, k, SUBSEP); printf "%s\t%s\t%s\t%.3f\t%.6f\t%d\t%d\n", k[1], k[2], k[3], m, (m > 0 ? k[3] / m / 1e3 : 0), c, w }
   { nk = $1 SUBSEP $2 SUBSEP $4; if (nk != key) { flush(); key = nk; c = 0; w = 0 } v[++c] = $5; w += $7 }
   END { flush() }' >>"$out/medians.tsv"
+
+# --- isolated small calls: median over launches, min-max range ---
+iso_table() {
+  [[ -s $out/isolated.tsv ]] || return 0
+  echo
+  echo "## Isolated small calls (a barrier before each call; per-launch median over calls, max over ranks)"
+  echo
+  echo "Median over $reps launches, in us, with the range over launches; 'check off' = HOSTCCL_CHECK_ARGS=0"
+  echo "(no fingerprint comparison). 'x ompi-vader' = Open MPI's time / hostccl's (check on)."
+  echo
+  echo "| ranks | size | hostccl (check on) | hostccl (check off) | ompi-vader | x ompi-vader |"
+  echo "|---:|---:|---:|---:|---:|---:|"
+  tail -n +2 "$out/isolated.tsv" | sort -t$'\t' -k2,2n -k4,4n -k1,1 -k5,5g | awk -F'\t' '
+    function flush() { if (key == "") return; m = c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2;
+      split(key, k, SUBSEP); med[k[1], k[2], k[3]] = m; lo[k[1], k[2], k[3]] = v[1]; hi[k[1], k[2], k[3]] = v[c];
+      if (!((k[2], k[3]) in row)) { row[k[2], k[3]] = 1; rows[++nr] = k[2] SUBSEP k[3] } }
+    { nk = $1 SUBSEP $2 SUBSEP $4; if (nk != key) { flush(); key = nk; c = 0 } v[++c] = $5 }
+    function human(s) { return s >= 1048576 ? s / 1048576 " MiB" : s >= 1024 ? s / 1024 " KiB" : s " B" }
+    function cell(l, n, s) { return ((l, n, s) in med) ? sprintf("%.2f (%.2f-%.2f)", med[l, n, s], lo[l, n, s], hi[l, n, s]) : "-" }
+    END { flush();
+      for (i = 1; i <= nr; i++) { split(rows[i], r, SUBSEP); n = r[1]; s = r[2];
+        ratio = "-";
+        if ((("hostccl", n, s) in med) && (("ompi-vader", n, s) in med) && med["hostccl", n, s] > 0)
+          ratio = sprintf("%.2f", med["ompi-vader", n, s] / med["hostccl", n, s]);
+        printf "| %s | %s | %s | %s | %s | %s |\n", n, human(s), cell("hostccl", n, s), cell("hostccl-nocheck", n, s), cell("ompi-vader", n, s), ratio } }'
+}
 
 # --- tables: time (us) up to 64 KiB, algbw (GB/s) from 256 KiB; ratios; the traffic bound ---
 {
@@ -171,6 +222,7 @@ tail -n +2 "$out/runs.tsv" | sort -t$'\t' -k1,1 -k2,2n -k4,4n -k5,5g | awk -F'\t
         }
       }' "$out/medians.tsv"
   done
+  iso_table
   echo
   echo "Launches that failed (exit status != 0):"
   awk -F'\t' 'NR > 1 && $4 != 0 { printf "- %s, %s ranks, launch %s: exit %s after %s s\n", $1, $2, $3, $4, $5; f = 1 } END { if (!f) print "- none" }' "$out/launches.tsv"
