@@ -127,6 +127,10 @@ class RootServerImpl final : public RootServer {
       if (done_) break;
       if (rc > 0 && pfds[1].revents) AcceptAll();
     }
+    for (const auto& c : clients_)
+      if (!c.joined && c.read_deadline_ns != 0)  // (failed ranks were told and are not strays)
+        HLOG_WARN(kBoot, "root server %s: dropped connection from %s: no complete HELLO before the server finished",
+                  Name().c_str(), c.from.c_str());
     clients_.clear();
     listener_.Reset();
     {
