@@ -149,7 +149,7 @@ struct PendingServer {
 };
 
 // Common validation of every format: unique servers, rank ids 0..N-1 unique and contiguous per
-// server.
+// server, device ids unique per server.
 Status Finish(const std::string& version, std::vector<PendingServer> servers, RankTable* out) {
   if (servers.empty())
     return MakeStatus(Code::kPara, "rank table: zero servers (the server list is empty)");
@@ -182,6 +182,18 @@ Status Finish(const std::string& version, std::vector<PendingServer> servers, Ra
       }
       by_id[r.rank_id] = &r;
       owner[r.rank_id] = static_cast<int64_t>(s);
+    }
+  }
+  // One device hosts one rank of a communicator: device ids are unique within a server.
+  for (const PendingServer& srv : servers) {
+    std::map<int32_t, const PendingRank*> by_device;
+    for (const PendingRank& r : srv.ranks) {
+      auto [it, inserted] = by_device.emplace(r.device_id, &r);
+      if (!inserted) {
+        return Bad(Join(r.path, "device_id"),
+                   StrFormat("is %d, already used by %s on server \"%s\" (duplicate device id)", r.device_id,
+                             it->second->path.c_str(), srv.server_id.c_str()));
+      }
     }
   }
   // Ids are a permutation of 0..N-1 here; a server is contiguous when its id range has no gaps.

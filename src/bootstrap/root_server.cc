@@ -3,7 +3,8 @@
 // token, garbage, slow, half-open) are dropped without delaying the others: one poll loop over
 // all sockets, a bounded read deadline per unauthenticated connection, bounded sizes.
 // Lifetime: until done (table sent, failure sent and the deadline passed) or destroyed; the
-// destructor wakes the thread through an eventfd and joins it.
+// destructor wakes the thread through an eventfd and joins it. A done server closes its listener,
+// client sockets and eventfd itself; only the joinable thread handle waits for the registry reap.
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -54,11 +55,17 @@ class RootServerImpl final : public RootServer {
  public:
   RootServerImpl(RootInfo info, Fd listener) : info_(std::move(info)), listener_(std::move(listener)) {}
   ~RootServerImpl() override {
-    uint64_t one = 1;
-    ssize_t n;
-    do {
-      n = ::write(wake_.get(), &one, sizeof(one));
-    } while (n < 0 && errno == EINTR);
+    {
+      // The thread closes wake_ under wake_mu_ when it finishes; a finished server has nothing to wake.
+      std::lock_guard<std::mutex> lock(wake_mu_);
+      if (wake_.valid()) {
+        uint64_t one = 1;
+        ssize_t n;
+        do {
+          n = ::write(wake_.get(), &one, sizeof(one));
+        } while (n < 0 && errno == EINTR);
+      }
+    }
     if (thread_.joinable()) thread_.join();
   }
 
@@ -120,8 +127,18 @@ class RootServerImpl final : public RootServer {
       if (done_) break;
       if (rc > 0 && pfds[1].revents) AcceptAll();
     }
+    for (const auto& c : clients_)
+      if (!c.joined && c.read_deadline_ns != 0)  // (failed ranks were told and are not strays)
+        HLOG_WARN(kBoot, "root server %s: dropped connection from %s: no complete HELLO before the server finished",
+                  Name().c_str(), c.from.c_str());
     clients_.clear();
     listener_.Reset();
+    {
+      // Every fd is released as soon as the server is done, not when the registry reaps it (on
+      // the next HcclGetRootInfo): a process that stops creating communicators keeps none open.
+      std::lock_guard<std::mutex> lock(wake_mu_);
+      wake_.Reset();
+    }
     finished_.store(true, std::memory_order_release);
   }
 
@@ -291,6 +308,7 @@ class RootServerImpl final : public RootServer {
 
   RootInfo info_;
   Fd listener_;
+  std::mutex wake_mu_;  // guards wake_: closed by the thread at exit, written by the destructor
   Fd wake_;
   std::thread thread_;
   std::atomic<bool> finished_{false};

@@ -114,6 +114,11 @@ class MeshBuilder {
       }
       HOSTCCL_RETURN_IF_ERROR(PollRound());
     }
+    // Unauthenticated connections still pending (half-open, slow) are closed with the builder.
+    for (const auto& inc : in_)
+      HLOG_WARN(kTcp, "rank %d: dropped connection from %s: no complete HELLO before the mesh was complete", me_,
+                inc.from.c_str());
+    in_.clear();
     std::vector<std::string> addrs = addrs_;
     *out = std::make_unique<TcpTransport>(me_, n_, std::move(fds_), std::move(addrs));
     HLOG_DEBUG(kTcp, "rank %d: TCP mesh of %d ranks ready in %llu ms", me_, n_,
