@@ -82,13 +82,19 @@ inline std::string NewEntries(const std::set<std::string>& before, const std::se
 // variable FAULTTEST_DIR (children only read it). Ranks publish their pid as <dir>/pid.<rank>.
 inline constexpr const char* kDirVar = "FAULTTEST_DIR";
 
+inline std::string ScratchDir();
+
+// Rank children re-run the test body from the top: they use the parent's directory (from the
+// environment) instead of making one nobody would remove.
 inline std::string MakeScratchDir() {
+  if (hostccl::test::IsRankChild()) return ScratchDir();
   char tmpl[] = "/tmp/hostccl-faulttest-XXXXXX";
   const char* d = mkdtemp(tmpl);
   return d ? std::string(d) : std::string("/tmp");
 }
 
 inline void RemoveScratchDir(const std::string& dir) {
+  if (hostccl::test::IsRankChild()) return;  // the parent owns it
   if (dir.rfind("/tmp/hostccl-faulttest-", 0) != 0) return;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
