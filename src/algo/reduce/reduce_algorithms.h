@@ -30,6 +30,16 @@ Status ReduceChain(Context& ctx, const ReduceArgs& args);
 Status ReduceShm(Context& ctx, const ReduceArgs& args);
 Status ReduceNodeChain(Context& ctx, const ReduceArgs& args);
 
+// "shm" when a sendBuf (or the root's recvBuf) is not shareable (reduce_shm_unshared.cc); called
+// by ReduceShm after its first barrier, on every rank alike.
+Status ReduceShmUnshared(Context& ctx, const ReduceArgs& args);
+
+// Bytes of a non-shareable peer input read per process_vm_readv (and folded while in cache).
+constexpr uint64_t kCmaChunkBytes = 64 << 10;
+// The single-host segment's staging for "shm" without CMA: two input slots per rank, two output slots.
+constexpr uint64_t kShmStagingSlotBytes = 256 << 10;
+constexpr size_t ShmStagingBytes(int ranks) { return (2 * static_cast<size_t>(ranks) + 2) * kShmStagingSlotBytes; }
+
 // Pipeline slots per direction in the node chain's shared staging (input and output).
 constexpr uint64_t kNodeChainSlots = 4;
 
