@@ -163,10 +163,10 @@ INSTANTIATE_TEST_SUITE_P(Full, ReduceGrid, ::testing::ValuesIn(FullConfigs()),
                          [](const auto& info) { return ConfigName(info.param) + "_" + std::to_string(info.param.index); });
 
 // Buffers not from aclrtMalloc between processes (reduce_shm_unshared.cc): malloc'd sendBufs
-// and/or recvBufs (and in place) at 2, 3, 4 process ranks, with HOSTCCL_CMA=auto (single-copy
-// process_vm_readv/writev) and =off (staging through the shared segment). Counts above the inline
-// size, not multiples of the CMA chunk (16 Ki fp32) or of the staging slot (64 Ki fp32), and
-// several chunks of both. Every case is checked bitwise against the reference fold.
+// and/or recvBufs (and in place) at 2, 3, 4 process ranks, with HOSTCCL_CMA=auto (inputs up to
+// 1 MiB single-copy with process_vm_readv/writev, larger ones staged) and =off (all staged).
+// Counts above the inline size, not multiples of the CMA chunk (64 Ki fp32) or of the staging slot
+// (64 Ki fp32), several chunks of both, and a slice of exactly one CMA chunk.
 struct HostBufConfig {
   int nranks;
   const char* cma;
@@ -200,10 +200,17 @@ std::vector<ReduceCase> HostBufCases(const HostBufConfig& g) {
   ReduceCase empty = small;
   empty.count = 0;
   out.push_back(empty);
-  ReduceCase boundary{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 16384 * 2 * static_cast<uint64_t>(g.nranks),
+  ReduceCase boundary{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 65536 * static_cast<uint64_t>(g.nranks),
                       static_cast<uint32_t>(g.nranks - 1), false, Mix64(0xc3a2)};
   boundary.host_send = true;
   out.push_back(boundary);
+  ReduceCase cma_chunks{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 250000, 0, false, Mix64(0xc3a3)};
+  cma_chunks.host_send = true;
+  out.push_back(cma_chunks);
+  ReduceCase staged{HCCL_DATA_TYPE_FP64, HCCL_REDUCE_PROD, 200003, static_cast<uint32_t>(g.nranks / 2), true,
+                    Mix64(0xc3a4)};
+  staged.host_send = true;
+  out.push_back(staged);
   return out;
 }
 

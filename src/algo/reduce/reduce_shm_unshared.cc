@@ -2,15 +2,16 @@
 //
 // What: entered from ReduceShm after its first barrier (descriptors published, fingerprints equal)
 //   when a sendBuf is not shareable, or when only the root's recvBuf is not and CMA is allowed.
-//   The plan depends only on the published descriptors and the group's CMA verdict, so every rank
-//   picks the same one:
-//   "cma"     (ShmGroup::cma(), process_vm_readv allowed): slice-parallel as in ReduceShm. Each rank
+//   The plan depends only on the published descriptors, the size and the group's CMA verdict, so
+//   every rank picks the same one:
+//   "cma"     (ShmGroup::cma(), process_vm_readv allowed, input <= kCmaMaxBytes: above it staging
+//             is faster on the project machine): slice-parallel as in ReduceShm. Each rank
 //             folds its slice in kCmaChunkBytes chunks; a non-shareable peer input chunk is read
 //             with process_vm_readv into this rank's scratch (communicator Scratch: allocated
 //             once, pre-faulted), shareable ones through the mappings, in rank order. The folded
 //             chunk goes straight into the root's recvBuf when it is mapped (or this rank is the
 //             root), else through one process_vm_writev per chunk. One final barrier.
-//   "staging" (no CMA, segment staging present): chunks of kShmStagingSlotBytes. Per chunk, every
+//   "staging" (no CMA or a large input; segment staging present): chunks of kShmStagingSlotBytes. Per chunk, every
 //             rank with a non-shareable sendBuf copies its chunk into its input slot (two slots
 //             per rank, alternating), one barrier, then every rank folds its sub-slice from the
 //             slots (shareable inputs in place) into the root's recvBuf when mapped, else into an
@@ -19,8 +20,8 @@
 // Bit-exactness: FoldN over the n inputs in rank order, on any sub-range: the canonical fold.
 // Errors: a failed copy (peer died: ESRCH; unreadable buffer) aborts the group (peers blocked in a
 //   barrier fail with the same status) and fails this operation.
-// Example: 2 processes, 64 MiB fp32 malloc'd sendBufs, CMA: rank 1 folds elements [8M, 16M) in
-//   16 Ki-element chunks: reads rank 0's chunk (process_vm_readv), folds it with its own into its
+// Example: 2 processes, 1 MiB fp32 malloc'd sendBufs, CMA: rank 1 folds elements [128Ki, 256Ki) in
+//   64 Ki-element chunks: reads rank 0's chunk (process_vm_readv), folds it with its own into its
 //   scratch and writes the chunk into rank 0's recvBuf (process_vm_writev) unless that is mapped.
 #include <algorithm>
 #include <cstring>
@@ -181,17 +182,19 @@ Status ReduceShmUnshared(Context& ctx, const ReduceArgs& a) {
   const unsigned long long seq = static_cast<unsigned long long>(ctx.fp.seq);
   const std::string what = unshared >= 0 ? StrFormat("rank %d's sendBuf", unshared)
                                          : StrFormat("root %d's recvBuf", a.root);
-  if (g->cma()) {
+  const bool staging = g->Staging() != nullptr && g->staging_bytes() >= (2 * static_cast<size_t>(ctx.size) + 2) * 4096;
+  if (g->cma() && (bytes <= kCmaMaxBytes || !staging)) {
     const uint32_t kind = unshared >= 0 ? kLogCma : kLogCmaWrite;
     if (g->FirstUse(kind))
       HLOG_DEBUG(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; copying it with process_vm_%s", seq,
                  what.c_str(), unshared >= 0 ? "readv" : "writev");
     return ReduceCma(ctx, a);
   }
-  if (g->Staging() != nullptr && g->staging_bytes() >= (2 * static_cast<size_t>(ctx.size) + 2) * 4096) {
+  if (staging) {
     if (g->FirstUse(kLogStaging))
-      HLOG_DEBUG(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory and process_vm_readv is not allowed; "
-                       "staging through the shared segment", seq, what.c_str());
+      HLOG_DEBUG(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; staging through the shared segment (%s)",
+                 seq, what.c_str(), g->cma() ? "above 1 MiB staging is faster than process_vm_readv"
+                                             : "process_vm_readv is not allowed");
     return ReduceStaging(ctx, a);
   }
   if (g->FirstUse(kLogTcp))
