@@ -5,8 +5,9 @@
 // descriptor of its buffers (owner pid, memfd number, allocation serial, offsets); a peer maps the
 // owner's memfd once through /proc/<pid>/fd/<n> and caches the mapping by (rank, serial), so the
 // steady state costs no system call and no page fault. Buffers that did not come from aclrtMalloc
-// are not shareable; algorithms see that in the descriptors and fall back (identically on every
-// rank, since every rank reads the same descriptors).
+// are not shareable; algorithms see that in the descriptors and copy them with process_vm_readv/
+// writev when the group's CMA probe passed (cma()), or through Staging() (identically on every
+// rank, since every rank reads the same descriptors and the same verdict).
 //
 // Creation is collective over the communicator's transport: rank 0 creates the segment (a memfd:
 // nothing ever appears in /dev/shm) and tells the others its pid and fd number; every rank maps it
