@@ -101,7 +101,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
       pids.push_back(r.pid);
       members.push_back(static_cast<int>(r.rank));
     }
-    Status st = net::ShmGroup::Create(rank_, members, transport_.get(), pids, 0,
+    Status st = net::ShmGroup::Create(rank_, members, transport_.get(), pids, algo::ShmStagingBytes(size_),
                                       Deadline::AfterMs(boot::ConnectTimeoutMs()), &shm_);
     if (!st.ok()) {
       if (transport == "shm" || st.code() != Code::kNotSupport) return st;

@@ -162,6 +162,80 @@ INSTANTIATE_TEST_SUITE_P(Default, ReduceGrid, ::testing::ValuesIn(DefaultConfigs
 INSTANTIATE_TEST_SUITE_P(Full, ReduceGrid, ::testing::ValuesIn(FullConfigs()),
                          [](const auto& info) { return ConfigName(info.param) + "_" + std::to_string(info.param.index); });
 
+// Buffers not from aclrtMalloc between processes (reduce_shm_unshared.cc): malloc'd sendBufs
+// and/or recvBufs (and in place) at 2, 3, 4 process ranks, with HOSTCCL_CMA=auto (inputs up to
+// 1 MiB single-copy with process_vm_readv/writev, larger ones staged) and =off (all staged).
+// Counts above the inline size, not multiples of the CMA chunk (64 Ki fp32) or of the staging slot
+// (64 Ki fp32), several chunks of both, and a slice of exactly one CMA chunk.
+struct HostBufConfig {
+  int nranks;
+  const char* cma;
+};
+
+std::string HostBufName(const HostBufConfig& c) { return "r" + std::to_string(c.nranks) + "_cma_" + c.cma; }
+void PrintTo(const HostBufConfig& c, std::ostream* os) { *os << HostBufName(c); }
+
+std::vector<ReduceCase> HostBufCases(const HostBufConfig& g) {
+  struct Kind { bool send, recv, in_place; };
+  const Kind kinds[] = {{true, false, false}, {false, true, false}, {true, true, false}, {true, false, true}};
+  const uint64_t counts[] = {1025, 16411, 65537, 200003};
+  const HcclDataType types[] = {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_INT8,
+                                HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_FP64, HCCL_DATA_TYPE_INT32};
+  const auto& ops = ReduceOps();
+  std::vector<ReduceCase> out;
+  size_t i = 0;
+  for (const Kind& k : kinds)
+    for (uint64_t count : counts) {
+      const uint32_t root = RootOfClass(static_cast<int>(i % 3), g.nranks);
+      ReduceCase c{types[i % 6], ops[i % 4], count, root, k.in_place, Mix64(0xc3a0000 + i * 31 + g.nranks)};
+      c.host_send = k.send;
+      c.host_recv = k.recv;
+      out.push_back(c);
+      ++i;
+    }
+  // A small (inline) and an empty call with malloc'd buffers, and the CMA chunk boundary exactly.
+  ReduceCase small{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 7, 0, false, Mix64(0xc3a1)};
+  small.host_send = small.host_recv = true;
+  out.push_back(small);
+  ReduceCase empty = small;
+  empty.count = 0;
+  out.push_back(empty);
+  ReduceCase boundary{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 65536 * static_cast<uint64_t>(g.nranks),
+                      static_cast<uint32_t>(g.nranks - 1), false, Mix64(0xc3a2)};
+  boundary.host_send = true;
+  out.push_back(boundary);
+  ReduceCase cma_chunks{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 250000, 0, false, Mix64(0xc3a3)};
+  cma_chunks.host_send = true;
+  out.push_back(cma_chunks);
+  ReduceCase staged{HCCL_DATA_TYPE_FP64, HCCL_REDUCE_PROD, 200003, static_cast<uint32_t>(g.nranks / 2), true,
+                    Mix64(0xc3a4)};
+  staged.host_send = true;
+  out.push_back(staged);
+  return out;
+}
+
+class ReduceHostBuffers : public ::testing::TestWithParam<HostBufConfig> {};
+
+TEST_P(ReduceHostBuffers, MatchesReferenceFold) {
+  const HostBufConfig& g = GetParam();
+  const std::vector<ReduceCase> cases = HostBufCases(g);
+  RunOptions opts;
+  opts.env.push_back({"HOSTCCL_CMA", g.cma});
+  opts.timeout_s = 120;
+  RunResult res = RunRanks(g.nranks, Mode::kProcesses, [&](RankContext& ctx) {
+    for (const ReduceCase& c : cases)
+      if (!RunReduceCase(ctx, c)) return false;
+    return true;
+  }, opts);
+  EXPECT_TRUE(res.ok) << HostBufName(g) << " (" << cases.size() << " cases):\n" << res.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Default, ReduceHostBuffers,
+                         ::testing::Values(HostBufConfig{2, "auto"}, HostBufConfig{3, "auto"},
+                                           HostBufConfig{4, "auto"}, HostBufConfig{2, "off"},
+                                           HostBufConfig{3, "off"}, HostBufConfig{4, "off"}),
+                         [](const auto& info) { return HostBufName(info.param); });
+
 // The default subset really covers what it claims (guards against an edit that drops a class).
 TEST(ReduceGridCoverage, DefaultSubsetCoversEveryClass) {
   std::set<std::pair<int, int>> dtype_op;

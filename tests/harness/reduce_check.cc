@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "harness/input_gen.h"
@@ -12,28 +13,36 @@ namespace {
 
 constexpr size_t kGuardElems = 16;  // recvBuf tail past count that must stay untouched
 
-// Device buffer owned for the scope of one case.
+// Device buffer (or, host = true, malloc'd memory) owned for the scope of one case.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() {
-    if (ptr_ != nullptr) (void)aclrtFree(ptr_);
+    if (ptr_ != nullptr && host_) std::free(ptr_);
+    if (ptr_ != nullptr && !host_) (void)aclrtFree(ptr_);
   }
-  aclError Alloc(size_t bytes) { return aclrtMalloc(&ptr_, bytes, ACL_MEM_MALLOC_HUGE_FIRST); }
+  aclError Alloc(size_t bytes, bool host) {
+    host_ = host;
+    if (!host) return aclrtMalloc(&ptr_, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    ptr_ = std::malloc(bytes);
+    return ptr_ != nullptr ? ACL_SUCCESS : ACL_ERROR_RT_MEMORY_ALLOCATION;
+  }
   void* get() const { return ptr_; }
 
  private:
   void* ptr_ = nullptr;
+  bool host_ = false;
 };
 
 }  // namespace
 
 std::string CaseName(const ReduceCase& c) {
   char buf[160];
-  std::snprintf(buf, sizeof(buf), "%s %s count=%" PRIu64 " root=%u%s seed=0x%" PRIx64, Desc(c.dtype).name,
-                OpName(c.op), c.count, c.root, c.in_place ? " in-place" : "", c.seed);
+  std::snprintf(buf, sizeof(buf), "%s %s count=%" PRIu64 " root=%u%s seed=0x%" PRIx64 "%s%s", Desc(c.dtype).name,
+                OpName(c.op), c.count, c.root, c.in_place ? " in-place" : "", c.seed,
+                c.host_send ? " malloc-send" : "", c.host_recv ? " malloc-recv" : "");
   return buf;
 }
 
@@ -62,8 +71,9 @@ bool RunReduceCase(RankContext& ctx, const ReduceCase& c) {
   if (c.in_place) std::copy(input.begin(), input.end(), recv_before.begin());
 
   DeviceBuffer send_dev, recv_dev;
-  if (recv_dev.Alloc(recv_bytes) != ACL_SUCCESS) return ctx.Fail(name + ": aclrtMalloc(recv) failed");
-  if (!c.in_place && send_dev.Alloc(bytes == 0 ? 64 : bytes) != ACL_SUCCESS)
+  if (recv_dev.Alloc(recv_bytes, c.in_place ? c.host_send : c.host_recv) != ACL_SUCCESS)
+    return ctx.Fail(name + ": aclrtMalloc(recv) failed");
+  if (!c.in_place && send_dev.Alloc(bytes == 0 ? 64 : bytes, c.host_send) != ACL_SUCCESS)
     return ctx.Fail(name + ": aclrtMalloc(send) failed");
   void* send = c.in_place ? recv_dev.get() : send_dev.get();
   if (aclrtMemcpy(recv_dev.get(), recv_bytes, recv_before.data(), recv_bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS ||

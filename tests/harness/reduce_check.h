@@ -4,7 +4,7 @@
 //   - the root's recvBuf beyond count, and every non-root recvBuf, keep their guard pattern;
 //   - sendBuf is unchanged except when it is the root's recvBuf (in place on every rank);
 //   - count 0 returns HCCL_SUCCESS and changes nothing anywhere.
-// Buffers come from aclrtMalloc and move with aclrtMemcpy; the reduce is HcclReduce followed by
+// Buffers come from aclrtMalloc (or malloc: host_send / host_recv) and move with aclrtMemcpy; the reduce is HcclReduce followed by
 // aclrtSynchronizeStream. Inputs come from GenerateInput(seed, rank), so the root recomputes every
 // rank's input locally.
 #pragma once
@@ -24,9 +24,13 @@ struct ReduceCase {
   uint32_t root;
   bool in_place;
   uint64_t seed;
+  // Buffers from plain malloc instead of aclrtMalloc (not shareable between processes): sendBuf
+  // (also recvBuf when in place) and/or recvBuf.
+  bool host_send = false;
+  bool host_recv = false;
 };
 
-// "fp32 sum count=7 root=2 in-place seed=0x..."
+// "fp32 sum count=7 root=2 in-place seed=0x..." (+ " malloc-send" / " malloc-recv")
 std::string CaseName(const ReduceCase& c);
 
 // Runs c on ctx's rank. Data mismatches are recorded with ctx.Fail (the case sequence can go on);

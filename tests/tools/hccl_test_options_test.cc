@@ -31,6 +31,7 @@ TEST(HcclTestOptions, DefaultsAreHcclTests) {
   EXPECT_EQ(r.options.ops, std::vector<int>{0});
   EXPECT_FALSE(r.options.wide);
   EXPECT_FALSE(r.options.isolated);
+  EXPECT_FALSE(r.options.host_buffers);
   EXPECT_EQ(SizeSweep(r.options), std::vector<uint64_t>{64ull << 20});
 }
 
@@ -118,6 +119,7 @@ TEST(HcclTestOptions, Extensions) {
   EXPECT_TRUE(Parse({"--wide"}).options.wide);
   EXPECT_TRUE(Parse({"--wide", "1"}).options.wide);
   EXPECT_TRUE(Parse({"--isolated"}).options.isolated);
+  EXPECT_TRUE(Parse({"--host-buffers"}).options.host_buffers);
   EXPECT_NE(Parse({"-W", "2"}).error, "");
   r = Parse({"--sizes", "8,16,64K,1m", "-T", "0.25"});
   ASSERT_EQ(r.error, "");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -33,22 +34,31 @@ bool Ok(int rc, int rank, const char* what) {
   return false;
 }
 
-// A device buffer from aclrtMalloc, freed on scope exit.
+// A device buffer from aclrtMalloc (or, with host = true, plain 64-byte-aligned heap memory,
+// pre-faulted like device memory: --host-buffers), freed on scope exit.
 struct DeviceBuffer {
   void* ptr = nullptr;
+  bool host = false;
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (ptr) (void)aclrtFree(ptr);
-  }
+  ~DeviceBuffer() { Free(); }
   void Free() {
-    if (ptr) (void)aclrtFree(ptr);
+    if (ptr && host) std::free(ptr);
+    if (ptr && !host) (void)aclrtFree(ptr);
     ptr = nullptr;
   }
-  int Alloc(uint64_t bytes) {
+  int Alloc(uint64_t bytes, bool on_host = false) {
     // Zero-byte buffers still get a valid pointer (HCCL rejects null buffers before count checks).
-    return aclrtMalloc(&ptr, std::max<uint64_t>(bytes, 64), ACL_MEM_MALLOC_HUGE_ONLY);
+    host = on_host;
+    if (!host) return aclrtMalloc(&ptr, std::max<uint64_t>(bytes, 64), ACL_MEM_MALLOC_HUGE_ONLY);
+    bytes = std::max<uint64_t>(bytes, 64);
+    if (posix_memalign(&ptr, 64, bytes) != 0) {
+      ptr = nullptr;
+      return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    std::memset(ptr, 0, bytes);
+    return ACL_SUCCESS;
   }
 };
 
@@ -130,8 +140,8 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   const uint64_t recv_bytes = c.spec->recv_count(a.count, c.ranks) * tt->bytes;
 
   DeviceBuffer send, recv;
-  if (!Ok(send.Alloc(send_bytes), c.rank, "aclrtMalloc(sendBuf)")) return false;
-  if (!Ok(recv.Alloc(recv_bytes), c.rank, "aclrtMalloc(recvBuf)")) return false;
+  if (!Ok(send.Alloc(send_bytes, c.opt.host_buffers), c.rank, "aclrtMalloc(sendBuf)")) return false;
+  if (!Ok(recv.Alloc(recv_bytes, c.opt.host_buffers), c.rank, "aclrtMalloc(recvBuf)")) return false;
   a.send = send.ptr;
   a.recv = recv.ptr;
   std::unique_ptr<uint8_t[]> host_send(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);

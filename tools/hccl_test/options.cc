@@ -124,6 +124,7 @@ std::string UsageText(const char* prog) {
        "\t[-I,--isolated] time each call alone after a barrier and report the median\n"
        "\t[--json <file>] write every row as JSON (root rank)\n"
        "\t[--sizes <a,b,...>] exactly these sizes (replaces -b/-e/-i/-f)\n"
+       "\t[--host-buffers] sendBuf/recvBuf from malloc instead of aclrtMalloc (not shareable)\n"
        "\t[-T,--time-budget <seconds>] calibrate the iterations of each size to about this long\n"
        "\t                  (from the warm-up's slowest rank; 3..5000 iterations; replaces -n)\n"
        "\t[-t,-m,-z,-s,-a <value>] accepted for compatibility, no effect on a host\n"
@@ -160,6 +161,7 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
       {"json", required_argument, nullptr, 'J'},
       {"time-budget", required_argument, nullptr, 'T'},
       {"sizes", required_argument, nullptr, 'L'},
+      {"host-buffers", no_argument, nullptr, 'H'},
       {nullptr, 0, nullptr, 0},
   };
   std::optional<uint64_t> begin = o.min_bytes, end = o.max_bytes;
@@ -261,6 +263,9 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
         break;
       case 'I':
         o.isolated = true;
+        break;
+      case 'H':
+        o.host_buffers = true;
         break;
       case 'J':
         o.json_path = arg;

@@ -43,6 +43,7 @@ struct Options {
   bool isolated = false;  // -I / --isolated: barrier before each call, median of single calls
   double time_budget_s =
       0;                  // -T / --time-budget: iterations calibrated to this many seconds (0 = -n)
+  bool host_buffers = false;  // --host-buffers: malloc'd buffers instead of aclrtMalloc
   std::string json_path;  // --json FILE
   std::vector<std::string> notes;  // accepted-but-ignored options, reported by the root
 };

@@ -10,8 +10,9 @@
 //   folds, from the slots, and nobody waits for a second barrier.
 // Plan (identical on every rank, since all read the same descriptors):
 //   all sendBufs and the root's recvBuf shareable -> slice-parallel (reads n x S/n, writes S/n per rank);
-//   sendBufs shareable, root's recvBuf not (e.g. malloc'd) -> the root folds everything itself;
-//   a sendBuf not shareable -> every rank falls back to the TCP algorithms (gather / chain).
+//   a sendBuf not shareable, or the root's recvBuf not and process_vm_writev allowed ->
+//     ReduceShmUnshared (single-copy CMA, staging through the segment, or TCP);
+//   sendBufs shareable, root's recvBuf not, no CMA -> the root folds everything itself.
 // Preconditions: ctx.shm (all ranks on this host); in place allowed on any rank.
 // Example: 4 ranks, count 1000 fp32: slices of 256/256/256/232 elements (64-byte aligned); rank 2
 //   reads elements [512, 768) of x0, x1, x2, x3 and writes them into the root's recvBuf.
@@ -48,20 +49,11 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   }
 
   bool sends_shared = true;
-  int unshared = -1;
   for (int r = 0; r < ctx.size; ++r)
-    if (g->SendDesc(r).serial == 0) {
-      sends_shared = false;
-      unshared = r;
-      break;
-    }
-  if (!sends_shared) {
-    HLOG_INFO(kShm, "HcclReduce #%llu: rank %d's sendBuf is not aclrtMalloc memory; using the TCP path",
-              static_cast<unsigned long long>(ctx.fp.seq), unshared);
-    // Everyone passed the barrier with the same view, so everyone takes the same fallback.
-    return a.count * es <= kGatherMaxBytes ? ReduceGather(ctx, a) : ReduceChain(ctx, a);
-  }
+    if (g->SendDesc(r).serial == 0) sends_shared = false;
   const bool recv_shared = g->RecvDesc(a.root).serial != 0;
+  // Not shareable: single-copy (CMA), staging or TCP (reduce_shm_unshared.cc); every rank alike.
+  if (!sends_shared || (!recv_shared && g->cma())) return ReduceShmUnshared(ctx, a);
 
   thread_local std::vector<const void*> srcs;
   srcs.resize(static_cast<size_t>(ctx.size));

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "common/log.h"
+#include "transport/shm/cma.h"
 #include "transport/sync/group_barrier.h"
 
 namespace hostccl::net {
@@ -144,6 +145,12 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
     if (!ok && failure.empty()) failure = "another rank could not map the shared segment";
   }
   if (!ok) return Status(Code::kNotSupport, "shared memory unavailable: " + failure);
+  std::string no_cma;
+  HOSTCCL_RETURN_IF_ERROR(ProbeCma(rank, members, t, pids, deadline, &g->cma_, &no_cma));
+  HLOG_INFO(kShm, "shared memory group of %d ranks: buffers not from aclrtMalloc %s%s", size,
+            g->cma_ ? "are copied single-copy with process_vm_readv/writev (probe passed)"
+                    : "are staged through the shared segment: ",
+            no_cma.c_str());
   if (staging_bytes > 0) g->staging_ = reinterpret_cast<char*>(g->seg_) + control;
   for (int r = 0; r < size; ++r) {
     int pfd = -1;

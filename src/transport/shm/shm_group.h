@@ -5,8 +5,9 @@
 // descriptor of its buffers (owner pid, memfd number, allocation serial, offsets); a peer maps the
 // owner's memfd once through /proc/<pid>/fd/<n> and caches the mapping by (rank, serial), so the
 // steady state costs no system call and no page fault. Buffers that did not come from aclrtMalloc
-// are not shareable; algorithms see that in the descriptors and fall back (identically on every
-// rank, since every rank reads the same descriptors).
+// are not shareable; algorithms see that in the descriptors and copy them with process_vm_readv/
+// writev when the group's CMA probe passed (cma()), or through Staging() (identically on every
+// rank, since every rank reads the same descriptors and the same verdict).
 //
 // Creation is collective over the communicator's transport: rank 0 creates the segment (a memfd:
 // nothing ever appears in /dev/shm) and tells the others its pid and fd number; every rank maps it
@@ -16,6 +17,7 @@
 // Threads: one thread per rank uses the group at a time; Abort() may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -86,6 +88,14 @@ class ShmGroup {
   const void* PeerSend(int r, std::string* why);
   void* PeerRecv(int r, std::string* why);
 
+  // Process identity and the group's cross-memory-attach verdict (cma.h; the same on every
+  // member), for buffers that are not shareable.
+  uint32_t Pid(int r) const { return pids_[static_cast<size_t>(r)]; }
+  bool SameProcess(int r) const { return pids_[static_cast<size_t>(r)] == own_pid_; }
+  bool cma() const { return cma_; }
+  // True the first time `kind_bit` is passed (per group, any thread): "log on first use".
+  bool FirstUse(uint32_t kind_bit) { return (first_use_.fetch_or(kind_bit) & kind_bit) == 0; }
+
   // Called (any thread of the owner) when one of this rank's allocations is freed: peers drop
   // their mapping of it at their next Publish, so freed device memory is not kept alive.
   void NoteFreed(uint64_t serial);
@@ -117,6 +127,8 @@ class ShmGroup {
   size_t seg_bytes_ = 0;
   std::vector<uint32_t> pids_;
   uint32_t own_pid_ = 0;        // getpid() is a system call: cached
+  bool cma_ = false;
+  std::atomic<uint32_t> first_use_{0};
   std::vector<int> pidfds_;
   struct Mapping {
     void* local = nullptr;
