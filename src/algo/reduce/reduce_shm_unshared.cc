@@ -116,7 +116,7 @@ Status ReduceCma(Context& ctx, const ReduceArgs& a) {
       if (!st.ok()) return Failed(ctx, st);
     }
   }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return g->Barrier(ctx.deadline, ctx.fp.seq);
 }
 
 Status ReduceStaging(Context& ctx, const ReduceArgs& a) {
@@ -152,7 +152,7 @@ Status ReduceStaging(Context& ctx, const ReduceArgs& a) {
     // Slot c % 2 was last read while folding chunk c - 2, which every rank finished before the
     // barrier that opened chunk c - 1.
     if (staged_me) std::memcpy(in_slot(ctx.rank, c), static_cast<const char*>(a.send) + off(c) * es, len(c) * es);
-    HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq));
+    HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));
     // Every rank finished folding chunk c - 1 into its output slot.
     if (copy_out && c > 0) std::memcpy(recv + off(c - 1) * es, out_slot(c - 1), len(c - 1) * es);
     uint64_t b = 0, e = 0;
@@ -165,7 +165,7 @@ Status ReduceStaging(Context& ctx, const ReduceArgs& a) {
     char* out = recv_direct ? dst + (off(c) + b) * es : out_slot(c) + b * es;
     kern::FoldN(a.dtype, a.op, out, srcs.data(), n, e - b);
   }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq));
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));
   if (copy_out && nchunks > 0)
     std::memcpy(recv + off(nchunks - 1) * es, out_slot(nchunks - 1), len(nchunks - 1) * es);
   return Status::Ok();
