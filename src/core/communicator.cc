@@ -176,8 +176,8 @@ Status Communicator::Connect(const boot::RootInfo& root, uint32_t nranks, uint32
   device_ = device;
   root_ = root;
   SetLogRank(rank_);
-  std::string ip;
-  HOSTCCL_RETURN_IF_ERROR(boot::ChooseLocalAddress(&ip));
+  std::string ip = config.listen_ip;
+  if (ip.empty()) HOSTCCL_RETURN_IF_ERROR(boot::ChooseLocalAddress(&ip));
   HOSTCCL_RETURN_IF_ERROR(net::CreateTcpListener(ip, &listener_));
   boot::RankInfo mine;
   mine.rank = rank;
