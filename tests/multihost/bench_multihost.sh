@@ -66,7 +66,9 @@ run() {
     fi
     times+=("$(awk '{ print $7 }' <<<"$line")")
     local a
-    a=$(grep -E '^\[0\] .*HcclReduce #[0-9]+ .*: [a-z_]+ \(' "$log" | tail -1 | sed -E 's/.*: ([a-z_]+) \(.*/\1/')
+    # The measured call's line (fp32 sum); reduce_test's own barriers/checks use other types.
+    a=$(grep -E '^\[0\] .*HcclReduce #[0-9]+ count=[0-9]+ fp32 sum .*: [a-z_]+ \(' "$log" | tail -1 |
+      sed -E 's/.*: ([a-z_]+) \(.*/\1/')
     [[ -n "$a" ]] && algo="$a"
     echo "   $(awk '{ printf "%.1f ms", $7 / 1000 }' <<<"$line") ($algo)" >&2
   done
