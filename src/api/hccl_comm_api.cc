@@ -73,6 +73,10 @@ HcclResult InitClusterCommon(const char* fn, const char* clusterInfo, uint32_t r
   st = boot::RankTableRoot(table, raw, &root);
   if (!st.ok()) return Fail(fn, static_cast<int>(rank), st);
   if (cfg.name.empty()) cfg.name = "hccl_world_group";
+  // Several servers: this rank's data listener goes on its server's host_ip (the address the table
+  // says the other servers reach), not on the interface rule's choice.
+  const std::string& my_host_ip = table.servers[table.ranks[rank].server_index].host_ip;
+  if (table.servers.size() > 1 && !my_host_ip.empty()) cfg.listen_ip = my_host_ip;
   if (rank == 0) {
     std::unique_ptr<boot::RootServer> server;
     st = boot::StartRootServerAt(root.ip, root.port, root.token, root.identifier, &server);

@@ -33,8 +33,11 @@ std::string Hex(const uint8_t* p, size_t n) {
 }
 
 // Default pipeline chunk: big enough to amortise per-message cost, small enough to pipeline.
-uint64_t DefaultChunkBytes(uint64_t bytes) {
-  uint64_t c = std::clamp<uint64_t>(bytes / 8, 64 << 10, 1 << 20);
+// node_chain crosses K host links in a row, so its fill costs K chunks at link rate: 512 KiB
+// (4x2 hosts at 1 Gbit/s: 1 MiB chunks 88.5% of the link, 512 KiB 92.3%; docs/multihost.md).
+uint64_t DefaultChunkBytes(uint64_t bytes, const algo::ReduceAlgorithm* a) {
+  const uint64_t cap = a->needs_node_groups ? 512 << 10 : 1 << 20;
+  uint64_t c = std::clamp<uint64_t>(bytes / 8, 64 << 10, cap);
   return c & ~uint64_t{63};
 }
 
@@ -178,8 +181,8 @@ Status Communicator::Connect(const boot::RootInfo& root, uint32_t nranks, uint32
   device_ = device;
   root_ = root;
   SetLogRank(rank_);
-  std::string ip;
-  HOSTCCL_RETURN_IF_ERROR(boot::ChooseLocalAddress(&ip));
+  std::string ip = config.listen_ip;
+  if (ip.empty()) HOSTCCL_RETURN_IF_ERROR(boot::ChooseLocalAddress(&ip));
   HOSTCCL_RETURN_IF_ERROR(net::CreateTcpListener(ip, &listener_));
   boot::RankInfo mine;
   mine.rank = rank;
@@ -339,7 +342,7 @@ Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
   const algo::ReduceAlgorithm* a = SelectReduce(forced_, bytes, where, &why);
   algo::Context ctx = MakeContext(fp, OpDeadline());
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
-                                              : static_cast<size_t>(DefaultChunkBytes(bytes));
+                                              : static_cast<size_t>(DefaultChunkBytes(bytes, a));
   HLOG_INFO(kColl, "HcclReduce #%llu %s on '%s': %s (%s), transport %s",
             static_cast<unsigned long long>(seq), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name,
             why.c_str(), local_ ? "in-process" : shm_ ? "shared memory" : "TCP");

@@ -33,6 +33,7 @@ struct CommConfig {
   std::string name;               // empty = default name
   int64_t buffer_mb = -1;         // -1 = HCCL_BUFFSIZE / default 200
   int64_t exec_timeout_s = -1;    // -1 = HCCL_EXEC_TIMEOUT / default
+  std::string listen_ip;          // data listener address; empty = boot::ChooseLocalAddress()
 };
 
 class Communicator : public std::enable_shared_from_this<Communicator> {

@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   EncodeFrameHeader(h, again);
   FrameHeader h2;
   if (!DecodeFrameHeader(again, sizeof(again), &h2).ok()) __builtin_trap();
-  if (h2.type != h.type || h2.payload_len != h.payload_len || h2.code != h.code || !(h2.fp == h.fp))
+  if (h2.type != h.type || h2.payload_len != h.payload_len || h2.code != h.code || !(h2.fp == h.fp) ||
+      h2.part != h.part || h2.parts != h.parts)
     __builtin_trap();
   return 0;
 }

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # bench_multihost.sh: HcclReduce across hosts in the netns rig (scripts/netns_rig.sh), 64 MiB fp32
-# sum to root 0, each call timed alone after a barrier, median of 3 (-I -n 3, 1 warm-up):
-#   hostccl 2 hosts x 2 ranks and 4 hosts x 2 ranks over links shaped to 1 Gbit/s (tbf, each way);
-#   hostccl vs Open MPI (tcp BTL between hosts, vader within one) over unshaped veths, 2x2 and 4x2.
-# Prints one table; algbw = bytes / median time; "of link" = algbw / link rate (a reduce to one
-# root must bring at least the full message into the root's host once, so 100% is the bound).
+# sum to root 0, each call timed alone after a barrier, median of 3 calls (-I -n 3, 1 warm-up) per
+# launch, and the median over --launches launches (default 3):
+#   hostccl and Open MPI (tcp BTL between hosts, vader within one; as is and with
+#   mpi_yield_when_idle=1) with 2 hosts x 2 ranks and 4 hosts x 2 ranks, over links shaped to
+#   1 Gbit/s (tbf, each way) and over unshaped veths.
+# First it measures what a shaped link really delivers to one plain TCP stream (link_probe.py), so
+# the table gives algbw both as a share of the nominal rate and of that measured TCP goodput.
+# Prints one table; algbw = bytes / median time; a reduce to one root must bring at least the full
+# message into the root's host once, so 100% of the link is the bound.
 # Options: --reduce-test PATH, --mpi-bench PATH (default: build/bin, else build-*/bin), --size S,
-# --iters N, --rate R, --no-ompi. Needs root (the rig exits 77 otherwise). Not a ctest: numbers
+# --iters N, --launches L, --rate R, --no-ompi, --only REGEX (labels to run), -e NAME=VALUE (extra
+# environment for hostccl runs). Needs root (the rig exits 77 otherwise). Not a ctest: numbers
 # depend on the machine's load.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -16,16 +21,21 @@ find_bin() {
   for b in "$here/build/bin/$1" "$here"/build*/bin/"$1"; do [[ -x "$b" ]] && { echo "$b"; return; }; done
 }
 reduce_test="$(find_bin reduce_test)" mpi_bench="$(find_bin mpi_reduce_bench.openmpi)"
-size=64M iters=3 rate=1gbit ompi=1
+probe="$here/tests/multihost/link_probe.py"
+size=64M iters=3 launches=3 rate=1gbit ompi=1 only=. extra=()
+usage="usage: $0 [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--launches 3] [--rate 1gbit] [--no-ompi] [--only REGEX] [-e NAME=VALUE]..."
 while (($#)); do
   case "$1" in
     --reduce-test) reduce_test="$2"; shift 2 ;;
     --mpi-bench) mpi_bench="$2"; shift 2 ;;
     --size) size="$2"; shift 2 ;;
     --iters) iters="$2"; shift 2 ;;
+    --launches) launches="$2"; shift 2 ;;
     --rate) rate="$2"; shift 2 ;;
     --no-ompi) ompi=0; shift ;;
-    *) echo "usage: $0 [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--rate 1gbit] [--no-ompi]" >&2; exit 2 ;;
+    --only) only="$2"; shift 2 ;;
+    -e) extra+=(-e "$2"); shift 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 [[ -x "$reduce_test" ]] || { echo "bench_multihost: reduce_test not found (build the reduce_test target)" >&2; exit 2; }
@@ -36,38 +46,78 @@ log="$(mktemp /tmp/bench_multihost.XXXXXX)"
 trap 'rm -f "$log"' EXIT
 rows=()
 
-# run LABEL HOSTS LINK_GBPS RIG_ARGS... -- PROGRAM: one rig run, one table row from the root's line.
+# run LABEL HOSTS LINK_GBPS RAW_GBPS RIG_ARGS... -- PROGRAM: `launches` rig runs; one table row
+# with the median over launches of the root's per-launch median time. hostccl runs log at INFO
+# (COLL) and the row names the algorithm rank 0 reported.
 run() {
-  local label="$1" hosts="$2" link="$3"
-  shift 3
-  echo "== $label" >&2
-  "$rig" -q -H "$hosts" -n 2 -t 600 "$@" >"$log" 2>&1
-  local rc=$? line
-  line=$(grep -E '^\[(0|mpirun)\] +[0-9]+ +[0-9]+ +fp32' "$log" | tail -1)
-  if ((rc != 0)) || [[ -z "$line" ]]; then
-    cat "$log" >&2
-    rows+=("$(printf '%-34s  %s' "$label" "FAILED (rig status $rc)")")
-    return
-  fi
-  rows+=("$(awk -v l="$label" -v link="$link" '{
-      t = $7 / 1000; bw = $2 / ($7 * 1e3);
+  local label="$1" hosts="$2" link="$3" raw="$4"
+  shift 4
+  [[ "$label" =~ $only ]] || return 0
+  local times=() algo="-" i rc line
+  for ((i = 0; i < launches; i++)); do
+    echo "== $label (launch $((i + 1)) of $launches)" >&2
+    "$rig" -q -H "$hosts" -n 2 -t 600 -e HOSTCCL_LOG_LEVEL=INFO -e HOSTCCL_LOG_SUBSYS=COLL "$@" >"$log" 2>&1
+    rc=$?
+    line=$(grep -E '^\[(0|mpirun)\] +[0-9]+ +[0-9]+ +fp32' "$log" | tail -1)
+    if ((rc != 0)) || [[ -z "$line" ]]; then
+      cat "$log" >&2
+      rows+=("$(printf '%-40s  %s' "$label" "FAILED (rig status $rc)")")
+      return
+    fi
+    times+=("$(awk '{ print $7 }' <<<"$line")")
+    local a
+    # The measured call's line (fp32 sum); reduce_test's own barriers/checks use other types.
+    a=$(grep -E '^\[0\] .*HcclReduce #[0-9]+ count=[0-9]+ fp32 sum .*: [a-z_]+ \(' "$log" | tail -1 |
+      sed -E 's/.*: ([a-z_]+) \(.*/\1/')
+    [[ -n "$a" ]] && algo="$a"
+    echo "   $(awk '{ printf "%.1f ms", $7 / 1000 }' <<<"$line") ($algo)" >&2
+  done
+  local med
+  med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  rows+=("$(awk -v l="$label" -v link="$link" -v raw="$raw" -v t="$med" -v b="$(awk '{ print $2 }' <<<"$line")" \
+      -v all="$(printf '%s ' "${times[@]}")" -v algo="$algo" 'BEGIN {
+      bw = b / (t * 1e3);
       pct = link > 0 ? sprintf("%5.1f%%", 100 * bw / link) : "    -";
-      printf "%-34s %10.1f %10.4f %8s %7s  %s", l, t, bw, (link > 0 ? sprintf("%.4f", link) : "-"), pct, $13 }' <<<"$line")")
+      pr = raw > 0 ? sprintf("%5.1f%%", 100 * bw / raw) : "    -";
+      n = split(all, v, " "); s = "";
+      for (k = 1; k <= n; ++k) s = s sprintf("%s%.0f", k > 1 ? "/" : "", v[k] / 1000);
+      printf "%-40s %9.1f %9.4f %7s %7s  %-10s %s", l, t / 1000, bw, pct, pr, algo, s }')")
 }
 
 [[ "${rate,,}" =~ ^([0-9]+)([kmg]?)bit$ ]] || { echo "bench_multihost: --rate $rate: expected <N>[k|m|g]bit" >&2; exit 2; }
 case "${BASH_REMATCH[2]}" in k) m=1e3 ;; m) m=1e6 ;; g) m=1e9 ;; *) m=1 ;; esac
 link=$(awk -v n="${BASH_REMATCH[1]}" -v m="$m" 'BEGIN { printf "%.4f", n * m / 8e9 }')
-run "hostccl 2x2 @ $rate" 2 "$link" --rate "$rate" -- "$reduce_test" "${args[@]}"
-run "hostccl 4x2 @ $rate" 4 "$link" --rate "$rate" -- "$reduce_test" "${args[@]}"
+# What one TCP stream gets through a shaped link (payload goodput; tbf counts frame bytes).
+raw=0
+if [[ -x "$probe" ]]; then
+  raws=()
+  for ((i = 0; i < 3; i++)); do
+    r=$("$rig" -q -H 2 -n 1 --rate "$rate" -t 120 -- "$probe" stream 128 2>&1 | sed -nE 's/.* ([0-9.]+) MB\/s.*/\1/p')
+    [[ -n "$r" ]] && raws+=("$r")
+  done
+  ((${#raws[@]})) && raw=$(printf '%s\n' "${raws[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.4f", v[int((NR + 1) / 2)] / 1000 }')
+fi
+ompi_base=(--launcher ompi --ompi-arg --mca --ompi-arg btl --ompi-arg self,vader,tcp --ompi-arg --bind-to
+           --ompi-arg none --ompi-arg --oversubscribe)
+ompi_yield=(--ompi-arg --mca --ompi-arg mpi_yield_when_idle --ompi-arg 1)
 for h in 2 4; do
-  run "hostccl ${h}x2 unshaped veth" "$h" 0 -- "$reduce_test" "${args[@]}"
+  run "hostccl ${h}x2 @ $rate" "$h" "$link" "$raw" --rate "$rate" "${extra[@]}" -- "$reduce_test" "${args[@]}"
   if ((ompi)); then
-    run "Open MPI ${h}x2 unshaped veth" "$h" 0 --launcher ompi --ompi-arg --mca --ompi-arg btl \
-      --ompi-arg self,vader,tcp --ompi-arg --bind-to --ompi-arg none -- "$mpi_bench" "${mpi_args[@]}"
+    run "Open MPI ${h}x2 @ $rate" "$h" "$link" "$raw" --rate "$rate" "${ompi_base[@]}" -- "$mpi_bench" "${mpi_args[@]}"
+    run "Open MPI ${h}x2 @ $rate yield" "$h" "$link" "$raw" --rate "$rate" "${ompi_base[@]}" "${ompi_yield[@]}" \
+      -- "$mpi_bench" "${mpi_args[@]}"
+  fi
+done
+for h in 2 4; do
+  run "hostccl ${h}x2 unshaped veth" "$h" 0 0 "${extra[@]}" -- "$reduce_test" "${args[@]}"
+  if ((ompi)); then
+    run "Open MPI ${h}x2 unshaped veth" "$h" 0 0 "${ompi_base[@]}" -- "$mpi_bench" "${mpi_args[@]}"
+    run "Open MPI ${h}x2 unshaped veth yield" "$h" 0 0 "${ompi_base[@]}" "${ompi_yield[@]}" -- "$mpi_bench" "${mpi_args[@]}"
   fi
 done
 echo
-echo "HcclReduce $size fp32 sum root 0, 2 ranks per host, median of $iters (load avg $(cut -d' ' -f1 /proc/loadavg) at the end)"
-printf '%-34s %10s %10s %8s %7s  %s\n' "configuration" "time(ms)" "algbw GB/s" "link" "of link" "check"
+echo "HcclReduce $size fp32 sum root 0, 2 ranks per host; per launch the median of $iters calls, then the median of"
+echo "$launches launches (load avg $(cut -d' ' -f1 /proc/loadavg) at the end). 'of link': algbw / nominal rate;"
+echo "'of TCP': algbw / one plain TCP stream through the shaped link (link_probe.py, median of 3: $raw GB/s)."
+printf '%-40s %9s %9s %7s %7s  %-10s %s\n' "configuration" "time(ms)" "GB/s" "of link" "of TCP" "algorithm" "per launch (ms)"
 printf '%s\n' "${rows[@]}"

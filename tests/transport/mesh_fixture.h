@@ -30,8 +30,11 @@ inline void MakeListeners(int n, Mesh* m) {
 }
 
 // Every rank runs CreateTcpMesh in its own thread; returns the per-rank statuses.
+// sockets: connections per pair (0 = HOSTCCL_SOCKETS_PER_PEER); per_rank_sockets (optional)
+// overrides it rank by rank.
 inline std::vector<Status> ConnectMesh(Mesh* m, uint64_t tag, int64_t timeout_ms,
-                                       const std::vector<int>& ranks_to_run = {}) {
+                                       const std::vector<int>& ranks_to_run = {}, int sockets = 0,
+                                       const std::vector<int>& per_rank_sockets = {}) {
   int n = static_cast<int>(m->addrs.size());
   std::vector<int> run = ranks_to_run;
   if (run.empty())
@@ -42,17 +45,18 @@ inline std::vector<Status> ConnectMesh(Mesh* m, uint64_t tag, int64_t timeout_ms
   Deadline d = Deadline::AfterMs(timeout_ms);
   for (int r : run) {
     th.emplace_back([&, r] {
-      sts[r] = CreateTcpMesh(r, n, m->listeners[r].get(), m->addrs, kTestToken, tag, d, &m->t[r]);
+      const int k = per_rank_sockets.empty() ? sockets : per_rank_sockets[static_cast<size_t>(r)];
+      sts[r] = CreateTcpMesh(r, n, m->listeners[r].get(), m->addrs, kTestToken, tag, d, &m->t[r], k);
     });
   }
   for (auto& x : th) x.join();
   return sts;
 }
 
-inline Mesh MakeMesh(int n) {
+inline Mesh MakeMesh(int n, int sockets = 0) {
   Mesh m;
   MakeListeners(n, &m);
-  auto sts = ConnectMesh(&m, 7, 20000);
+  auto sts = ConnectMesh(&m, 7, 20000, {}, sockets);
   for (int r = 0; r < n; ++r) EXPECT_TRUE(sts[r].ok()) << "rank " << r << ": " << sts[r].ToString();
   return m;
 }

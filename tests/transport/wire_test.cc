@@ -64,7 +64,9 @@ TEST(Wire, RejectsCorruption) {
   expect_bad(4, 9, "version");
   expect_bad(6, 99, "unknown frame type");
   expect_bad(15, 0xff, "exceeds the limit");  // payload length 2^56+
-  expect_bad(44, 1, "reserved");
+  expect_bad(44, 1, "stripe");  // stripe 1 of an unstriped message
+  expect_bad(46, 1, "stripe");  // a "striped" message of one stripe
+  expect_bad(46, 9, "stripe");  // more stripes than sockets can exist
   expect_bad(40, 1, "invalid code");  // DATA with a code
   EXPECT_EQ(DecodeFrameHeader(good, kFrameHeaderBytes - 1, &out).code(), Code::kPara);
   EXPECT_EQ(DecodeFrameHeader(nullptr, 0, &out).code(), Code::kPara);
@@ -95,6 +97,42 @@ TEST(Wire, BoundsPerType) {
   h.payload_len = kMaxRootPayload + 1;
   EncodeFrameHeader(h, b);
   EXPECT_FALSE(DecodeFrameHeader(b, sizeof(b), &out).ok());
+}
+
+TEST(Wire, StripeAndSocketFields) {
+  uint8_t b[kFrameHeaderBytes];
+  FrameHeader h = Sample(), out;
+  h.part = 3;
+  h.parts = 4;
+  EncodeFrameHeader(h, b);
+  ASSERT_TRUE(DecodeFrameHeader(b, sizeof(b), &out).ok());
+  EXPECT_EQ(out.part, 3);
+  EXPECT_EQ(out.parts, 4);
+  h.part = 4;  // index beyond the count
+  EncodeFrameHeader(h, b);
+  EXPECT_EQ(DecodeFrameHeader(b, sizeof(b), &out).code(), Code::kPara);
+  FrameHeader hello;
+  hello.type = FrameType::kHello;
+  hello.payload_len = kHelloBytes;
+  hello.part = 7;
+  hello.parts = kMaxLanes;
+  EncodeFrameHeader(hello, b);
+  ASSERT_TRUE(DecodeFrameHeader(b, sizeof(b), &out).ok());
+  EXPECT_EQ(out.part, 7);
+  hello.parts = kMaxLanes + 1;
+  EncodeFrameHeader(hello, b);
+  EXPECT_EQ(DecodeFrameHeader(b, sizeof(b), &out).code(), Code::kPara);
+  hello.parts = 0;  // 0 = one socket: only socket 0
+  hello.part = 1;
+  EncodeFrameHeader(hello, b);
+  EXPECT_EQ(DecodeFrameHeader(b, sizeof(b), &out).code(), Code::kPara);
+  FrameHeader close;
+  close.type = FrameType::kClose;
+  close.parts = 2;  // other types keep the field reserved
+  EncodeFrameHeader(close, b);
+  Status st = DecodeFrameHeader(b, sizeof(b), &out);
+  EXPECT_EQ(st.code(), Code::kPara);
+  EXPECT_NE(st.message().find("reserved"), std::string::npos) << st.message();
 }
 
 TEST(Wire, HelloRoundTripAndToken) {

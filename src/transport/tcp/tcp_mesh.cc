@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 
+#include "common/env.h"
 #include "common/log.h"
 #include "transport/tcp/tcp_listener.h"
 #include "transport/tcp/tcp_transport.h"
@@ -20,11 +22,13 @@ constexpr uint64_t kIncomingHelloMs = 10000;  // ms  // a real peer sends HELLO 
 constexpr size_t kMaxIncoming = 128;          // unauthenticated connections held at once
 constexpr uint64_t kLoopSliceMs = 100;            // bounds how late a stashed connection is noticed
 
-void MakeHelloFrame(const uint8_t token[16], uint64_t tag, uint32_t rank, uint32_t nranks,
+void MakeHelloFrame(const uint8_t token[16], uint64_t tag, uint32_t rank, uint32_t nranks, int socket, int sockets,
                     uint8_t out[kHelloFrameBytes]) {
   FrameHeader h;
   h.type = FrameType::kHello;
   h.payload_len = kHelloBytes;
+  h.part = static_cast<uint16_t>(socket);
+  h.parts = static_cast<uint16_t>(sockets);
   EncodeFrameHeader(h, out);
   Hello hello;
   memcpy(hello.token, token, 16);
@@ -57,12 +61,18 @@ bool ReadHelloFrame(int fd, uint8_t* buf, size_t* got, Hello* hello, std::string
     }
   }
   DecodeHello(buf + kFrameHeaderBytes, hello);
+  FrameHeader h;
+  if (DecodeFrameHeader(buf, kFrameHeaderBytes, &h).ok()) {
+    hello->socket = h.part;
+    hello->sockets = std::max<uint16_t>(h.parts, 1);
+  }
   return true;
 }
 
 struct Outgoing {
   enum class St { kIdle, kConnecting, kSending, kAwaitReply, kDone };
   int peer = -1;
+  int socket = 0;  // which of the pair's sockets
   SockAddr addr;
   std::string addr_text;
   Fd fd;
@@ -87,24 +97,29 @@ struct Incoming {
 class MeshBuilder {
  public:
   MeshBuilder(int me, int n, TcpListenerImpl* listener, std::vector<std::string> addrs, const uint8_t token[16],
-              uint64_t tag, Deadline deadline)
+              uint64_t tag, Deadline deadline, int sockets)
       : me_(me), n_(n), listener_(listener), addrs_(std::move(addrs)), tag_(tag), deadline_(deadline),
-        fds_(static_cast<size_t>(n)) {
+        sockets_(sockets), fds_(static_cast<size_t>(n)) {
     memcpy(token_, token, 16);
+    for (auto& f : fds_) f.resize(static_cast<size_t>(sockets_));
   }
 
   Status Run(std::unique_ptr<Transport>* out) {
     uint64_t start = NowNs();
     for (int j = me_ + 1; j < n_; ++j) {
-      Outgoing o;
-      o.peer = j;
-      o.addr_text = addrs_[j];
-      HOSTCCL_RETURN_IF_ERROR(ParseHostPort(addrs_[j], &o.addr));
-      MakeHelloFrame(token_, tag_, static_cast<uint32_t>(me_), static_cast<uint32_t>(n_), o.out);
-      out_.push_back(std::move(o));
+      for (int k = 0; k < sockets_; ++k) {
+        Outgoing o;
+        o.peer = j;
+        o.socket = k;
+        o.addr_text = addrs_[j];
+        HOSTCCL_RETURN_IF_ERROR(ParseHostPort(addrs_[j], &o.addr));
+        MakeHelloFrame(token_, tag_, static_cast<uint32_t>(me_), static_cast<uint32_t>(n_), k, sockets_, o.out);
+        out_.push_back(std::move(o));
+      }
     }
     for (;;) {
       for (auto& s : listener_->TakeStashed(tag_)) Admit(std::move(s.fd), s.hello, s.from);
+      HOSTCCL_RETURN_IF_ERROR(fatal_);
       HOSTCCL_RETURN_IF_ERROR(StartDueConnects());
       if (Complete()) break;
       if (deadline_.Expired()) {
@@ -113,6 +128,7 @@ class MeshBuilder {
                           static_cast<unsigned long long>((NowNs() - start) / 1000000), Missing().c_str());
       }
       HOSTCCL_RETURN_IF_ERROR(PollRound());
+      HOSTCCL_RETURN_IF_ERROR(fatal_);
     }
     // Unauthenticated connections still pending (half-open, slow) are closed with the builder.
     for (const auto& inc : in_)
@@ -121,7 +137,7 @@ class MeshBuilder {
     in_.clear();
     std::vector<std::string> addrs = addrs_;
     *out = std::make_unique<TcpTransport>(me_, n_, std::move(fds_), std::move(addrs));
-    HLOG_DEBUG(kTcp, "rank %d: TCP mesh of %d ranks ready in %llu ms", me_, n_,
+    HLOG_DEBUG(kTcp, "rank %d: TCP mesh of %d ranks (%d socket(s) per peer) ready in %llu ms", me_, n_, sockets_,
                static_cast<unsigned long long>((NowNs() - start) / 1000000));
     return Status::Ok();
   }
@@ -129,21 +145,26 @@ class MeshBuilder {
  private:
   bool Complete() const {
     for (int p = 0; p < n_; ++p)
-      if (p != me_ && !fds_[p].valid()) return false;
+      for (const Fd& fd : fds_[p])
+        if (p != me_ && !fd.valid()) return false;
     return true;
   }
 
   std::string Missing() const {
     std::string s;
     for (int p = 0; p < me_; ++p) {
-      if (fds_[p].valid()) continue;
+      int have = 0;
+      for (const Fd& fd : fds_[p]) have += fd.valid() ? 1 : 0;
+      if (have == sockets_) continue;
       if (!s.empty()) s += ", ";
       s += StrFormat("rank %d (%s: never connected to %s)", p, addrs_[p].c_str(), listener_->address().c_str());
+      if (sockets_ > 1) s += StrFormat(" [%d of %d sockets]", have, sockets_);
     }
     for (const auto& o : out_) {
       if (o.st == Outgoing::St::kDone) continue;
       if (!s.empty()) s += ", ";
       s += StrFormat("rank %d (%s: %s)", o.peer, o.addr_text.c_str(), o.last_error.c_str());
+      if (sockets_ > 1) s += StrFormat(" [socket %d of %d]", o.socket, sockets_);
     }
     return s;
   }
@@ -189,19 +210,29 @@ class MeshBuilder {
                  me_, from.c_str(), h.rank, h.nranks, me_, n_);
       return;
     }
-    if (fds_[h.rank].valid()) {
-      HLOG_WARN(kTcp, "rank %d: dropped duplicate connection from %s for rank %u", me_, from.c_str(), h.rank);
+    if (h.sockets != sockets_) {
+      // The right communicator configured differently: waiting would only end in a timeout.
+      fatal_ = MakeStatus(Code::kPara,
+                          "rank %d: rank %u (%s) connects with %u socket(s) per peer but this rank uses %d; "
+                          "HOSTCCL_SOCKETS_PER_PEER must be the same on every rank",
+                          me_, h.rank, from.c_str(), h.sockets, sockets_);
+      return;
+    }
+    Fd& slot = fds_[h.rank][h.socket];
+    if (slot.valid()) {
+      HLOG_WARN(kTcp, "rank %d: dropped duplicate connection from %s for rank %u (socket %u)", me_, from.c_str(),
+                h.rank, h.socket);
       return;
     }
     uint8_t reply[kHelloFrameBytes];
-    MakeHelloFrame(token_, tag_, static_cast<uint32_t>(me_), static_cast<uint32_t>(n_), reply);
+    MakeHelloFrame(token_, tag_, static_cast<uint32_t>(me_), static_cast<uint32_t>(n_), h.socket, sockets_, reply);
     // A fresh socket's send buffer takes 80 bytes at once; the bound only guards a broken peer.
     Status st = WriteFully(fd.get(), reply, sizeof(reply), deadline_.Earlier(Deadline::AfterMs(1000)), from);
     if (!st.ok()) {
       HLOG_WARN(kTcp, "rank %d: HELLO reply to rank %u (%s) failed: %s", me_, h.rank, from.c_str(), st.message().c_str());
       return;
     }
-    fds_[h.rank] = std::move(fd);
+    slot = std::move(fd);
   }
 
   void AcceptAll() {
@@ -320,13 +351,13 @@ class MeshBuilder {
         return Status::Ok();
       }
       if (!TokenEqual(h.token, token_) || h.comm_tag != tag_ || h.rank != static_cast<uint32_t>(o.peer) ||
-          h.nranks != static_cast<uint32_t>(n_)) {
+          h.nranks != static_cast<uint32_t>(n_) || h.socket != o.socket || h.sockets != sockets_) {
         HLOG_WARN(kTcp, "rank %d: %s answered as rank %u of %u (tag %llx); expected rank %d of %d: retrying", me_,
                   o.addr_text.c_str(), h.rank, h.nranks, static_cast<unsigned long long>(h.comm_tag), o.peer, n_);
         Retry(o, "answered with the wrong identity");
         return Status::Ok();
       }
-      fds_[o.peer] = std::move(o.fd);
+      fds_[o.peer][o.socket] = std::move(o.fd);
       o.st = Outgoing::St::kDone;
     }
     return Status::Ok();
@@ -339,7 +370,9 @@ class MeshBuilder {
   uint8_t token_[16];
   const uint64_t tag_;
   const Deadline deadline_;
-  std::vector<Fd> fds_;
+  const int sockets_;
+  Status fatal_;                       // a misconfigured peer: fail at once
+  std::vector<std::vector<Fd>> fds_;  // [peer][socket]
   std::vector<Outgoing> out_;
   std::vector<Incoming> in_;
 };
@@ -380,9 +413,21 @@ Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* ou
   return Status::Ok();
 }
 
+int SocketsPerPeer() {
+  const int64_t v = EnvInt(Knob::kSocketsPerPeer, kDefaultSocketsPerPeer);
+  if (v < 1 || v > kMaxLanes) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+      HLOG_WARN(kTcp, "HOSTCCL_SOCKETS_PER_PEER=%lld is outside [1, %d]; using %d", static_cast<long long>(v),
+                kMaxLanes, kDefaultSocketsPerPeer);
+    return kDefaultSocketsPerPeer;
+  }
+  return static_cast<int>(v);
+}
+
 Status CreateTcpMesh(int rank, const std::vector<int>& members_in, TcpListener* listener,
                      const std::vector<std::string>& peer_addrs, const uint8_t token[16], uint64_t comm_tag,
-                     Deadline deadline, std::unique_ptr<Transport>* out) {
+                     Deadline deadline, std::unique_ptr<Transport>* out, int sockets_per_peer) {
   auto* impl = dynamic_cast<TcpListenerImpl*>(listener);
   if (impl == nullptr) return MakeStatus(Code::kPara, "rank %d: CreateTcpMesh needs a listener from CreateTcpListener", rank);
   if (token == nullptr || out == nullptr) return MakeStatus(Code::kPtr, "rank %d: CreateTcpMesh: null token or output", rank);
@@ -402,18 +447,23 @@ Status CreateTcpMesh(int rank, const std::vector<int>& members_in, TcpListener* 
     addrs.push_back(peer_addrs[g]);
   }
   if (me < 0) return MakeStatus(Code::kPara, "rank %d is not among the %zu mesh members", rank, members.size());
-  MeshBuilder b(me, static_cast<int>(members.size()), impl, std::move(addrs), token, comm_tag, deadline);
+  if (sockets_per_peer == 0) sockets_per_peer = SocketsPerPeer();
+  if (sockets_per_peer < 1 || sockets_per_peer > kMaxLanes)
+    return MakeStatus(Code::kPara, "rank %d: %d sockets per peer is outside [1, %d]", rank, sockets_per_peer, kMaxLanes);
+  MeshBuilder b(me, static_cast<int>(members.size()), impl, std::move(addrs), token, comm_tag, deadline,
+                sockets_per_peer);
   return b.Run(out);
 }
 
 Status CreateTcpMesh(int rank, int nranks, TcpListener* listener, const std::vector<std::string>& peer_addrs,
-                     const uint8_t token[16], uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out) {
+                     const uint8_t token[16], uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out,
+                     int sockets_per_peer) {
   if (nranks <= 0 || static_cast<size_t>(nranks) > peer_addrs.size())
     return MakeStatus(Code::kPara, "rank %d: mesh of %d ranks with %zu addresses", rank, nranks, peer_addrs.size());
   if (rank < 0 || rank >= nranks) return MakeStatus(Code::kPara, "rank %d outside [0, %d)", rank, nranks);
   std::vector<int> members(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) members[r] = r;
-  return CreateTcpMesh(rank, members, listener, peer_addrs, token, comm_tag, deadline, out);
+  return CreateTcpMesh(rank, members, listener, peer_addrs, token, comm_tag, deadline, out, sockets_per_peer);
 }
 
 }  // namespace hostccl::net

@@ -25,16 +25,25 @@ Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* ou
 // connection authenticated by `token` and `comm_tag` (a per-communicator value all ranks agree
 // on). Stray or wrong-token connections to the listener are dropped and logged.
 // peer_addrs[r] = RankInfo::data_addr of rank r. TCP_NODELAY, large socket buffers.
+// sockets_per_peer: connections per pair (1..kMaxLanes; 0 = HOSTCCL_SOCKETS_PER_PEER, default
+// kDefaultSocketsPerPeer); every rank must use the same value (a differing peer fails the mesh
+// with kPara naming both values). Long messages are striped across them (tcp_transport.h).
 // `members` (optional, empty = all): only these ranks are connected (sub-communicators reuse the
 // parent's ranks numbering in peer_addrs; the transport's ranks are indices into members).
 Status CreateTcpMesh(int rank, int nranks, TcpListener* listener,
                      const std::vector<std::string>& peer_addrs, const uint8_t token[16],
-                     uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out);
+                     uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out,
+                     int sockets_per_peer = 0);
 // The same for a subset: `members` lists parent ranks (indices into peer_addrs, ascending or not,
 // no duplicates) and must contain `rank`; the transport's rank r is members[r]'s connection.
 // Empty `members` = all peer_addrs.size() ranks.
 Status CreateTcpMesh(int rank, const std::vector<int>& members, TcpListener* listener,
                      const std::vector<std::string>& peer_addrs, const uint8_t token[16],
-                     uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out);
+                     uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out,
+                     int sockets_per_peer = 0);
+
+constexpr int kDefaultSocketsPerPeer = 1;
+// HOSTCCL_SOCKETS_PER_PEER, checked (out of range -> the default, with a warning once).
+int SocketsPerPeer();
 
 }  // namespace hostccl::net

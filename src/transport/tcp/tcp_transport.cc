@@ -21,10 +21,28 @@ unsigned long long Ull(uint64_t v) { return static_cast<unsigned long long>(v); 
 
 }  // namespace
 
+namespace {
+std::vector<std::vector<Fd>> OneLane(std::vector<Fd> fds) {
+  std::vector<std::vector<Fd>> lanes(fds.size());
+  for (size_t p = 0; p < fds.size(); ++p)
+    if (fds[p].valid()) lanes[p].push_back(std::move(fds[p]));
+  return lanes;
+}
+}  // namespace
+
 TcpTransport::TcpTransport(int rank, int size, std::vector<Fd> fds, std::vector<std::string> addrs)
+    : TcpTransport(rank, size, OneLane(std::move(fds)), std::move(addrs)) {}
+
+TcpTransport::TcpTransport(int rank, int size, std::vector<std::vector<Fd>> lanes, std::vector<std::string> addrs)
     : rank_(rank), size_(size), peers_(static_cast<size_t>(size)) {
   for (int p = 0; p < size; ++p) {
-    if (p < static_cast<int>(fds.size())) peers_[p].fd = std::move(fds[p]);
+    if (p < static_cast<int>(lanes.size())) {
+      for (auto& fd : lanes[p]) {
+        if (!fd.valid()) break;  // lanes are dense: lane i exists only with lanes 0..i-1
+        peers_[p].lanes.emplace_back();
+        peers_[p].lanes.back().fd = std::move(fd);
+      }
+    }
     if (p < static_cast<int>(addrs.size())) peers_[p].addr = addrs[p];
   }
   event_fd_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
@@ -35,8 +53,8 @@ TcpTransport::~TcpTransport() {
   // Tell peers this is an orderly close, so a peer still waiting on others does not take our
   // disconnect for a crash. Skipped where a frame is half written (the peer sees the close).
   for (int p = 0; p < size_; ++p) {
-    if (p == rank_ || !peers_[p].fd.valid()) continue;
-    SendControl(p, FrameType::kClose, Code::kSuccess, "");
+    if (p == rank_) continue;
+    for (int l = 0; l < static_cast<int>(peers_[p].lanes.size()); ++l) SendControl(p, l, FrameType::kClose, Code::kSuccess, "");
   }
 }
 
@@ -45,15 +63,32 @@ Status TcpTransport::CheckPeer(int peer, const char* what) const {
     return MakeStatus(Code::kInternal, "rank %d: %s to itself is not supported by the TCP transport", rank_, what);
   if (peer < 0 || peer >= size_)
     return MakeStatus(Code::kPara, "rank %d: %s peer %d outside [0, %d)", rank_, what, peer, size_);
-  if (!peers_[peer].fd.valid())
+  if (peers_[peer].lanes.empty())
     return MakeStatus(Code::kInternal, "rank %d: no connection to rank %d", rank_, peer);
   return Status::Ok();
 }
 
 RequestId TcpTransport::NewRequest(int peer, bool send, size_t len) {
   RequestId id = next_id_++;
-  reqs_.emplace(id, ReqInfo{peer, send, len, false});
+  reqs_.emplace(id, ReqInfo{peer, send, len, 1, false});
   return id;
+}
+
+int TcpTransport::Stripes(int peer, size_t len) const {
+  const int k = static_cast<int>(peers_[peer].lanes.size());
+  return k > 1 && len >= kStripeMinBytes ? k : 1;
+}
+
+void TcpTransport::StripeRange(size_t len, int n, int i, size_t* off, size_t* plen) {
+  // Equal stripes in whole cache lines; the last one takes the rest.
+  const size_t base = len / static_cast<size_t>(n) / 64 * 64;
+  *off = base * static_cast<size_t>(i);
+  *plen = i == n - 1 ? len - *off : base;
+}
+
+void TcpTransport::PartDone(RequestId id) {
+  ReqInfo& r = reqs_.at(id);
+  if (--r.parts_left == 0) r.done = true;
 }
 
 Status TcpTransport::BeginRequest(const Fingerprint& fp) {
@@ -68,18 +103,27 @@ Status TcpTransport::Isend(int peer, const void* buf, size_t len, const Fingerpr
   HOSTCCL_RETURN_IF_ERROR(CheckPeer(peer, "send"));
   if (buf == nullptr && len > 0) return MakeStatus(Code::kPtr, "rank %d: send of %zu bytes from a null buffer", rank_, len);
   if (len > kMaxDataPayload) return MakeStatus(Code::kPara, "rank %d: send of %zu bytes is too large", rank_, len);
-  PendingSend s{};
-  FrameHeader h;
-  h.type = FrameType::kData;
-  h.payload_len = len;
-  h.fp = fp;
-  EncodeFrameHeader(h, s.hdr);
-  s.buf = static_cast<const uint8_t*>(buf);
-  s.len = len;
-  s.done = 0;
-  s.id = NewRequest(peer, true, len);
-  peers_[peer].sends.push_back(s);
-  *id = s.id;
+  const int n = Stripes(peer, len);
+  const RequestId rid = NewRequest(peer, true, len);
+  reqs_.at(rid).parts_left = n;
+  for (int i = 0; i < n; ++i) {
+    size_t off = 0, plen = len;
+    if (n > 1) StripeRange(len, n, i, &off, &plen);
+    PendingSend s{};
+    FrameHeader h;
+    h.type = FrameType::kData;
+    h.payload_len = plen;
+    h.fp = fp;
+    h.part = static_cast<uint16_t>(n > 1 ? i : 0);
+    h.parts = static_cast<uint16_t>(n > 1 ? n : 0);
+    EncodeFrameHeader(h, s.hdr);
+    s.buf = static_cast<const uint8_t*>(buf) + off;
+    s.len = plen;
+    s.done = 0;
+    s.id = rid;
+    peers_[peer].lanes[static_cast<size_t>(i)].sends.push_back(s);
+  }
+  *id = rid;
   return Status::Ok();
 }
 
@@ -87,10 +131,19 @@ Status TcpTransport::Irecv(int peer, void* buf, size_t len, const Fingerprint& f
   HOSTCCL_RETURN_IF_ERROR(BeginRequest(fp));
   HOSTCCL_RETURN_IF_ERROR(CheckPeer(peer, "receive"));
   if (buf == nullptr && len > 0) return MakeStatus(Code::kPtr, "rank %d: receive of %zu bytes into a null buffer", rank_, len);
-  PendingRecv r{NewRequest(peer, false, len), static_cast<uint8_t*>(buf), len, fp};
-  peers_[peer].recvs.push_back(r);
-  peers_[peer].hup = false;  // reading again will surface a real close
-  *id = r.id;
+  const int n = Stripes(peer, len);
+  const RequestId rid = NewRequest(peer, false, len);
+  reqs_.at(rid).parts_left = n;
+  for (int i = 0; i < n; ++i) {
+    size_t off = 0, plen = len;
+    if (n > 1) StripeRange(len, n, i, &off, &plen);
+    PendingRecv r{rid, static_cast<uint8_t*>(buf) + off, plen, fp, static_cast<uint16_t>(n > 1 ? i : 0),
+                  static_cast<uint16_t>(n > 1 ? n : 0), len};
+    Lane& ln = peers_[peer].lanes[static_cast<size_t>(i)];
+    ln.recvs.push_back(r);
+    ln.hup = false;  // reading again will surface a real close
+  }
+  *id = rid;
   return Status::Ok();
 }
 
@@ -176,8 +229,8 @@ Status TcpTransport::PeerClosed(int p, const char* detail) {
 // it differently (e.g. its sender believes in another root) is a mismatch that would otherwise
 // only surface as a timeout. Checked when the header arrives and on every poll (it may have
 // arrived while we were still in the previous operation). False when it failed the transport.
-bool TcpTransport::CheckUnexpected(int p) {
-  Peer& pe = peers_[p];
+bool TcpTransport::CheckUnexpected(int p, int l) {
+  Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
   const Fingerprint& f = pe.cur.fp;
   if (!pe.recvs.empty() || f.kind != current_fp_.kind || f.seq != current_fp_.seq || f == current_fp_)
     return true;
@@ -191,27 +244,29 @@ void TcpTransport::PollOnce(int timeout_ms) {
     return;
   }
   pfds_.clear();
-  pfd_peer_.clear();
+  pfd_lane_.clear();
   for (int p = 0; p < size_; ++p) {
-    Peer& pe = peers_[p];
-    if (p == rank_ || !pe.fd.valid()) continue;
-    if (pe.rx == Rx::kDataPending && !pe.recvs.empty()) MatchPending(p);
-    if (!status_.ok()) return;
-    if (pe.rx == Rx::kDataPending && !CheckUnexpected(p)) return;
-    if (pe.rx == Rx::kClosed) {
-      if (!pe.sends.empty() || !pe.recvs.empty()) {
-        Fail(PeerClosed(p, " (its communicator was destroyed)"));
-        return;
+    if (p == rank_) continue;
+    for (int l = 0; l < static_cast<int>(peers_[p].lanes.size()); ++l) {
+      Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
+      if (pe.rx == Rx::kDataPending && !pe.recvs.empty()) MatchPending(p, l);
+      if (!status_.ok()) return;
+      if (pe.rx == Rx::kDataPending && !CheckUnexpected(p, l)) return;
+      if (pe.rx == Rx::kClosed) {
+        if (!pe.sends.empty() || !pe.recvs.empty()) {
+          Fail(PeerClosed(p, " (its communicator was destroyed)"));
+          return;
+        }
+        continue;
       }
-      continue;
+      short ev = 0;
+      bool reading = pe.rx != Rx::kDataPending;
+      if (reading) ev |= POLLIN;
+      if (!pe.sends.empty()) ev |= POLLOUT;
+      if (!reading && pe.sends.empty() && pe.hup) continue;  // nothing to learn until a receive is posted
+      pfds_.push_back(pollfd{pe.fd.get(), ev, 0});
+      pfd_lane_.emplace_back(p, l);
     }
-    short ev = 0;
-    bool reading = pe.rx != Rx::kDataPending;
-    if (reading) ev |= POLLIN;
-    if (!pe.sends.empty()) ev |= POLLOUT;
-    if (!reading && pe.sends.empty() && pe.hup) continue;  // nothing to learn until a receive is posted
-    pfds_.push_back(pollfd{pe.fd.get(), ev, 0});
-    pfd_peer_.push_back(p);
   }
   pfds_.push_back(pollfd{event_fd_.get(), POLLIN, 0});
   int rc = ::poll(pfds_.data(), pfds_.size(), timeout_ms);
@@ -227,13 +282,13 @@ void TcpTransport::PollOnce(int timeout_ms) {
   for (size_t i = 0; i + 1 < pfds_.size() && status_.ok(); ++i) {
     short re = pfds_[i].revents;
     if (re == 0) continue;
-    int p = pfd_peer_[i];
-    Peer& pe = peers_[p];
-    if (re & POLLOUT) WritePeer(p);
+    const int p = pfd_lane_[i].first, l = pfd_lane_[i].second;
+    Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
+    if (re & POLLOUT) WriteLane(p, l);
     if (!status_.ok()) return;
     bool reading = pe.rx != Rx::kDataPending && pe.rx != Rx::kClosed;
     if (reading && (re & (POLLIN | POLLHUP | POLLERR))) {
-      ReadPeer(p);
+      ReadLane(p, l);
     } else if (re & POLLERR) {
       int err = 0;
       socklen_t len = sizeof(err);
@@ -245,8 +300,8 @@ void TcpTransport::PollOnce(int timeout_ms) {
   }
 }
 
-void TcpTransport::WritePeer(int p) {
-  Peer& pe = peers_[p];
+void TcpTransport::WriteLane(int p, int l) {
+  Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
   while (!pe.sends.empty()) {
     iovec iov[kMaxIov];
     int cnt = 0;
@@ -277,7 +332,7 @@ void TcpTransport::WritePeer(int p) {
       s.done += take;
       left -= take;
       if (s.done == kFrameHeaderBytes + s.len) {
-        reqs_.at(s.id).done = true;
+        PartDone(s.id);
         pe.sends.pop_front();
       } else {
         break;
@@ -286,21 +341,30 @@ void TcpTransport::WritePeer(int p) {
   }
 }
 
-void TcpTransport::MatchPending(int p) {
-  Peer& pe = peers_[p];
+void TcpTransport::MatchPending(int p, int l) {
+  Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
   PendingRecv& r = pe.recvs.front();
   if (pe.cur.fp != r.fp) {
     Fail(MakeStatus(Code::kPara, "%s", FormatMismatch(r.fp, rank_, pe.cur.fp, p).c_str()));
     return;
   }
-  if (pe.cur.payload_len != r.len) {
+  if (pe.cur.parts == 0 && r.parts == 0 && pe.cur.payload_len != r.len) {
     Fail(MakeStatus(Code::kPara, "message size mismatch: rank %d expects %zu bytes from rank %d, which sent %llu bytes (%s)",
                     rank_, r.len, p, Ull(pe.cur.payload_len), DescribeFingerprint(r.fp).c_str()));
     return;
   }
+  if (pe.cur.parts != r.parts || pe.cur.part != r.part || pe.cur.payload_len != r.len) {
+    // Both sides cut a message by its length alone, so differing stripes mean differing lengths.
+    Fail(MakeStatus(Code::kPara,
+                    "message size mismatch: rank %d expects %zu bytes from rank %d, which sent another size "
+                    "(socket %d carries stripe %u of %u, %llu bytes, where stripe %u of %u, %zu bytes, was due) (%s)",
+                    rank_, r.total, p, l, pe.cur.part, pe.cur.parts, Ull(pe.cur.payload_len), r.part, r.parts, r.len,
+                    DescribeFingerprint(r.fp).c_str()));
+    return;
+  }
   pe.body_got = 0;
   if (r.len == 0) {
-    reqs_.at(r.id).done = true;
+    PartDone(r.id);
     pe.recvs.pop_front();
     pe.rx = Rx::kHeader;
   } else {
@@ -308,8 +372,9 @@ void TcpTransport::MatchPending(int p) {
   }
 }
 
-void TcpTransport::ReadPeer(int p) {
-  Peer& pe = peers_[p];
+void TcpTransport::ReadLane(int p, int l) {
+  Peer& peer = peers_[p];
+  Lane& pe = peer.lanes[static_cast<size_t>(l)];
   for (;;) {
     uint8_t* dst = nullptr;
     size_t want = 0;
@@ -319,7 +384,7 @@ void TcpTransport::ReadPeer(int p) {
       case Rx::kAbortBody: dst = reinterpret_cast<uint8_t*>(pe.reason.data()) + pe.body_got; want = pe.reason.size() - pe.body_got; break;
       case Rx::kDataPending:
         if (pe.recvs.empty()) return;  // stop reading until a receive is posted
-        MatchPending(p);
+        MatchPending(p, l);
         if (!status_.ok()) return;
         continue;
       case Rx::kClosed: return;
@@ -343,14 +408,14 @@ void TcpTransport::ReadPeer(int p) {
         pe.hdr_got = 0;
         Status st = DecodeFrameHeader(pe.hdr, kFrameHeaderBytes, &pe.cur);
         if (!st.ok()) {
-          Fail(MakeStatus(Code::kTcpTransfer, "rank %d (%s) sent a malformed frame: %s", p, pe.addr.c_str(),
+          Fail(MakeStatus(Code::kTcpTransfer, "rank %d (%s) sent a malformed frame: %s", p, peer.addr.c_str(),
                           st.message().c_str()));
           return;
         }
         pe.body_got = 0;
         if (pe.cur.type == FrameType::kData) {
           pe.rx = Rx::kDataPending;
-          if (!CheckUnexpected(p)) return;
+          if (!CheckUnexpected(p, l)) return;
         } else if (pe.cur.type == FrameType::kAbort) {
           pe.reason.assign(pe.cur.payload_len, '\0');
           pe.rx = Rx::kAbortBody;
@@ -360,10 +425,10 @@ void TcpTransport::ReadPeer(int p) {
           }
         } else if (pe.cur.type == FrameType::kClose) {
           pe.rx = Rx::kClosed;
-          HLOG_DEBUG(kTcp, "rank %d (%s) closed its communicator", p, pe.addr.c_str());
+          HLOG_DEBUG(kTcp, "rank %d (%s) closed its communicator (socket %d)", p, peer.addr.c_str(), l);
           return;
         } else {
-          Fail(MakeStatus(Code::kTcpTransfer, "rank %d (%s) sent an unexpected %s frame", p, pe.addr.c_str(),
+          Fail(MakeStatus(Code::kTcpTransfer, "rank %d (%s) sent an unexpected %s frame", p, peer.addr.c_str(),
                           FrameTypeName(pe.cur.type)));
           return;
         }
@@ -373,7 +438,7 @@ void TcpTransport::ReadPeer(int p) {
         pe.body_got += got;
         PendingRecv& r = pe.recvs.front();
         if (pe.body_got == r.len) {
-          reqs_.at(r.id).done = true;
+          PartDone(r.id);
           pe.recvs.pop_front();
           pe.rx = Rx::kHeader;
         }
@@ -404,8 +469,8 @@ void TcpTransport::ReadPeer(int p) {
   }
 }
 
-bool TcpTransport::SendControl(int p, FrameType type, Code code, const std::string& text) {
-  Peer& pe = peers_[p];
+bool TcpTransport::SendControl(int p, int l, FrameType type, Code code, const std::string& text) {
+  Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
   // A half-written frame cannot be interrupted without corrupting the stream.
   if (!pe.sends.empty() && pe.sends.front().done > 0) return false;
   uint8_t buf[kFrameHeaderBytes + kMaxReasonBytes];
@@ -432,10 +497,17 @@ bool TcpTransport::SendControl(int p, FrameType type, Code code, const std::stri
 
 void TcpTransport::Abort(const std::string& reason, Code code) {
   if (code == Code::kSuccess) code = Code::kRemote;
+  // On every lane: the peer may be reading any of them (or waiting on a header held back on one).
   for (int p = 0; p < size_; ++p) {
-    if (p == rank_ || !peers_[p].fd.valid() || peers_[p].rx == Rx::kClosed) continue;
-    if (!SendControl(p, FrameType::kAbort, code, reason))
-      HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (socket busy)", rank_, p, peers_[p].addr.c_str());
+    if (p == rank_) continue;
+    int sent = 0, open = 0;
+    for (int l = 0; l < static_cast<int>(peers_[p].lanes.size()); ++l) {
+      if (peers_[p].lanes[static_cast<size_t>(l)].rx == Rx::kClosed) continue;
+      ++open;
+      if (SendControl(p, l, FrameType::kAbort, code, reason)) ++sent;
+    }
+    if (open > 0 && sent == 0)
+      HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (sockets busy)", rank_, p, peers_[p].addr.c_str());
   }
   Fail(Status(code, StrFormat("rank %d aborted: %s", rank_, reason.c_str())));
 }

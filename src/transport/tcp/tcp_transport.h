@@ -1,7 +1,12 @@
-// TcpTransport: net::Transport over one connected TCP socket per peer (see transport.h for the
-// semantics and docs/transport.md for the wire format and progress model).
+// TcpTransport: net::Transport over k connected TCP sockets ("lanes") per peer (see transport.h
+// for the semantics and docs/transport.md for the wire format and progress model).
 // Built by CreateTcpMesh from already-authenticated sockets; owns them and closes them (after a
-// best-effort CLOSE frame so peers can tell a destroyed communicator from a dead process).
+// best-effort CLOSE frame on each so peers can tell a destroyed communicator from a dead process).
+// Lanes: a message shorter than kStripeMinBytes (or any message when k = 1) travels whole on lane
+// 0; a longer one is cut into k stripes, stripe i on lane i, each a DATA frame with the message's
+// fingerprint and "stripe i of k" in its header. Each lane is FIFO, and sender and receiver cut a
+// message of the same length the same way, so stripes match in posting order; a request
+// completes when all its stripes have. Different lengths show up as a stripe mismatch.
 // Progress: poll() over the peer sockets and an eventfd, run only by the thread inside
 // Wait/WaitAll/Test. Thread-safety: one thread at a time, except Interrupt() (any thread).
 #pragma once
@@ -12,6 +17,7 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "transport/tcp/socket.h"
@@ -22,8 +28,14 @@ namespace hostccl::net {
 
 class TcpTransport final : public Transport {
  public:
+  // Messages at least this long are striped across the lanes when a peer has more than one.
+  static constexpr size_t kStripeMinBytes = 128 << 10;
+
   // fds[peer] is the connection to `peer` (invalid for rank itself); addrs[peer] names it.
   TcpTransport(int rank, int size, std::vector<Fd> fds, std::vector<std::string> addrs);
+  // lanes[peer] holds the k connections to `peer` (lane 0 first; empty for rank itself); every
+  // peer has the same k, and its own side agrees (CreateTcpMesh checks it).
+  TcpTransport(int rank, int size, std::vector<std::vector<Fd>> lanes, std::vector<std::string> addrs);
   ~TcpTransport() override;
 
   int rank() const override { return rank_; }
@@ -42,19 +54,22 @@ class TcpTransport final : public Transport {
     RequestId id;
     uint8_t hdr[kFrameHeaderBytes];
     const uint8_t* buf;
-    size_t len;
+    size_t len;   // of this stripe's payload
     size_t done;  // bytes of header + payload already written
   };
   struct PendingRecv {
     RequestId id;
-    uint8_t* buf;
-    size_t len;
+    uint8_t* buf;    // where this stripe lands
+    size_t len;      // of this stripe
     Fingerprint fp;
+    uint16_t part;   // stripe index and count as the header must carry them (0, 0 = whole)
+    uint16_t parts;
+    size_t total;    // of the whole message, for messages
   };
   enum class Rx { kHeader, kDataPending, kDataBody, kAbortBody, kClosed };
-  struct Peer {
+  // One socket to a peer: its own send queue, receive queue and frame parser.
+  struct Lane {
     Fd fd;
-    std::string addr;
     std::deque<PendingSend> sends;
     std::deque<PendingRecv> recvs;
     Rx rx = Rx::kHeader;
@@ -65,24 +80,33 @@ class TcpTransport final : public Transport {
     std::string reason;
     bool hup = false;  // hang-up seen while not reading: stop polling until a receive is posted
   };
+  struct Peer {
+    std::string addr;
+    std::vector<Lane> lanes;  // empty for this rank
+  };
   struct ReqInfo {
     int peer;
     bool send;
     size_t len;
+    int parts_left;  // stripes still in flight
     bool done;
   };
 
   Status CheckPeer(int peer, const char* what) const;
   RequestId NewRequest(int peer, bool send, size_t len);
+  // How a message of `len` bytes to/from `peer` is cut: *n stripes (1 = whole, on lane 0).
+  int Stripes(int peer, size_t len) const;
+  static void StripeRange(size_t len, int n, int i, size_t* off, size_t* plen);
+  void PartDone(RequestId id);
   // One round: poll (up to timeout_ms) and move bytes. Sets status_ on error.
   void PollOnce(int timeout_ms);
-  void WritePeer(int p);
-  void ReadPeer(int p);
-  void MatchPending(int p);  // a DATA header is pending and a receive is posted: check and start
+  void WriteLane(int p, int l);
+  void ReadLane(int p, int l);
+  void MatchPending(int p, int l);  // a DATA header is pending and a receive is posted: check and start
   void Fail(Status st);
   Status PeerClosed(int p, const char* detail);
   std::string DescribePending(const RequestId* ids, size_t n) const;
-  bool SendControl(int p, FrameType type, Code code, const std::string& text);
+  bool SendControl(int p, int l, FrameType type, Code code, const std::string& text);
 
   const int rank_;
   const int size_;
@@ -95,12 +119,12 @@ class TcpTransport final : public Transport {
   // only once we move on (posting a request of a later operation).
   Status deferred_abort_;
   Status BeginRequest(const Fingerprint& fp);  // records the operation; applies a deferred abort
-  bool CheckUnexpected(int p);                 // a conflicting frame for this operation: mismatch
+  bool CheckUnexpected(int p, int l);          // a conflicting frame for this operation: mismatch
   uint64_t deferred_seq_ = 0;
   Fd event_fd_;
   std::atomic<bool> interrupted_{false};
   std::vector<pollfd> pfds_;  // scratch, reused across rounds
-  std::vector<int> pfd_peer_;
+  std::vector<std::pair<int, int>> pfd_lane_;  // (peer, lane) of pfds_[i]
 };
 
 }  // namespace hostccl::net

@@ -1,5 +1,7 @@
 #include "transport/tcp/wire.h"
 
+#include <algorithm>
+
 namespace hostccl::net {
 namespace {
 
@@ -44,7 +46,8 @@ void EncodeFrameHeader(const FrameHeader& h, uint8_t out[kFrameHeaderBytes]) {
   PutU64(out + 24, h.fp.seq);
   PutU64(out + 32, h.fp.count);
   PutU32(out + 40, static_cast<uint32_t>(h.code));
-  PutU32(out + 44, 0);
+  PutU16(out + 44, h.part);
+  PutU16(out + 46, h.parts);
 }
 
 Status DecodeFrameHeader(const uint8_t* b, size_t len, FrameHeader* out) {
@@ -58,8 +61,19 @@ Status DecodeFrameHeader(const uint8_t* b, size_t len, FrameHeader* out) {
   uint16_t type = GetU16(b + 6);
   uint64_t plen = GetU64(b + 8);
   int32_t code = static_cast<int32_t>(GetU32(b + 40));
-  if (GetU32(b + 44) != 0) return MakeStatus(Code::kPara, "frame reserved field is not zero");
+  const uint16_t part = GetU16(b + 44), parts = GetU16(b + 46);
   auto t = static_cast<FrameType>(type);
+  if (t == FrameType::kData) {
+    if (parts == 1 || parts > kMaxLanes || (parts == 0 ? part != 0 : part >= parts))
+      return MakeStatus(Code::kPara, "DATA frame stripe %u of %u is invalid (0 of 0, or below 2..%u)", part, parts,
+                        kMaxLanes);
+  } else if (t == FrameType::kHello) {
+    if (parts > kMaxLanes || part >= std::max<uint16_t>(parts, 1))
+      return MakeStatus(Code::kPara, "HELLO frame socket %u of %u is invalid (at most %u sockets)", part, parts,
+                        kMaxLanes);
+  } else if (part != 0 || parts != 0) {
+    return MakeStatus(Code::kPara, "%s frame part fields are not zero (reserved)", FrameTypeName(t));
+  }
   uint64_t limit = 0;
   bool wants_code = false;
   switch (t) {
@@ -93,6 +107,8 @@ Status DecodeFrameHeader(const uint8_t* b, size_t len, FrameHeader* out) {
   h.fp.seq = GetU64(b + 24);
   h.fp.count = GetU64(b + 32);
   h.code = code;
+  h.part = part;
+  h.parts = parts;
   *out = h;
   return Status::Ok();
 }

@@ -7,7 +7,9 @@
 //    8   8   payload length (bounded per type, checked before anything is allocated or read)
 //   16  24   fingerprint (kind, dtype, op, reserved, root u32, seq u64, count u64)
 //   40   4   code (ABORT / ROOT_ERROR: a nonzero Code; 0 otherwise)
-//   44   4   reserved, must be 0
+//   44   2   part: DATA = index of this stripe of a message; HELLO = index of this socket
+//   46   2   parts: DATA = stripes of the message (0 = not striped, else 2..kMaxLanes);
+//            HELLO = sockets per peer pair (0 = 1, else 1..kMaxLanes); 0 for other types
 //
 // All integers little endian. Payloads: DATA = the message bytes; ABORT / ROOT_ERROR = reason
 // text (<= kMaxReasonBytes); HELLO = kHelloBytes (token, comm tag, rank, nranks); ROOT_HELLO /
@@ -32,6 +34,7 @@ constexpr uint64_t kMaxDataPayload = 1ull << 48;  // far above any real message,
 constexpr uint64_t kMaxReasonBytes = 1024;
 constexpr uint64_t kHelloBytes = 32;
 constexpr uint64_t kMaxRootPayload = 64ull << 20;
+constexpr uint16_t kMaxLanes = 8;  // sockets per peer pair (HOSTCCL_SOCKETS_PER_PEER)
 
 enum class FrameType : uint16_t {
   kData = 1,
@@ -49,10 +52,12 @@ struct FrameHeader {
   uint64_t payload_len = 0;
   Fingerprint fp;
   int32_t code = 0;
+  uint16_t part = 0;   // DATA: stripe index; HELLO: socket index
+  uint16_t parts = 0;  // DATA: stripe count (0 = whole message); HELLO: sockets per peer (0 = 1)
 };
 
 void EncodeFrameHeader(const FrameHeader& h, uint8_t out[kFrameHeaderBytes]);
-// Validates magic, version, type, the type's payload bound, code and reserved bits; kPara with
+// Validates magic, version, type, the type's payload bound, code and part fields; kPara with
 // the reason otherwise. `len` < kFrameHeaderBytes is an error too.
 Status DecodeFrameHeader(const uint8_t* bytes, size_t len, FrameHeader* out);
 
@@ -62,6 +67,9 @@ struct Hello {
   uint64_t comm_tag = 0;
   uint32_t rank = 0;
   uint32_t nranks = 0;
+  // From the HELLO frame's header, not its payload: which of the pair's sockets this is.
+  uint16_t socket = 0;
+  uint16_t sockets = 1;
 };
 void EncodeHello(const Hello& h, uint8_t out[kHelloBytes]);
 void DecodeHello(const uint8_t in[kHelloBytes], Hello* out);
