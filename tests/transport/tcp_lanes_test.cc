@@ -22,20 +22,8 @@ using testing::MakeListeners;
 using testing::MakeMesh;
 using testing::Mesh;
 using testing::OnRanks;
-
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
-  std::vector<uint8_t> v(n);
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    v[i] = static_cast<uint8_t>(x >> 24);
-  }
-  return v;
-}
-
-int64_t ElapsedMs(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-}
+using testing::Pattern;
+using testing::ElapsedMs;
 
 class Lanes : public ::testing::TestWithParam<int> {};
 

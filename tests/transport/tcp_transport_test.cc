@@ -16,25 +16,13 @@ using testing::Fp;
 using testing::MakeMesh;
 using testing::Mesh;
 using testing::OnRanks;
+using testing::Pattern;
+using testing::ElapsedMs;
 
 uint64_t Checksum(const std::vector<uint8_t>& v) {
   uint64_t h = 1469598103934665603ull;
   for (uint8_t b : v) h = (h ^ b) * 1099511628211ull;
   return h;
-}
-
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
-  std::vector<uint8_t> v(n);
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    v[i] = static_cast<uint8_t>(x >> 24);
-  }
-  return v;
-}
-
-int64_t ElapsedMs(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
 }
 
 TEST(TcpTransport, PairsExchangeInEveryMeshSize) {
