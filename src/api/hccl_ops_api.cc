@@ -1,5 +1,7 @@
 // extern "C" operators (hccl/hccl.h). HcclReduce is implemented; the other operators arrive
 // with later issues and return HCCL_E_NOT_SUPPORT with one log line until then.
+#include <cstring>
+
 #include "api/arg_check.h"
 #include "api/export.h"
 #include "api/result.h"
@@ -24,11 +26,21 @@ static_assert(HCCL_DATA_TYPE_INT8 == 0 && HCCL_DATA_TYPE_FP16 == 3 && HCCL_DATA_
 static_assert(HCCL_REDUCE_SUM == 0 && HCCL_REDUCE_PROD == 1 && HCCL_REDUCE_MAX == 2 && HCCL_REDUCE_MIN == 3,
               "HcclReduceOp values");
 
+// A C client may pass any int as HcclDataType / HcclReduceOp (the argument tests pass -1, 255,
+// 1000); in C++ loading a value outside the enum's range is undefined behaviour (UBSan: "load of
+// value ... not a valid value for type"), so the checks read the argument's bits instead.
+template <typename E>
+static int EnumBits(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 HOSTCCL_API HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
                                   HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream) {
   return Guard(__func__, [&] {
-    hostccl::api::ReduceCall call{sendBuf, recvBuf, count, static_cast<int>(dataType), static_cast<int>(op),
-                                  root, comm, stream};
+    hostccl::api::ReduceCall call{sendBuf, recvBuf, count, EnumBits(dataType), EnumBits(op), root, comm, stream};
     hostccl::api::Checked ck;
     Status st = hostccl::api::CheckReduce(call, &ck);
     if (!st.ok()) return ToResult(st);
@@ -37,8 +49,8 @@ HOSTCCL_API HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, 
     args.send = sendBuf;
     args.recv = recvBuf;
     args.count = count;
-    args.dtype = static_cast<hostccl::DataType>(dataType);
-    args.op = static_cast<hostccl::RedOp>(op);
+    args.dtype = static_cast<hostccl::DataType>(call.dtype);
+    args.op = static_cast<hostccl::RedOp>(call.op);
     args.root = static_cast<int>(root);
     st = ck.comm->EnqueueReduce(ck.stream, args, ck.send_alloc, ck.recv_alloc);
     if (!st.ok()) return ToResult(Reject("HcclReduce", ck.comm->rank(), st));

@@ -25,6 +25,14 @@
 
 namespace hostccl::faulttest {
 
+// Sanitized builds (scripts/sanitize.sh) run several times slower: "fails within N ms" bounds are
+// multiplied by this, which still keeps them well below the tests' exec timeouts (10-20 s).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr int64_t kSlowdown = 3;
+#else
+inline constexpr int64_t kSlowdown = 1;
+#endif
+
 inline int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

@@ -21,7 +21,7 @@ using hostccl::test::RunRanks;
 
 constexpr int kRanks = 4;
 constexpr int kOdd = 3;            // the rank that misbehaves
-constexpr int64_t kFailWithinMs = 2000;
+constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 constexpr uint64_t kCount = 8;
 constexpr size_t kBytes = 64 * 1024;
 
@@ -61,7 +61,7 @@ bool CheckAfterMismatch(RankContext& ctx, DevBuf& send, DevBuf& recv, const std:
     aclError s = aclrtSynchronizeStream(ctx.stream);
     if (s == ACL_SUCCESS) return ctx.Fail("an HcclReduce after the mismatch succeeded");
   }
-  if (NowMs() - t0 > 500) return ctx.Fail("an HcclReduce after the mismatch took " + std::to_string(NowMs() - t0) + " ms to fail");
+  if (NowMs() - t0 > 500 * hostccl::faulttest::kSlowdown) return ctx.Fail("an HcclReduce after the mismatch took " + std::to_string(NowMs() - t0) + " ms to fail");
   return true;
 }
 

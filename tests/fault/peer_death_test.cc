@@ -27,7 +27,7 @@ using hostccl::test::RunRanks;
 
 constexpr int kRanks = 4;
 constexpr int kVictim = 2;
-constexpr int64_t kFailWithinMs = 2000;
+constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 constexpr uint64_t kSmall = 1024;
 constexpr uint64_t kLarge = 16ull << 20;  // fp32 elements: 64 MiB per buffer
 
