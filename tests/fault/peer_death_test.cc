@@ -1,4 +1,4 @@
-// A rank killed with SIGKILL (reliability.md row 2): before its first call, during a large (256 MiB)
+// A rank killed with SIGKILL (reliability.md row 2): before its first call, during a large (64 MiB)
 // call, and between two calls; 4 ranks as processes, over shared memory and over TCP. Every other
 // rank's operation must fail within 2 s (the exec timeout is 20 s, so waiting for it shows), its
 // HcclCommDestroy must return (the harness checks), no process may hang (the harness kills and
@@ -29,7 +29,13 @@ constexpr int kRanks = 4;
 constexpr int kVictim = 2;
 constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 constexpr uint64_t kSmall = 1024;
-constexpr uint64_t kLarge = 64ull << 20;  // fp32 elements: 256 MiB per buffer (issue #7: "during a 256 MiB call")
+// fp32 elements of the "during" call: 64 MiB per buffer in the default run; FAULTTEST_LARGE_MIB=256
+// gives issue #7's "during a 256 MiB call" (ctest peer_death_256mib, label long, run alone).
+const uint64_t kLarge = [] {
+  const char* v = std::getenv("FAULTTEST_LARGE_MIB");
+  const uint64_t mib = v != nullptr && std::atoll(v) > 0 ? static_cast<uint64_t>(std::atoll(v)) : 64;
+  return mib << 18;
+}();
 
 enum class When { kBefore, kDuring, kBetween };
 
@@ -119,7 +125,7 @@ void RunPeerDeath(const std::string& transport, When when) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the others are idle when it dies
       return SurvivorCall(ctx, send, recv, count, "call after rank 2 died between calls");
     }
-    // During: the victim's timer thread kills the process 20 ms into the 256 MiB call.
+    // During: the victim's timer thread kills the process 20 ms into the large call.
     if (ctx.rank == kVictim) {
       std::thread([] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -132,8 +138,11 @@ void RunPeerDeath(const std::string& transport, When when) {
     const int64_t t0 = NowMs();
     aclError s = hostccl::faulttest::ReduceAndSync(ctx, send, recv, count, &enq);
     const int64_t took = SinceDeath(t0);
+    std::fprintf(stderr, "rank %d: the %llu MiB call ended %lld ms after rank 2 died\n", ctx.rank,
+                 static_cast<unsigned long long>(count >> 18), static_cast<long long>(took));
     if (took > kFailWithinMs)
-      return ctx.Fail("the 256 MiB call during which rank 2 died took " + std::to_string(took) + " ms: " +
+      return ctx.Fail("the " + std::to_string(count >> 18) + " MiB call during which rank 2 died took " +
+                      std::to_string(took) + " ms: " +
                       aclGetRecentErrMsg());
     if (enq == HCCL_SUCCESS && s == ACL_SUCCESS)  // the victim had done its part: the next call must fail
       return SurvivorCall(ctx, send, recv, kSmall, "call after rank 2 died during the previous one");

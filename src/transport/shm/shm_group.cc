@@ -233,7 +233,7 @@ int ShmGroup::FirstMismatch(uint64_t ticket) const {
 
 bool ShmGroup::AllArrived(uint64_t ticket) const {
   for (int r = 0; r < size_; ++r)
-    if (Slot(r, ticket)->ticket.load(std::memory_order_acquire) < ticket) return false;
+    if (Slot(r, ticket)->ticket.load(std::memory_order_seq_cst) < ticket) return false;
   return true;
 }
 
@@ -290,12 +290,13 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
   ArrivalSlot* mine = Slot(rank_, t);
   if (bytes > 0) std::memcpy(mine->payload, payload, bytes);
   mine->fp = fp;
-  mine->ticket.store(t, std::memory_order_release);
-  // Pairs with the sleeper's fence in WaitUntil: either it sees our ticket, or we see it sleeping.
-  // Of two ranks arriving last at once, at least one sees both tickets and wakes the sleepers.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // The ticket store, the loads of the others' tickets and of `sleepers` are all seq_cst (as the
+  // sleeper's count and its look in WaitUntil): in their single total order a sleeper either sees
+  // our ticket or we see it counted, and of two ranks arriving last at once, at least one sees both
+  // tickets and wakes the sleepers. (On x86 only the store costs anything: an xchg.)
+  mine->ticket.store(t, std::memory_order_seq_cst);
   const bool all = AllArrived(t);
-  if (all && seg_->barrier.sleepers.load(std::memory_order_relaxed) != 0) WakeAll(&seg_->barrier, true);
+  if (all && seg_->barrier.sleepers.load(std::memory_order_seq_cst) != 0) WakeAll(&seg_->barrier, true);
   if (all) return AfterWait(Status::Ok(), seq);
   BarrierOptions opt;
   opt.shared = true;

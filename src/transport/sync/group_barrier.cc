@@ -46,9 +46,9 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
       if (!alive.ok()) return done() ? Status::Ok() : alive;  // a peer may finish, then exit
     }
     Deadline slice = opt.check ? deadline.Earlier(Deadline::AfterMs(opt.check_every_ms)) : deadline;
-    b->sleepers.fetch_add(1, std::memory_order_acq_rel);
-    // Pairs with the waker's fence: it either sees us counted or we see its arrival in done().
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // seq_cst, like the waker's arrival store and its load of `sleepers` (and done()'s loads): in
+    // their single total order either the waker sees us counted or we see its arrival in done().
+    b->sleepers.fetch_add(1, std::memory_order_seq_cst);
     if (!done() && b->aborted.load(std::memory_order_acquire) == 0) FutexWait(&b->wake, word, slice, opt.shared);
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
   }
@@ -56,18 +56,18 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
 
 void WakeAll(BarrierWords* b, bool shared) {
   b->wake.fetch_add(1, std::memory_order_acq_rel);
-  if (b->sleepers.load(std::memory_order_acquire) != 0) FutexWake(&b->wake, INT32_MAX, shared);
+  if (b->sleepers.load(std::memory_order_seq_cst) != 0) FutexWake(&b->wake, INT32_MAX, shared);
 }
 
 Status BarrierEnter(BarrierWords* b, ArrivalWord* arrivals, int size, int rank, Deadline deadline,
                     const BarrierOptions& opt) {
   const uint64_t my_round = arrivals[rank].arrived.fetch_add(1, std::memory_order_acq_rel) + 1;
   const uint64_t target = my_round * static_cast<uint64_t>(size);
-  if (b->count.fetch_add(1, std::memory_order_acq_rel) + 1 >= target) {
+  if (b->count.fetch_add(1, std::memory_order_seq_cst) + 1 >= target) {
     WakeAll(b, opt.shared);
     return Status::Ok();
   }
-  auto done = [&] { return b->count.load(std::memory_order_acquire) >= target; };
+  auto done = [&] { return b->count.load(std::memory_order_seq_cst) >= target; };
   auto missing = [&] {
     std::string m;
     for (int r = 0; r < size; ++r)
