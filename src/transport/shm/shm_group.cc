@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -319,14 +320,26 @@ Status ShmGroup::Barrier(Deadline deadline, uint64_t seq) {
 
 // An arrival that completed into an aborted operation still fails, with the abort's reason.
 Status ShmGroup::AfterWait(Status st, uint64_t seq) {
-  const bool aborted = seg_->barrier.aborted.load(std::memory_order_acquire) != 0;
-  const bool aborted_here = aborted && seq >= seg_->abort_seq.load(std::memory_order_acquire);
-  if ((st.code() == Code::kRemote && aborted) || (st.ok() && aborted_here)) {
-    int32_t code = seg_->abort_code.load(std::memory_order_acquire);
-    std::string reason(seg_->abort_reason, strnlen(seg_->abort_reason, sizeof(seg_->abort_reason)));
-    return Status(code > 0 ? static_cast<Code>(code) : Code::kRemote, reason);
+  if (seg_->barrier.aborted.load(std::memory_order_acquire) == 0) {
+    if (!st.ok() && st.code() == Code::kRemote) Abort(st.code(), st.message(), seq);
+    return st;
   }
-  if (!st.ok() && st.code() == Code::kRemote) Abort(st.code(), st.message(), seq);
+  // The first aborter publishes -1, then the operation it applies from and its reason, then the
+  // code; a later aborter raises the flag at once, so all that may still be being written: wait for
+  // it (bounded: a writer killed mid-way leaves -1).
+  int32_t code = seg_->abort_code.load(std::memory_order_acquire);
+  const Deadline written = Deadline::AfterMs(200);
+  while (code <= 0 && !written.Expired()) {
+    sched_yield();
+    code = seg_->abort_code.load(std::memory_order_acquire);
+  }
+  if (code <= 0)
+    return st.ok() ? st : Status(Code::kRemote, "another rank aborted the operation (its reason was not published)");
+  const bool aborted_here = seq >= seg_->abort_seq.load(std::memory_order_acquire);
+  if (st.code() == Code::kRemote || (st.ok() && aborted_here)) {
+    std::string reason(seg_->abort_reason, strnlen(seg_->abort_reason, sizeof(seg_->abort_reason)));
+    return Status(static_cast<Code>(code), reason);
+  }
   return st;
 }
 
