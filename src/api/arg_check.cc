@@ -69,7 +69,9 @@ Status CheckReduce(const ReduceCall& c, Checked* out) {
   if (!IsValidRedOp(c.op))
     return Reject(fn, rank, MakeStatus(Code::kNotSupport, "op %d is not one of sum(0) prod(1) max(2) min(3)", c.op));
   // 6. hardware profile.
-  Status prof = core::CheckReduceProfile(static_cast<DataType>(c.dtype), static_cast<RedOp>(c.op),
+  // A live communicator read HOSTCCL_SOC when it was created; otherwise read it now.
+  Status prof = core::CheckReduceProfile(comm ? comm->profile() : core::ActiveProfile(),
+                                         static_cast<DataType>(c.dtype), static_cast<RedOp>(c.op),
                                          comm && comm->multi_node());
   if (!prof.ok()) return Reject(fn, rank, prof);
   // 7. root range (needs a live communicator).

@@ -9,6 +9,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "core/profiles.h"
 
 namespace hostccl::core {
 namespace {
@@ -123,6 +124,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
   chunk_bytes_override_ = std::max<int64_t>(0, EnvInt(Knob::kChunkBytes, 0));
   check_args_ = EnvBool(Knob::kCheckArgs, true);
+  profile_ = ActiveProfile();
   if (!check_args_) HLOG_WARN(kInit, "HOSTCCL_CHECK_ARGS=0: mismatched collective arguments across ranks are not detected");
   HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",
             name_.c_str(), rank_, size_, device_,
@@ -305,15 +307,13 @@ Status Communicator::EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& i
     args.recv_desc = Describe(args.recv, recv_alloc);
   }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
-  auto self = shared_from_this();
-  return stream->Enqueue([self, seq, args]() { return self->RunReduce(seq, args); });
+  return stream->Enqueue([self = shared_from_this(), seq, args]() { return self->RunReduce(seq, args); });
 }
 
 Status Communicator::EnqueueBarrier(rt::Stream* stream) {
   if (failed()) return error();
   uint64_t seq = next_seq_.fetch_add(1) + 1;
-  auto self = shared_from_this();
-  return stream->Enqueue([self, seq]() { return self->RunBarrier(seq); });
+  return stream->Enqueue([self = shared_from_this(), seq]() { return self->RunBarrier(seq); });
 }
 
 Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {

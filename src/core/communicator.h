@@ -54,6 +54,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   int device() const { return device_; }
   const std::string& name() const { return name_; }
   bool multi_node() const { return multi_node_; }
+  // Hardware profile (HOSTCCL_SOC) read at creation; nullptr = host (core/profiles.h).
+  const char* profile() const { return profile_; }
 
   // The sticky error (ok while healthy).
   Status error() const;
@@ -95,6 +97,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   boot::RootInfo root_;
   std::vector<boot::RankInfo> ranks_;
   bool multi_node_ = false;
+  const char* profile_ = nullptr;
   bool all_local_ = false;
   uint64_t staging_bytes_ = 200ull << 20;
   int64_t exec_timeout_ms_ = 0;  // 0 = no limit

@@ -3,6 +3,8 @@
 #include <strings.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <string_view>
 #include <algorithm>
 #include <initializer_list>
 
@@ -30,24 +32,33 @@ const std::vector<ProfileInfo>& ListProfiles() {
   return list;
 }
 
-std::string ActiveProfileName() {
-  auto raw = EnvRaw(Knob::kSoc);
-  if (!raw) return "";
+const char* ActiveProfile() {
+  const char* raw = std::getenv(GetKnobInfo(Knob::kSoc).name);
+  if (raw == nullptr || *raw == '\0') return nullptr;
   for (const auto& p : ListProfiles())
-    if (strcasecmp(raw->c_str(), p.name) == 0) return p.name;
+    if (strcasecmp(raw, p.name) == 0) return p.name;
   static std::atomic<bool> warned{false};
   if (!warned.exchange(true)) {
     HLOG_WARN(kEnv, "HOSTCCL_SOC=%s is not a known profile (Ascend950, AtlasA3, AtlasA2, Atlas910, "
-              "Atlas310P); using the host default", raw->c_str());
+              "Atlas310P); using the host default", raw);
   }
-  return "";
+  return nullptr;
+}
+
+std::string ActiveProfileName() {
+  const char* p = ActiveProfile();
+  return p ? p : "";
 }
 
 Status CheckReduceProfile(DataType t, RedOp op, bool multi_node) {
-  const std::string p = ActiveProfileName();
-  if (p.empty()) return Status::Ok();
+  return CheckReduceProfile(ActiveProfile(), t, op, multi_node);
+}
+
+Status CheckReduceProfile(const char* profile, DataType t, RedOp op, bool multi_node) {
+  if (profile == nullptr) return Status::Ok();
+  const std::string_view p = profile;
   auto reject = [&](const char* rule) {
-    return MakeStatus(Code::kNotSupport, "profile %s: %s (dataType %s, op %s)", p.c_str(), rule,
+    return MakeStatus(Code::kNotSupport, "profile %s: %s (dataType %s, op %s)", profile, rule,
                       DataTypeName(t), RedOpName(op));
   };
   if (p == "Atlas310P") return reject("HcclReduce is not supported on this chip");

@@ -1,6 +1,7 @@
 // Hardware profiles: emulate the documented HcclReduce limits of Ascend chips (semantics.md §6)
 // so code developed on a host fails here the way it would fail on the target chip.
-// Selected by HOSTCCL_SOC (read at each check, so a process can switch in tests).
+// Selected by HOSTCCL_SOC: a communicator reads it once, when it is created (no environment
+// lookup per call); the free functions below read it at each call (tests switch it).
 #pragma once
 
 #include <string>
@@ -19,10 +20,14 @@ const std::vector<ProfileInfo>& ListProfiles();
 
 // Canonical active profile name, or "" for the host default (no chip limits).
 std::string ActiveProfileName();
+// The same as a static string, nullptr for the host default.
+const char* ActiveProfile();
 
 // HCCL_E_NOT_SUPPORT (with a message naming the profile and the rule) when the active profile's
 // chip cannot run HcclReduce with this dtype/op; `multi_node` tells whether the communicator spans
 // hosts (for rules that restrict 64-bit types to intra-node use).
 Status CheckReduceProfile(DataType dtype, RedOp op, bool multi_node);
+// The same for a given profile (a name from ActiveProfile(), nullptr = host: always ok).
+Status CheckReduceProfile(const char* profile, DataType dtype, RedOp op, bool multi_node);
 
 }  // namespace hostccl::core

@@ -87,11 +87,17 @@ const algo::ReduceAlgorithm* SelectReduce(const std::vector<AlgoRule>& forced, u
     }
   }
   *why = "table";
-  if (where.all_local) return algo::FindReduceAlgorithm("direct");
-  if (where.shm) return algo::FindReduceAlgorithm("shm");
-  if (bytes <= kGatherMaxBytes) return algo::FindReduceAlgorithm("gather");
-  if (where.node_groups) return algo::FindReduceAlgorithm("node_chain");
-  return algo::FindReduceAlgorithm("chain");
+  // Looked up once: this runs on every call.
+  static const algo::ReduceAlgorithm* const kDirect = algo::FindReduceAlgorithm("direct");
+  static const algo::ReduceAlgorithm* const kShm = algo::FindReduceAlgorithm("shm");
+  static const algo::ReduceAlgorithm* const kGather = algo::FindReduceAlgorithm("gather");
+  static const algo::ReduceAlgorithm* const kNodeChain = algo::FindReduceAlgorithm("node_chain");
+  static const algo::ReduceAlgorithm* const kChain = algo::FindReduceAlgorithm("chain");
+  if (where.all_local) return kDirect;
+  if (where.shm) return kShm;
+  if (bytes <= kGatherMaxBytes) return kGather;
+  if (where.node_groups) return kNodeChain;
+  return kChain;
 }
 
 }  // namespace hostccl::core

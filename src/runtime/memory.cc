@@ -36,6 +36,9 @@ struct Entry {
 
 struct Registry {
   std::shared_mutex mu;
+  // Bumped (under mu) by every change of by_base: a thread's cached lookups (FindAllocation) are
+  // valid while it is unchanged.
+  std::atomic<uint64_t> generation{1};
   std::map<uintptr_t, Entry> by_base;  // sorted: FindAllocation is one upper_bound
   std::mutex host_mu;
   std::set<void*> host;
@@ -73,13 +76,34 @@ void Prefault(void* p, size_t len) {
 std::optional<Allocation> FindAllocation(const void* p) {
   auto& r = Reg();
   uintptr_t addr = reinterpret_cast<uintptr_t>(p);
-  std::shared_lock lk(r.mu);
-  auto it = r.by_base.upper_bound(addr);
-  if (it == r.by_base.begin()) return std::nullopt;
-  --it;
-  const Allocation& a = it->second.a;
-  if (addr >= it->first + a.mapped) return std::nullopt;
-  return a;
+  // Every collective call looks up its sendBuf and recvBuf: remember this thread's last two
+  // answers until the registry changes (no lock, no tree walk on the hot path).
+  struct Cached {
+    uint64_t generation = 0;  // 0: empty
+    uintptr_t addr = 0;
+    std::optional<Allocation> a;
+  };
+  thread_local Cached cache[2];
+  thread_local unsigned next = 0;
+  const uint64_t gen = r.generation.load(std::memory_order_acquire);
+  for (const Cached& c : cache)
+    if (c.generation == gen && c.addr == addr) return c.a;
+  std::optional<Allocation> found;
+  uint64_t seen;
+  {
+    std::shared_lock lk(r.mu);
+    seen = r.generation.load(std::memory_order_relaxed);
+    auto it = r.by_base.upper_bound(addr);
+    if (it != r.by_base.begin()) {
+      --it;
+      if (addr < it->first + it->second.a.mapped) found = it->second.a;
+    }
+  }
+  Cached& slot = cache[next++ & 1];
+  slot.generation = seen;
+  slot.addr = addr;
+  slot.a = found;
+  return found;
 }
 
 size_t LiveAllocationCount() {
@@ -148,6 +172,7 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
     auto& r = Reg();
     std::unique_lock lk(r.mu);
     r.by_base[reinterpret_cast<uintptr_t>(p)] = Entry{a, true};
+    r.generation.fetch_add(1, std::memory_order_release);
   }
   HLOG_TRACE(kRuntime, "aclrtMalloc: %zu bytes at %p (device %d, policy %u, memfd %d)", size, p, device, policy, fd);
   *ptr = p;
@@ -199,6 +224,7 @@ int Free(void* ptr) {
       return Fail(kAclInvalidParam, "aclrtFree: %p is not the start of an aclrtMalloc allocation", ptr);
     a = it->second.a;
     r.by_base.erase(it);
+    r.generation.fetch_add(1, std::memory_order_release);
   }
   munmap(a.base, a.mapped);
   if (a.memfd >= 0) close(a.memfd);
@@ -218,6 +244,7 @@ void RegisterMapping(void* base, size_t size, int memfd, size_t offset, int devi
   auto& r = Reg();
   std::unique_lock lk(r.mu);
   r.by_base[reinterpret_cast<uintptr_t>(base)] = Entry{a, false};
+  r.generation.fetch_add(1, std::memory_order_release);
 }
 
 void UnregisterMapping(void* base) {
@@ -229,6 +256,7 @@ void UnregisterMapping(void* base) {
     if (it != r.by_base.end() && !it->second.owned) {
       serial = it->second.a.serial;
       r.by_base.erase(it);
+      r.generation.fetch_add(1, std::memory_order_release);
     }
   }
   if (serial != 0) NotifyFreed(serial);

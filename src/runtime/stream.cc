@@ -19,6 +19,7 @@ std::atomic<uint64_t> g_next_stream_id{1};
 
 struct Registry {
   std::mutex mu;
+  std::atomic<uint64_t> generation{1};  // bumped (under mu) when `streams` changes
   std::map<void*, std::shared_ptr<StreamImpl>> streams;      // created streams by handle
   std::map<int, std::shared_ptr<StreamImpl>> default_streams;  // device -> default stream
 };
@@ -71,7 +72,7 @@ Status StreamImpl::Enqueue(Task task) {
   {
     std::lock_guard lk(mu_);
     if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
-    queue_.push_back(Entry{++enqueued_, NowNs(), std::move(task)});
+    queue_.push_back(Entry{++enqueued_, 0, std::move(task)});
     if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
     wake = claimers_ == 0 && !executing_ && worker_asleep_;
   }
@@ -117,7 +118,11 @@ void StreamImpl::WorkerLoop() {
     }
     last_active = NowNs();
     // Leave a fresh task to a thread that synchronizes right after enqueueing.
-    uint64_t age = NowNs() - queue_.front().enqueue_ns;
+    // Enqueue reads no clock: a task's age counts from the worker's first look at it (the
+    // worker looks at least every kWorkerPollNs while active, at once when notified).
+    const uint64_t now = NowNs();
+    for (auto it = queue_.rbegin(); it != queue_.rend() && it->seen_ns == 0; ++it) it->seen_ns = now;
+    uint64_t age = now - queue_.front().seen_ns;
     if (age < kWorkerGraceNs && timed_waiters_ == 0 && !stop_) {
       worker_cv_.wait_for(lk, std::chrono::nanoseconds(kWorkerGraceNs - age));
       continue;
@@ -166,9 +171,23 @@ Status StreamImpl::Synchronize(Deadline deadline) {
 
 Stream* LookupStream(void* handle) {
   auto& r = Reg();
+  // Every collective call looks up its stream: remember this thread's last answer until a stream
+  // is created or destroyed.
+  thread_local void* cached_handle = nullptr;
+  thread_local Stream* cached = nullptr;
+  thread_local uint64_t cached_generation = 0;
+  if (handle != nullptr && handle == cached_handle &&
+      cached_generation == r.generation.load(std::memory_order_acquire))
+    return cached;
   std::lock_guard lk(r.mu);
   auto it = r.streams.find(handle);
-  return it == r.streams.end() ? nullptr : it->second.get();
+  Stream* found = it == r.streams.end() ? nullptr : it->second.get();
+  if (found != nullptr) {
+    cached_handle = handle;
+    cached = found;
+    cached_generation = r.generation.load(std::memory_order_relaxed);
+  }
+  return found;
 }
 
 int64_t TaskWaitBoundMs() {
@@ -192,6 +211,7 @@ int CreateStream(void** handle, uint32_t priority, uint32_t flags) {
   auto& r = Reg();
   std::lock_guard lk(r.mu);
   r.streams.emplace(s.get(), s);
+  r.generation.fetch_add(1, std::memory_order_release);
   *handle = s.get();
   return kAclSuccess;
 }
@@ -206,6 +226,7 @@ int DestroyStream(void* handle) {
       return Fail(kAclInvalidParam, "aclrtDestroyStream: %p is not a live stream", handle);
     s = std::move(it->second);
     r.streams.erase(it);
+    r.generation.fetch_add(1, std::memory_order_release);
   }
   s->BeginAbort();
   Status err;

@@ -6,8 +6,8 @@
 //  - A synchronizer with an infinite deadline claims and runs, on its own thread, the tasks
 //    that have not started yet; only one executor runs at a time.
 //  - The worker thread (started at the first enqueue) runs tasks only while no such
-//    synchronizer is present, and leaves a freshly enqueued task alone for kWorkerGraceNs so
-//    the enqueuing thread can claim it when it synchronizes right away. While it has been busy
+//    synchronizer is present, and leaves a task alone for kWorkerGraceNs after it first sees it
+//    so the enqueuing thread can claim it when it synchronizes right away. While it has been busy
 //    in the last kWorkerDozeNs it polls every kWorkerPollNs instead of being notified by each
 //    enqueue (no wake-up system call or extra runnable thread per call); after that it sleeps
 //    until an enqueue notifies it. A task nobody synchronizes still starts within ~1 ms.
@@ -63,7 +63,7 @@ class StreamImpl final : public Stream {
  private:
   struct Entry {
     uint64_t seq;
-    uint64_t enqueue_ns;
+    uint64_t seen_ns;  // when the worker first saw it in the queue (0: not yet)
     Task fn;
   };
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
