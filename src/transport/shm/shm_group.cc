@@ -291,14 +291,22 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
   ArrivalSlot* mine = Slot(rank_, t);
   if (bytes > 0) std::memcpy(mine->payload, payload, bytes);
   mine->fp = fp;
-  // The ticket store, the loads of the others' tickets and of `sleepers` are all seq_cst (as the
-  // sleeper's count and its look in WaitUntil): in their single total order a sleeper either sees
-  // our ticket or we see it counted, and of two ranks arriving last at once, at least one sees both
-  // tickets and wakes the sleepers. (On x86 only the store costs anything: an xchg.)
-  mine->ticket.store(t, std::memory_order_seq_cst);
-  const bool all = AllArrived(t);
-  if (all && seg_->barrier.sleepers.load(std::memory_order_seq_cst) != 0) WakeAll(&seg_->barrier, true);
-  if (all) return AfterWait(Status::Ok(), seq);
+  // Waking sleepers (a rank that went to the futex before our ticket was visible): whoever sees
+  // every ticket — here, or in WaitUntil below — runs a seq_cst fence and then looks at `sleepers`.
+  // A sleeper counts itself with a seq_cst RMW and then loads the tickets (seq_cst), so in the
+  // single total order either it sees our ticket or we see it counted; of several would-be
+  // sleepers the last to count itself sees the others' tickets. The ticket itself is a release
+  // store: unlike an xchg it does not stall this core until the line is ours, so the loads of the
+  // others' tickets overlap that transfer.
+#if defined(__SANITIZE_THREAD__)
+  mine->ticket.store(t, std::memory_order_seq_cst);  // GCC's TSan rejects fences: no fence below
+#else
+  mine->ticket.store(t, std::memory_order_release);
+#endif
+  if (AllArrived(t)) {
+    WakeSleepers();
+    return AfterWait(Status::Ok(), seq);
+  }
   BarrierOptions opt;
   opt.shared = true;
   opt.spin = !Oversubscribed(size_);
@@ -310,7 +318,15 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
       if (Slot(r, t)->ticket.load(std::memory_order_acquire) < t) m += (m.empty() ? "" : ", ") + std::to_string(r);
     return m + " of " + std::to_string(size_);
   });
+  if (st.ok()) WakeSleepers();
   return AfterWait(std::move(st), seq);
+}
+
+void ShmGroup::WakeSleepers() {
+#if !defined(__SANITIZE_THREAD__)
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+  if (seg_->barrier.sleepers.load(std::memory_order_seq_cst) != 0) WakeAll(&seg_->barrier, true);
 }
 
 Status ShmGroup::Barrier(Deadline deadline, uint64_t seq) {

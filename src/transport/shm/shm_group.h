@@ -111,6 +111,8 @@ class ShmGroup {
   ShmGroup() = default;
   ArrivalSlot* Slot(int r, uint64_t ticket) const;
   bool AllArrived(uint64_t ticket) const;
+  // After this rank saw every ticket of an arrival: wakes ranks sleeping on the futex, if any.
+  void WakeSleepers();
   Status AfterWait(Status st, uint64_t seq);
   void* Resolve(int r, const BufDesc& d, std::string* why);
   void DropFreedMappings();
