@@ -54,6 +54,24 @@ term_ignored)  # a rank that ignores SIGTERM is SIGKILLed after the grace period
   elapsed_below 15 run -n 2 sh -c 'if [ "$RANK" = 0 ]; then exit 1; fi; trap "" TERM; while :; do sleep 0.1; done'
   [ "$(rc)" = 1 ] || fail "exit $(rc), expected 1"
   ;;
+bind)  # --bind core: rank r on the (r mod k)-th allowed CPU; none: unbound; auto: binds only when N > k
+  allowed=$(grep Cpus_allowed_list /proc/self/status | cut -f2)
+  k=$(nproc)
+  run -n $((k + 1)) --bind core -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
+  [ "$(rc)" = 0 ] || fail "exit $(rc)"
+  [ "$(grep -c '^\[[0-9]*\] [0-9]*$' "$T/out")" = $((k + 1)) ] || fail "a rank is not bound to one CPU"
+  r0=$(grep '^\[0\] ' "$T/out" | cut -d' ' -f2); rk=$(grep "^\[$k\] " "$T/out" | cut -d' ' -f2)
+  [ "$r0" = "$rk" ] || fail "rank $k should share rank 0's CPU ($r0), got $rk"
+  [ "$(sed 's/^\[[0-9]*\] //' "$T/out" | sort -u | wc -l)" = "$k" ] || fail "ranks 0..k-1 should use k distinct CPUs"
+  run -n $((k + 1)) --bind none -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
+  [ "$(sed 's/^\[[0-9]*\] //' "$T/out" | sort -u)" = "$allowed" ] || fail "--bind none changed the CPU list"
+  run -n "$k" -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
+  [ "$(sed 's/^\[[0-9]*\] //' "$T/out" | sort -u)" = "$allowed" ] || fail "auto bound $k ranks on $k CPUs"
+  run -n $((k + 1)) -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
+  [ "$(grep -c '^\[[0-9]*\] [0-9]*$' "$T/out")" = $((k + 1)) ] || fail "auto did not bind $((k + 1)) ranks on $k CPUs"
+  run -n 2 --bind sideways true
+  [ "$(rc)" = 2 ] || fail "--bind sideways: exit $(rc), expected 2"
+  ;;
 timeout)  # --timeout ends everything with 124
   elapsed_below 10 run -n 3 --timeout 0.5 sh -c 'sleep 60 & wait'
   [ "$(rc)" = 124 ] || fail "exit $(rc), expected 124"
