@@ -27,9 +27,18 @@ constexpr size_t kBytes = 64 * 1024;
 
 enum class Field { kCount, kRoot, kDtype, kOp };
 
+// "nodes": two emulated hosts (HOSTCCL_NODE_ID a for ranks 0-1, b for ranks 2-3), so the plans
+// for several hosts run (shared memory inside a host, TCP between hosts; "node_gather" for these
+// small calls) and rank 3 misbehaves on the host that holds rank 2.
 RunOptions Options(const std::string& transport) {
   RunOptions o;
-  o.env = hostccl::faulttest::TransportEnv(transport);
+  if (transport == "nodes") {
+    o.rank_env = [](int rank) {
+      return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "mm-host-a" : "mm-host-b"}};
+    };
+  } else {
+    o.env = hostccl::faulttest::TransportEnv(transport);
+  }
   o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "10000"});
   o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
   o.timeout_s = 40;
@@ -167,18 +176,22 @@ TEST_P(MismatchTest, SkippedLastCallThenDestroy) {
 }
 
 // Rank 3 calls HcclBarrier where the others call HcclReduce (#3): every rank must fail within 2 s
-// with a message naming both collectives (the barrier carries its fingerprint too).
-TEST_P(MismatchTest, DifferentCollective) {
-  auto body = [](RankContext& ctx) -> bool {
+// with a message naming both collectives (the barrier carries its fingerprint too). With a count
+// of 8 the reduce is the small-message plan; with 1M elements (4 MiB) the large one (over TCP a
+// chain, across hosts the node chain, whose ranks never post a receive from rank 3: its barrier
+// token is caught as an unexpected frame of another collective).
+void RunDifferentCollective(const std::string& transport, uint64_t count) {
+  auto body = [count](RankContext& ctx) -> bool {
     DevBuf send, recv;
-    if (!send.Alloc(kBytes) || !recv.Alloc(kBytes)) return ctx.Fail("aclrtMalloc failed");
+    const size_t bytes = std::max<size_t>(kBytes, count * sizeof(float));
+    if (!send.Alloc(bytes) || !recv.Alloc(bytes)) return ctx.Fail("aclrtMalloc failed");
     HcclResult enq = HCCL_SUCCESS;
     for (int i = 0; i < 2; ++i)
-      if (hostccl::faulttest::ReduceAndSync(ctx, send, recv, kCount, &enq) != ACL_SUCCESS || enq != HCCL_SUCCESS)
+      if (hostccl::faulttest::ReduceAndSync(ctx, send, recv, count, &enq) != ACL_SUCCESS || enq != HCCL_SUCCESS)
         return ctx.Fail(std::string("good call failed: ") + aclGetRecentErrMsg());
     const int64_t t0 = NowMs();
     HcclResult r = ctx.rank == kOdd ? HcclBarrier(ctx.comm, ctx.stream)
-                                    : HcclReduce(send.ptr, recv.ptr, kCount, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
+                                    : HcclReduce(send.ptr, recv.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
                                                  0, ctx.comm, ctx.stream);
     if (r != HCCL_SUCCESS) return ctx.Fail(hostccl::faulttest::Errno("third call (enqueue)", r));
     aclError s = aclrtSynchronizeStream(ctx.stream);
@@ -190,11 +203,14 @@ TEST_P(MismatchTest, DifferentCollective) {
       return ctx.Fail("message does not name rank 3 and both collectives: " + msg);
     return true;
   };
-  auto res = RunRanks(kRanks, Mode::kProcesses, body, Options(GetParam()));
+  auto res = RunRanks(kRanks, Mode::kProcesses, body, Options(transport));
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, MismatchTest, ::testing::Values("shm", "tcp"),
+TEST_P(MismatchTest, DifferentCollective) { RunDifferentCollective(GetParam(), kCount); }
+TEST_P(MismatchTest, DifferentCollectiveLarge) { RunDifferentCollective(GetParam(), 1 << 20); }
+
+INSTANTIATE_TEST_SUITE_P(Transports, MismatchTest, ::testing::Values("shm", "tcp", "nodes"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace

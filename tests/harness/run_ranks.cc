@@ -195,7 +195,9 @@ RunResult RunThreads(int nranks, Mode mode, const RankBody& body, const RunOptio
 
 // --- processes ---
 
-int RunChild(const ChildSpec& spec, const RankBody& body) {
+int RunChild(const ChildSpec& spec, const RankBody& body, const RunOptions& opts) {
+  if (opts.rank_env)
+    for (const auto& [k, v] : opts.rank_env(spec.rank)) setenv(k.c_str(), v.c_str(), 1);
   void* mem = mmap(nullptr, sizeof(SharedRegion), PROT_READ | PROT_WRITE, MAP_SHARED, spec.fd, 0);
   if (mem == MAP_FAILED) {
     std::fprintf(stderr, "rank %d: mmap of the shared region failed: %s\n", spec.rank, std::strerror(errno));
@@ -348,7 +350,7 @@ RunResult RunRanks(int nranks, Mode mode, const RankBody& body, const RunOptions
   if (g_child) {
     if (call != g_child->call) return {true, "skipped in a rank child"};
     std::fflush(stdout);
-    std::_Exit(RunChild(*g_child, body));
+    std::_Exit(RunChild(*g_child, body, opts));
   }
   if (nranks < 1) return {false, Str("RunRanks: nranks %d < 1", nranks)};
   if (mode == Mode::kProcesses) return RunProcesses(nranks, call, body, opts);

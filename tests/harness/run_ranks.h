@@ -47,6 +47,9 @@ using RankBody = std::function<bool(RankContext&)>;
 struct RunOptions {
   std::vector<std::pair<std::string, std::string>> env;  // e.g. {"HOSTCCL_ALGO", "reduce=chain"}
   int timeout_s = 150;                                   // whole run, init to destroy
+  // Mode::kProcesses only: more environment for one rank, set in its process before its
+  // communicator forms (e.g. HOSTCCL_NODE_ID per rank to emulate several hosts).
+  std::function<std::vector<std::pair<std::string, std::string>>(int rank)> rank_env;
 };
 
 struct RunResult {

@@ -156,7 +156,8 @@ Status TcpTransport::WaitAll(const RequestId* ids, size_t n, Deadline deadline) 
       return MakeStatus(Code::kPara, "rank %d: unknown request id %llu", rank_, Ull(ids[i]));
     }
   }
-  uint64_t start = NowNs();
+  const uint64_t start = NowNs();
+  const uint64_t spin_until = busy_poll_ns_ > 0 ? start + busy_poll_ns_ : 0;
   for (;;) {
     // Completed requests succeed even if a later frame (e.g. an ABORT read in the same poll) has
     // failed the transport since: their bytes did arrive / leave.
@@ -172,7 +173,9 @@ Status TcpTransport::WaitAll(const RequestId* ids, size_t n, Deadline deadline) 
                       Ull((NowNs() - start) / 1000000), DescribePending(ids, n).c_str()));
       return status_;
     }
-    PollOnce(deadline.RemainingMsForPoll());
+    // First poll without blocking for a while (busy_poll_ns_): a reply within a round trip then
+    // costs no wake-up; after that, block in poll().
+    PollOnce(spin_until != 0 && NowNs() < spin_until ? 0 : deadline.RemainingMsForPoll());
   }
 }
 
@@ -226,14 +229,14 @@ Status TcpTransport::PeerClosed(int p, const char* detail) {
 }
 
 // A data frame nobody here has asked for yet, for the very operation in progress, but describing
-// it differently (e.g. its sender believes in another root) is a mismatch that would otherwise
-// only surface as a timeout. Checked when the header arrives and on every poll (it may have
-// arrived while we were still in the previous operation). False when it failed the transport.
+// it differently (e.g. its sender believes in another root, or is in another collective, such as
+// an HcclBarrier token reaching a rank in HcclReduce #seq) is a mismatch that would otherwise only
+// surface as a timeout. Checked when the header arrives and on every poll (it may have arrived
+// while we were still in the previous operation). False when it failed the transport.
 bool TcpTransport::CheckUnexpected(int p, int l) {
   Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
   const Fingerprint& f = pe.cur.fp;
-  if (!pe.recvs.empty() || f.kind != current_fp_.kind || f.seq != current_fp_.seq || f == current_fp_)
-    return true;
+  if (!pe.recvs.empty() || current_fp_.seq == 0 || f.seq != current_fp_.seq || f == current_fp_) return true;
   Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
   return false;
 }
