@@ -5,7 +5,8 @@
 # never touched). M ranks per host are started inside the hosts' namespaces with the hcclrun /
 # torchrun environment (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR =
 # host 0's address, MASTER_PORT) plus HCCL_IF_IP = the host's address and HOSTCCL_NODE_ID =
-# rig-h<i> (the namespaces share a hostname and boot id, so hostccl could not tell them apart).
+# rig-h<i> (the namespaces share a hostname and boot id, so hostccl could not tell them apart),
+# and HOSTCCL_TCP_BUSY_POLL_US=0 when the rig holds more ranks than this machine has CPUs.
 # Output lines are prefixed with "[rank] "; when a rank fails the others are terminated; every
 # rank's exit status is collected. EVERYTHING (processes, namespaces, veths, bridge, temp dir) is
 # torn down on exit, failure, timeout or signal; names are unique per run (rig pid + random), so
@@ -232,6 +233,13 @@ start_prefixed() {
   pipe_pids+=($!)
 }
 
+# The emulated hosts share this machine's CPUs. hostccl's TCP waits poll without blocking for a
+# while when a host's ranks fit on its cores (HOSTCCL_TCP_BUSY_POLL_US=auto), which is right on
+# real hosts but here would take the CPUs the other "hosts" need: with more ranks in the whole rig
+# than CPUs, tell it so (a later -e HOSTCCL_TCP_BUSY_POLL_US=... still wins).
+cpu_env=()
+((world > $(nproc))) && cpu_env=(HOSTCCL_TCP_BUSY_POLL_US=0)
+
 labels=()
 if [[ "$launcher" == rig ]]; then
   for ((i = 0; i < hosts; i++)); do
@@ -241,7 +249,7 @@ if [[ "$launcher" == rig ]]; then
         RANK="$g" WORLD_SIZE="$world" LOCAL_RANK="$l" LOCAL_WORLD_SIZE="$ranks_per_host" GROUP_RANK="$i" \
         MASTER_ADDR="$(host_ip 0)" MASTER_PORT="$port" HCCL_IF_IP="$(host_ip "$i")" \
         HOSTCCL_NODE_ID="rig-h$i" HOSTCCL_RIG_HOST="$i" RANK_TABLE_FILE="$ranktable" \
-        "${extra_env[@]}" "$prog" "${prog_args[@]}"
+        "${cpu_env[@]}" "${extra_env[@]}" "$prog" "${prog_args[@]}"
       labels+=("$g")
     done
   done
@@ -249,7 +257,7 @@ else
   host_list=""
   for ((i = 0; i < hosts; i++)); do host_list+="${host_list:+,}$(host_ip "$i"):$ranks_per_host"; done
   xs=()
-  for kv in "${extra_env[@]}"; do xs+=(-x "$kv"); done
+  for kv in "${cpu_env[@]}" "${extra_env[@]}"; do xs+=(-x "$kv"); done
   # mpirun runs in host 0 under its own hostname; remote daemons come through the rsh agent mode.
   start_prefixed mpirun ip netns exec "$(host_ns 0)" env "${scrub[@]}" HOSTCCL_RIG_NS="$run_id" \
     HOSTCCL_RIG_SUBNET="$subnet" unshare --uts /bin/sh -c 'hostname rig-h0 && exec "$@"' sh \

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/status.h"
 #include "core/profiles.h"
+#include "transport/sync/group_barrier.h"
 
 namespace hostccl::core {
 namespace {
@@ -125,6 +126,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   chunk_bytes_override_ = std::max<int64_t>(0, EnvInt(Knob::kChunkBytes, 0));
   check_args_ = EnvBool(Knob::kCheckArgs, true);
   profile_ = ActiveProfile();
+  if (transport_) transport_->SetBusyPollNs(TcpBusyPollNs());
   if (!check_args_) HLOG_WARN(kInit, "HOSTCCL_CHECK_ARGS=0: mismatched collective arguments across ranks are not detected");
   HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",
             name_.c_str(), rank_, size_, device_,
@@ -133,6 +135,21 @@ Status Communicator::FinishSetup(const std::string& local_key) {
             multi_node_ ? "several hosts" : "one host",
             static_cast<unsigned long long>(staging_bytes_ >> 20), static_cast<long long>(exec_timeout_ms_));
   return Status::Ok();
+}
+
+// HOSTCCL_TCP_BUSY_POLL_US, or auto: spin 50 us (about one round trip between two hosts' ranks)
+// when the ranks of this host fit on its cores, else never (spinning would take the core a peer
+// on this host needs).
+uint64_t Communicator::TcpBusyPollNs() const {
+  const std::string raw = EnvString(Knob::kTcpBusyPollUs, "auto");
+  if (raw != "auto") {
+    if (auto us = ParseInt(raw); us && *us >= 0 && *us <= 1000000) return static_cast<uint64_t>(*us) * 1000;
+    HLOG_WARN(kEnv, "HOSTCCL_TCP_BUSY_POLL_US=%s is not auto or 0..1000000; using auto", raw.c_str());
+  }
+  const std::string& node = ranks_[static_cast<size_t>(rank_)].node_id;
+  int here = 0;
+  for (const auto& r : ranks_) here += r.node_id == node;
+  return net::Oversubscribed(here) ? 0 : 50 * 1000;
 }
 
 Status Communicator::SetupNodeGroups() {

@@ -82,6 +82,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                     uint32_t sub_rank, uint64_t sub_id, const CommConfig& config);
   void ApplyConfig(const CommConfig& config);
   Status SetupNodeGroups();
+  uint64_t TcpBusyPollNs() const;
   Status FinishSetup(const std::string& local_key);
   algo::Context MakeContext(const Fingerprint& fp, Deadline deadline);
   Deadline OpDeadline() const;

@@ -70,7 +70,7 @@ run() {
     a=$(grep -E '^\[0\] .*HcclReduce #[0-9]+ count=[0-9]+ fp32 sum .*: [a-z_]+ \(' "$log" | tail -1 |
       sed -E 's/.*: ([a-z_]+) \(.*/\1/')
     [[ -n "$a" ]] && algo="$a"
-    echo "   $(awk '{ printf "%.1f ms", $7 / 1000 }' <<<"$line") ($algo)" >&2
+    echo "   $(awk '{ printf "%.3f ms", $7 / 1000 }' <<<"$line") ($algo)" >&2
   done
   local med
   med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
@@ -80,8 +80,8 @@ run() {
       pct = link > 0 ? sprintf("%5.1f%%", 100 * bw / link) : "    -";
       pr = raw > 0 ? sprintf("%5.1f%%", 100 * bw / raw) : "    -";
       n = split(all, v, " "); s = "";
-      for (k = 1; k <= n; ++k) s = s sprintf("%s%.0f", k > 1 ? "/" : "", v[k] / 1000);
-      printf "%-40s %9.1f %9.4f %7s %7s  %-10s %s", l, t / 1000, bw, pct, pr, algo, s }')")
+      for (k = 1; k <= n; ++k) s = s sprintf("%s%.*f", k > 1 ? "/" : "", v[k] < 10000 ? 3 : 0, v[k] / 1000);
+      printf "%-40s %9.3f %9.4f %7s %7s  %-10s %s", l, t / 1000, bw, pct, pr, algo, s }')")
 }
 
 [[ "${rate,,}" =~ ^([0-9]+)([kmg]?)bit$ ]] || { echo "bench_multihost: --rate $rate: expected <N>[k|m|g]bit" >&2; exit 2; }

@@ -48,6 +48,7 @@ class TcpTransport final : public Transport {
   void Abort(const std::string& reason, Code code) override;
   void Interrupt() override;
   std::string PeerAddress(int peer) const override;
+  void SetBusyPollNs(uint64_t ns) override { busy_poll_ns_ = ns; }
 
  private:
   struct PendingSend {
@@ -125,6 +126,7 @@ class TcpTransport final : public Transport {
   std::atomic<bool> interrupted_{false};
   std::vector<pollfd> pfds_;  // scratch, reused across rounds
   std::vector<std::pair<int, int>> pfd_lane_;  // (peer, lane) of pfds_[i]
+  uint64_t busy_poll_ns_ = 0;  // waits poll(0) this long before blocking in poll()
 };
 
 }  // namespace hostccl::net
