@@ -63,7 +63,7 @@ export LD_LIBRARY_PATH=$build/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   echo "date: $(date -u +%FT%TZ)"; uname -a
   lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|L1d|L2|L3|Flags' | sed 's/^Flags:.*avx512/Flags: (avx512 present) .../'
   free -g | head -2
-  echo "hostccl: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) $(git -C "$repo" status --porcelain 2>/dev/null | grep -q . && echo '(with local changes)')"
+  echo "hostccl: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo '(with local changes)')"
   dpkg-query -W -f='${Package} ${Version}\n' openmpi-bin mpich libgloo-dev 2>/dev/null
 } >"$out/machine.txt"
 timeout -k 5 120 "$bin/membw" -s 256M -r 5 >"$out/membw.txt" 2>&1
