@@ -10,8 +10,9 @@
 # Prints one table; algbw = bytes / median time; a reduce to one root must bring at least the full
 # message into the root's host once, so 100% of the link is the bound.
 # Options: --reduce-test PATH, --mpi-bench PATH (default: build/bin, else build-*/bin), --size S,
-# --iters N, --launches L, --rate R, --no-ompi, --only REGEX (labels to run), -e NAME=VALUE (extra
-# environment for hostccl runs). Needs root (the rig exits 77 otherwise). Not a ctest: numbers
+# --iters N, --launches L, --rate R, --per-host M (ranks per host, default 2), --no-ompi, --only
+# REGEX (labels to run), -e NAME=VALUE (extra environment for hostccl runs). hostccl gets one extra
+# untimed launch first that logs at INFO to name the algorithm. Needs root (the rig exits 77 otherwise). Not a ctest: numbers
 # depend on the machine's load.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -22,8 +23,8 @@ find_bin() {
 }
 reduce_test="$(find_bin reduce_test)" mpi_bench="$(find_bin mpi_reduce_bench.openmpi)"
 probe="$here/tests/multihost/link_probe.py"
-size=64M iters=3 launches=3 rate=1gbit ompi=1 only=. extra=()
-usage="usage: $0 [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--launches 3] [--rate 1gbit] [--no-ompi] [--only REGEX] [-e NAME=VALUE]..."
+size=64M iters=3 launches=3 rate=1gbit ompi=1 only=. extra=() per_host=2
+usage="usage: $0 [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--launches 3] [--rate 1gbit] [--per-host 2] [--no-ompi] [--only REGEX] [-e NAME=VALUE]..."
 while (($#)); do
   case "$1" in
     --reduce-test) reduce_test="$2"; shift 2 ;;
@@ -32,6 +33,7 @@ while (($#)); do
     --iters) iters="$2"; shift 2 ;;
     --launches) launches="$2"; shift 2 ;;
     --rate) rate="$2"; shift 2 ;;
+    --per-host) per_host="$2"; shift 2 ;;
     --no-ompi) ompi=0; shift ;;
     --only) only="$2"; shift 2 ;;
     -e) extra+=(-e "$2"); shift 2 ;;
@@ -53,10 +55,15 @@ run() {
   local label="$1" hosts="$2" link="$3" raw="$4"
   shift 4
   [[ "$label" =~ $only ]] || return 0
-  local times=() algo="-" i rc line
-  for ((i = 0; i < launches; i++)); do
-    echo "== $label (launch $((i + 1)) of $launches)" >&2
-    "$rig" -q -H "$hosts" -n 2 -t 600 -e HOSTCCL_LOG_LEVEL=INFO -e HOSTCCL_LOG_SUBSYS=COLL "$@" >"$log" 2>&1
+  local times=() algo="-" i rc line first=0
+  # hostccl: one more launch first, logging at INFO only to learn the algorithm (a log line per call
+  # would be timed too: at 8 B it added ~50 us per call); its time is not used.
+  [[ "$label" == hostccl* ]] && first=-1
+  for ((i = first; i < launches; i++)); do
+    local logenv=()
+    ((i < 0)) && logenv=(-e HOSTCCL_LOG_LEVEL=INFO -e HOSTCCL_LOG_SUBSYS=COLL)
+    echo "== $label (launch $((i + 1)) of $launches$( ((i < 0)) && echo ', logging the algorithm, not timed'))" >&2
+    "$rig" -q -H "$hosts" -n "$per_host" -t 600 "${logenv[@]}" "$@" >"$log" 2>&1
     rc=$?
     line=$(grep -E '^\[(0|mpirun)\] +[0-9]+ +[0-9]+ +fp32' "$log" | tail -1)
     if ((rc != 0)) || [[ -z "$line" ]]; then
@@ -64,13 +71,17 @@ run() {
       rows+=("$(printf '%-40s  %s' "$label" "FAILED (rig status $rc)")")
       return
     fi
+    if ((i < 0)); then
+      local a
+      # The measured call's line (fp32 sum); reduce_test's own barriers/checks use other types.
+      a=$(grep -E '^\[0\] .*HcclReduce #[0-9]+ count=[0-9]+ fp32 sum .*: [a-z_]+ \(' "$log" | tail -1 |
+        sed -E 's/.*: ([a-z_]+) \(.*/\1/')
+      [[ -n "$a" ]] && algo="$a"
+      echo "   algorithm: $algo" >&2
+      continue
+    fi
     times+=("$(awk '{ print $7 }' <<<"$line")")
-    local a
-    # The measured call's line (fp32 sum); reduce_test's own barriers/checks use other types.
-    a=$(grep -E '^\[0\] .*HcclReduce #[0-9]+ count=[0-9]+ fp32 sum .*: [a-z_]+ \(' "$log" | tail -1 |
-      sed -E 's/.*: ([a-z_]+) \(.*/\1/')
-    [[ -n "$a" ]] && algo="$a"
-    echo "   $(awk '{ printf "%.3f ms", $7 / 1000 }' <<<"$line") ($algo)" >&2
+    echo "   $(awk '{ printf "%.3f ms", $7 / 1000 }' <<<"$line")" >&2
   done
   local med
   med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
@@ -101,22 +112,22 @@ ompi_base=(--launcher ompi --ompi-arg --mca --ompi-arg btl --ompi-arg self,vader
            --ompi-arg none --ompi-arg --oversubscribe)
 ompi_yield=(--ompi-arg --mca --ompi-arg mpi_yield_when_idle --ompi-arg 1)
 for h in 2 4; do
-  run "hostccl ${h}x2 @ $rate" "$h" "$link" "$raw" --rate "$rate" "${extra[@]}" -- "$reduce_test" "${args[@]}"
+  run "hostccl ${h}x${per_host} @ $rate" "$h" "$link" "$raw" --rate "$rate" "${extra[@]}" -- "$reduce_test" "${args[@]}"
   if ((ompi)); then
-    run "Open MPI ${h}x2 @ $rate" "$h" "$link" "$raw" --rate "$rate" "${ompi_base[@]}" -- "$mpi_bench" "${mpi_args[@]}"
-    run "Open MPI ${h}x2 @ $rate yield" "$h" "$link" "$raw" --rate "$rate" "${ompi_base[@]}" "${ompi_yield[@]}" \
+    run "Open MPI ${h}x${per_host} @ $rate" "$h" "$link" "$raw" --rate "$rate" "${ompi_base[@]}" -- "$mpi_bench" "${mpi_args[@]}"
+    run "Open MPI ${h}x${per_host} @ $rate yield" "$h" "$link" "$raw" --rate "$rate" "${ompi_base[@]}" "${ompi_yield[@]}" \
       -- "$mpi_bench" "${mpi_args[@]}"
   fi
 done
 for h in 2 4; do
-  run "hostccl ${h}x2 unshaped veth" "$h" 0 0 "${extra[@]}" -- "$reduce_test" "${args[@]}"
+  run "hostccl ${h}x${per_host} unshaped veth" "$h" 0 0 "${extra[@]}" -- "$reduce_test" "${args[@]}"
   if ((ompi)); then
-    run "Open MPI ${h}x2 unshaped veth" "$h" 0 0 "${ompi_base[@]}" -- "$mpi_bench" "${mpi_args[@]}"
-    run "Open MPI ${h}x2 unshaped veth yield" "$h" 0 0 "${ompi_base[@]}" "${ompi_yield[@]}" -- "$mpi_bench" "${mpi_args[@]}"
+    run "Open MPI ${h}x${per_host} unshaped veth" "$h" 0 0 "${ompi_base[@]}" -- "$mpi_bench" "${mpi_args[@]}"
+    run "Open MPI ${h}x${per_host} unshaped veth yield" "$h" 0 0 "${ompi_base[@]}" "${ompi_yield[@]}" -- "$mpi_bench" "${mpi_args[@]}"
   fi
 done
 echo
-echo "HcclReduce $size fp32 sum root 0, 2 ranks per host; per launch the median of $iters calls, then the median of"
+echo "HcclReduce $size fp32 sum root 0, $per_host rank(s) per host; per launch the median of $iters calls, then the median of"
 echo "$launches launches (load avg $(cut -d' ' -f1 /proc/loadavg) at the end). 'of link': algbw / nominal rate;"
 echo "'of TCP': algbw / one plain TCP stream through the shaped link (link_probe.py, median of 3: $raw GB/s)."
 printf '%-40s %9s %9s %7s %7s  %-10s %s\n' "configuration" "time(ms)" "GB/s" "of link" "of TCP" "algorithm" "per launch (ms)"
