@@ -58,13 +58,24 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   thread_local std::vector<const void*> srcs;
   srcs.resize(static_cast<size_t>(ctx.size));
   std::string why;
+  // Folds [begin, end) in pieces of kShmFoldCheckBytes of output; between pieces it looks for an
+  // abort or a dead peer, so a rank does not fold a large slice to the end for an operation that
+  // already failed (a 64 MiB slice takes ~10 ms here, seconds under TSan).
   auto fold = [&](uint64_t begin, uint64_t end, char* dst_base) -> Status {
+    thread_local std::vector<const char*> base;
+    base.resize(static_cast<size_t>(ctx.size));
     for (int r = 0; r < ctx.size; ++r) {
       const void* p = r == ctx.rank ? a.send : g->PeerSend(r, &why);
       if (p == nullptr) return Status(Code::kRemote, why);
-      srcs[static_cast<size_t>(r)] = static_cast<const char*>(p) + begin * es;
+      base[static_cast<size_t>(r)] = static_cast<const char*>(p);
     }
-    kern::FoldN(a.dtype, a.op, dst_base + begin * es, srcs.data(), ctx.size, end - begin);
+    const uint64_t step = std::max<uint64_t>(1, kShmFoldCheckBytes / es);
+    for (uint64_t lo = begin; lo < end; lo += step) {
+      if (lo != begin) HOSTCCL_RETURN_IF_ERROR(g->Check(ctx.fp.seq));
+      const uint64_t hi = std::min(end, lo + step);
+      for (int r = 0; r < ctx.size; ++r) srcs[static_cast<size_t>(r)] = base[static_cast<size_t>(r)] + lo * es;
+      kern::FoldN(a.dtype, a.op, dst_base + lo * es, srcs.data(), ctx.size, hi - lo);
+    }
     return Status::Ok();
   };
 

@@ -334,6 +334,14 @@ Status ShmGroup::Barrier(Deadline deadline, uint64_t seq) {
   return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket);
 }
 
+Status ShmGroup::Check(uint64_t seq) {
+  Status st = AfterWait(Status::Ok(), seq);
+  if (!st.ok()) return st;
+  st = CheckPeersAlive();
+  if (!st.ok()) Abort(st.code(), st.message(), seq);
+  return st;
+}
+
 // An arrival that completed into an aborted operation still fails, with the abort's reason.
 Status ShmGroup::AfterWait(Status st, uint64_t seq) {
   if (seg_->barrier.aborted.load(std::memory_order_acquire) == 0) {

@@ -106,6 +106,10 @@ class ShmGroup {
   Status Barrier(Deadline deadline, uint64_t seq = 0);
   // Fails operations numbered `from_seq` and later on every member (0 = every operation).
   void Abort(Code code, const std::string& reason, uint64_t from_seq = 0);
+  // Between the steps of a long computation inside operation `seq`: the abort's status if the
+  // group was aborted for it, or a dead peer's (then the group is aborted too), else ok. A load,
+  // plus one poll() per peer's pidfd.
+  Status Check(uint64_t seq);
 
  private:
   ShmGroup() = default;
