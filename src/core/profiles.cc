@@ -45,11 +45,6 @@ const char* ActiveProfile() {
   return nullptr;
 }
 
-std::string ActiveProfileName() {
-  const char* p = ActiveProfile();
-  return p ? p : "";
-}
-
 Status CheckReduceProfile(DataType t, RedOp op, bool multi_node) {
   return CheckReduceProfile(ActiveProfile(), t, op, multi_node);
 }

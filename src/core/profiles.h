@@ -18,9 +18,8 @@ struct ProfileInfo {
 };
 const std::vector<ProfileInfo>& ListProfiles();
 
-// Canonical active profile name, or "" for the host default (no chip limits).
-std::string ActiveProfileName();
-// The same as a static string, nullptr for the host default.
+// Canonical name of the active profile (a static string), nullptr for the host default (no chip
+// limits).
 const char* ActiveProfile();
 
 // HCCL_E_NOT_SUPPORT (with a message naming the profile and the rule) when the active profile's

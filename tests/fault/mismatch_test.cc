@@ -28,8 +28,8 @@ constexpr size_t kBytes = 64 * 1024;
 enum class Field { kCount, kRoot, kDtype, kOp };
 
 // "nodes": two emulated hosts (HOSTCCL_NODE_ID a for ranks 0-1, b for ranks 2-3), so the plans
-// for several hosts run (shared memory inside a host, TCP between hosts; "node_gather" for these
-// small calls) and rank 3 misbehaves on the host that holds rank 2.
+// for several hosts run ("gather" over TCP for the small calls, "node_chain" for the large one)
+// and rank 3 misbehaves on the host that holds rank 2.
 RunOptions Options(const std::string& transport) {
   RunOptions o;
   if (transport == "nodes") {

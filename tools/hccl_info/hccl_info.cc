@@ -104,10 +104,8 @@ void PrintKnobs() {
 
 void PrintProfilesAndAlgorithms() {
 #if HOSTCCL_INFO_HAVE_CORE
-  std::printf("\nHardware profiles (HOSTCCL_SOC; active: %s)\n",
-              hostccl::core::ActiveProfileName().empty()
-                  ? "host, no chip limits"
-                  : hostccl::core::ActiveProfileName().c_str());
+  const char* active = hostccl::core::ActiveProfile();
+  std::printf("\nHardware profiles (HOSTCCL_SOC; active: %s)\n", active ? active : "host, no chip limits");
   for (const auto& p : hostccl::core::ListProfiles())
     std::printf("  %-12s %s\n", p.name, p.reduce_rule);
   std::printf("\nAlgorithms (HOSTCCL_ALGO forces one, e.g. reduce=chain)\n");
