@@ -6,8 +6,9 @@
 //    posted with the length and fingerprint the sender used; a different fingerprint fails with
 //    kPara and FormatMismatch()'s text, a different length with kPara naming both lengths.
 //  - Isend/Irecv never block. Progress happens inside Wait/WaitAll/Test, driven by the calling
-//    thread (no progress thread, no hand-off). Buffers must stay valid until completion.
-//    Received payload lands directly in the posted buffer (no intermediate copy).
+//    thread (no progress thread, no hand-off); an Isend may also start writing at once.
+//    Buffers must stay valid until completion. Large payloads land directly in the posted
+//    buffer (no intermediate copy); TCP copies small frames out of a per-socket read buffer.
 //  - Every wait is bounded by its Deadline; an expired deadline returns kTimeout naming the peers
 //    whose requests are still pending.
 //  - A closed or reset connection is an error (kRemote, naming the peer and its address), never a

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <numeric>
+#include <thread>
 
 #include "mesh_fixture.h"
 
@@ -152,6 +153,58 @@ TEST(TcpTransport, TestPollsWithoutBlocking) {
   EXPECT_TRUE(done);
   EXPECT_EQ(got, 42u);
   EXPECT_EQ(m.t[1]->Test(rid, &done).code(), Code::kPara);  // consumed id
+}
+
+// Small frames that arrive together are read in one go into the socket's read buffer; the ones
+// behind the first must complete from there when their receives are posted later, although the
+// socket then has no new bytes to report.
+TEST(TcpTransport, BufferedFramesCompleteWithoutNewBytes) {
+  Mesh m = MakeMesh(2);
+  const std::vector<size_t> sizes = {8, 0, 100, 3000, 8, 1};
+  std::vector<std::vector<uint8_t>> out;
+  std::vector<RequestId> sids;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    out.push_back(Pattern(sizes[i], static_cast<uint32_t>(7 + i)));
+    RequestId id;
+    ASSERT_TRUE(m.t[0]->Isend(1, out[i].data(), sizes[i], Fp(1), &id).ok());
+    sids.push_back(id);
+  }
+  ASSERT_TRUE(m.t[0]->WaitAll(sids.data(), sids.size(), Deadline::AfterMs(5000)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // all of it is in rank 1's socket
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<uint8_t> in(sizes[i], 0xEE);
+    RequestId id;
+    ASSERT_TRUE(m.t[1]->Irecv(0, in.data(), in.size(), Fp(1), &id).ok());
+    Status st = m.t[1]->Wait(id, Deadline::AfterMs(2000));
+    ASSERT_TRUE(st.ok()) << "message " << i << ": " << st.ToString();
+    EXPECT_EQ(in, out[i]) << "message " << i;
+  }
+}
+
+// An ABORT read in the same burst as data frames before it: the data is delivered first, the
+// abort fails what comes after.
+TEST(TcpTransport, AbortBehindBufferedFramesComesAfterThem) {
+  Mesh m = MakeMesh(2);
+  uint64_t a = 11, b = 22;
+  RequestId ids[2];
+  ASSERT_TRUE(m.t[0]->Isend(1, &a, 8, Fp(1), &ids[0]).ok());
+  ASSERT_TRUE(m.t[0]->Isend(1, &b, 8, Fp(1), &ids[1]).ok());
+  ASSERT_TRUE(m.t[0]->WaitAll(ids, 2, Deadline::AfterMs(5000)).ok());
+  m.t[0]->Abort("gave up", Code::kRemote);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  uint64_t got = 0;
+  RequestId id;
+  ASSERT_TRUE(m.t[1]->Irecv(0, &got, 8, Fp(1), &id).ok());
+  ASSERT_TRUE(m.t[1]->Wait(id, Deadline::AfterMs(2000)).ok());
+  EXPECT_EQ(got, 11u);
+  ASSERT_TRUE(m.t[1]->Irecv(0, &got, 8, Fp(1), &id).ok());
+  Status st = m.t[1]->Wait(id, Deadline::AfterMs(2000));
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(got, 22u);
+  Status third = m.t[1]->Irecv(0, &got, 8, Fp(1), &id);
+  if (third.ok()) third = m.t[1]->Wait(id, Deadline::AfterMs(2000));
+  EXPECT_EQ(third.code(), Code::kRemote);
+  EXPECT_EQ(third.message(), "rank 0 aborted: gave up");
 }
 
 TEST(TcpTransport, SelfAndBadPeer) {

@@ -8,13 +8,15 @@
 // message of the same length the same way, so stripes match in posting order; a request
 // completes when all its stripes have. Different lengths show up as a stripe mismatch.
 // Progress: poll() over the peer sockets and an eventfd, run only by the thread inside
-// Wait/WaitAll/Test. Thread-safety: one thread at a time, except Interrupt() (any thread).
+// Wait/WaitAll/Test; Isend writes at once when its socket has nothing queued, and each socket is
+// read through a small buffer (one recv() per burst of small frames, not one per header/payload). Thread-safety: one thread at a time, except Interrupt() (any thread).
 #pragma once
 
 #include <poll.h>
 
 #include <atomic>
 #include <deque>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -30,6 +32,13 @@ class TcpTransport final : public Transport {
  public:
   // Messages at least this long are striped across the lanes when a peer has more than one.
   static constexpr size_t kStripeMinBytes = 128 << 10;
+  // Each lane reads through a buffer this large, so one recv() takes a small frame's header and
+  // payload (and any frames behind it) at once; payload still missing when the buffer is empty
+  // goes straight into the posted buffer once at least kDirectReadMinBytes are missing.
+  static constexpr size_t kLaneBufferBytes = 8 << 10;
+  static constexpr size_t kDirectReadMinBytes = 2 << 10;
+  // Isend writes a message up to this long at once when its socket has nothing queued.
+  static constexpr size_t kEagerWriteMaxBytes = 16 << 10;
 
   // fds[peer] is the connection to `peer` (invalid for rank itself); addrs[peer] names it.
   TcpTransport(int rank, int size, std::vector<Fd> fds, std::vector<std::string> addrs);
@@ -80,6 +89,9 @@ class TcpTransport final : public Transport {
     size_t body_got = 0;
     std::string reason;
     bool hup = false;  // hang-up seen while not reading: stop polling until a receive is posted
+    std::unique_ptr<uint8_t[]> rbuf;  // kLaneBufferBytes, allocated at the first read
+    size_t rpos = 0, rlen = 0;        // unparsed bytes are rbuf[rpos, rlen)
+    bool Buffered() const { return rpos < rlen; }
   };
   struct Peer {
     std::string addr;
@@ -102,6 +114,8 @@ class TcpTransport final : public Transport {
   // One round: poll (up to timeout_ms) and move bytes. Sets status_ on error.
   void PollOnce(int timeout_ms);
   void WriteLane(int p, int l);
+  // Parses buffered bytes and reads the socket until it has nothing more (or a frame waits for a
+  // receive to be posted). At most one recv() that finds nothing.
   void ReadLane(int p, int l);
   void MatchPending(int p, int l);  // a DATA header is pending and a receive is posted: check and start
   void Fail(Status st);
