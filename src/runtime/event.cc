@@ -25,7 +25,19 @@ struct Event {
   uint64_t completed = 0;  // highest occurrence whose task ran
   uint64_t ts_ns = 0;      // CLOCK_MONOTONIC time of occurrence `completed`
   bool reset = true;       // never recorded, or reset since the last record
+  std::weak_ptr<StreamImpl> recorder;  // stream of the latest record (urged by waiters)
 };
+
+// A waiter that runs no tasks itself makes the recording stream's worker look now.
+void UrgeRecorder(Event& e) {
+  std::shared_ptr<StreamImpl> s;
+  {
+    std::lock_guard lk(e.mu);
+    if (e.reset || e.completed >= e.recorded) return;
+    s = e.recorder.lock();
+  }
+  if (s) s->Urge();
+}
 
 struct Registry {
   std::mutex mu;
@@ -77,6 +89,7 @@ int RecordEvent(void* event, void* stream) {
     std::lock_guard lk(e->mu);
     gen = ++e->recorded;
     e->reset = false;
+    e->recorder = s;
   }
   Status st = s->Enqueue([e, gen]() -> Status {
     uint64_t now = NowNs();
@@ -107,6 +120,7 @@ int ResetEvent(void* event, void* stream) {
 int QueryEventComplete(void* event) {
   auto e = Lookup(event);
   if (!e) return -1;
+  UrgeRecorder(*e);  // a caller polling for completion runs nothing itself
   std::lock_guard lk(e->mu);
   return (e->reset || e->completed >= e->recorded) ? 1 : 0;
 }
@@ -116,6 +130,7 @@ int SynchronizeEvent(void* event) {
   if (!e) return Fail(kAclInvalidParam, "aclrtSynchronizeEvent: %p is not a live event", event);
   int64_t bound = TaskWaitBoundMs();
   Deadline deadline = Deadline::AfterMs(bound);
+  UrgeRecorder(*e);
   std::unique_lock lk(e->mu);
   if (e->reset) return kAclSuccess;  // never recorded: complete, as in ACL
   const uint64_t target = e->recorded;
@@ -143,6 +158,7 @@ int StreamWaitEvent(void* stream, void* event) {
   Status st = s->Enqueue([e, target, self]() -> Status {
     int64_t bound = TaskWaitBoundMs();
     Deadline deadline = Deadline::AfterMs(bound);
+    UrgeRecorder(*e);
     std::unique_lock lk(e->mu);
     while (e->completed < target) {
       if (self->aborting())
@@ -156,6 +172,9 @@ int StreamWaitEvent(void* stream, void* event) {
       int ms = deadline.RemainingMsForPoll();
       int64_t slice = (ms < 0 || ms > kWaitSliceMs) ? kWaitSliceMs : ms;
       e->cv.wait_for(lk, std::chrono::milliseconds(slice));
+      lk.unlock();
+      UrgeRecorder(*e);  // the record may have been enqueued since
+      lk.lock();
     }
     return Status::Ok();
   });

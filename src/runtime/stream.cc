@@ -1,6 +1,7 @@
 // Stream executor and the aclrtStream registry (see stream.h for the execution model).
 #include "runtime/stream.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -61,6 +62,16 @@ uint64_t StreamImpl::completed() {
   return completed_;
 }
 
+uint64_t StreamImpl::poll_period_ns() {
+  std::lock_guard lk(mu_);
+  return poll_ns_;
+}
+
+uint64_t StreamImpl::urge_count() {
+  std::lock_guard lk(mu_);
+  return urges_;
+}
+
 std::thread::id StreamImpl::worker_id() {
   std::lock_guard lk(mu_);
   return worker_.get_id();
@@ -107,12 +118,15 @@ void StreamImpl::WorkerLoop() {
       if (!queue_.empty() || executing_) last_active = NowNs();
       if (NowNs() - last_active < kWorkerDozeNs) {
         worker_dozing_ = true;
-        worker_cv_.wait_for(lk, std::chrono::nanoseconds(kWorkerPollNs));
+        bool timed_out = worker_cv_.wait_for(lk, std::chrono::nanoseconds(poll_ns_)) == std::cv_status::timeout;
         worker_dozing_ = false;
+        // Synchronizers ran what came meanwhile (or nothing came): look less often.
+        if (timed_out) poll_ns_ = std::min(poll_ns_ * 2, kWorkerPollMaxNs);
       } else {
         worker_asleep_ = true;
         worker_cv_.wait(lk);
         worker_asleep_ = false;
+        poll_ns_ = kWorkerPollNs;
       }
       continue;
     }
@@ -127,8 +141,20 @@ void StreamImpl::WorkerLoop() {
       worker_cv_.wait_for(lk, std::chrono::nanoseconds(kWorkerGraceNs - age));
       continue;
     }
+    poll_ns_ = kWorkerPollNs;  // tasks here are left to the worker: keep an eye on the queue
     RunFront(lk);
   }
+}
+
+void StreamImpl::Urge() {
+  bool wake;
+  {
+    std::lock_guard lk(mu_);
+    poll_ns_ = kWorkerPollNs;
+    ++urges_;
+    wake = !queue_.empty() && claimers_ == 0 && !executing_ && (worker_dozing_ || worker_asleep_);
+  }
+  if (wake) worker_cv_.notify_one();
 }
 
 bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {

@@ -13,6 +13,7 @@
 
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
+#include "runtime/event.h"
 #include "runtime/fp16.h"
 #include "runtime/memory.h"
 #include "runtime/runtime.h"
@@ -111,6 +112,56 @@ TEST(Stream, WorkerRunsWithoutSynchronize) {
   EXPECT_NE(where, std::this_thread::get_id());
   EXPECT_EQ(where, s.worker_id());
   EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+}
+
+// While synchronizers run every task, the idle worker looks at the queue less and less often
+// (each look is a wake-up that takes a CPU from some rank when ranks outnumber cores).
+TEST(Stream, WorkerBacksOffWhileSynchronizersRunEverything) {
+  StreamImpl s(0, 0, 0);
+  EXPECT_EQ(s.poll_period_ns(), StreamImpl::kWorkerPollNs);
+  uint64_t t0 = NowNs();
+  while (s.poll_period_ns() < StreamImpl::kWorkerPollMaxNs && NowNs() - t0 < 5'000'000'000ull) {
+    ASSERT_TRUE(s.Enqueue([] { return Status::Ok(); }).ok());
+    ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  EXPECT_EQ(s.poll_period_ns(), StreamImpl::kWorkerPollMaxNs);
+  // A task left to the worker still runs (within a poll period plus the grace).
+  std::atomic<bool> ran{false};
+  ASSERT_TRUE(s.Enqueue([&] { ran = true; return Status::Ok(); }).ok());
+  for (int i = 0; i < 5000 && !ran; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(ran.load());
+  EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+}
+
+// Waiting for an event does not run tasks: it urges the stream that records it.
+TEST(Stream, EventWaitsUrgeTheRecordingStream) {
+  void* h = nullptr;
+  void* ev = nullptr;
+  ASSERT_EQ(CreateStream(&h, 0, 0), kAclSuccess);
+  ASSERT_EQ(CreateEvent(&ev, 0), kAclSuccess);
+  auto* s = dynamic_cast<StreamImpl*>(LookupStream(h));
+  ASSERT_NE(s, nullptr);
+  std::atomic<bool> release{false};
+  ASSERT_TRUE(s->Enqueue([&] {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return Status::Ok();
+  }).ok());
+  ASSERT_EQ(RecordEvent(ev, h), kAclSuccess);
+  const uint64_t before = s->urge_count();
+  EXPECT_EQ(QueryEventComplete(ev), 0);
+  EXPECT_EQ(s->urge_count(), before + 1);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    release = true;
+  });
+  EXPECT_EQ(SynchronizeEvent(ev), kAclSuccess);
+  releaser.join();
+  EXPECT_EQ(s->urge_count(), before + 2);
+  EXPECT_EQ(QueryEventComplete(ev), 1);
+  EXPECT_EQ(s->urge_count(), before + 2);  // a complete event urges nobody
+  EXPECT_EQ(DestroyEvent(ev), kAclSuccess);
+  EXPECT_EQ(DestroyStream(h), kAclSuccess);
 }
 
 TEST(Stream, FirstErrorIsStickyUntilReportedAndLaterTasksRun) {
