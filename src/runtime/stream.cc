@@ -52,26 +52,6 @@ StreamImpl::~StreamImpl() {
   if (worker_.joinable()) worker_.join();
 }
 
-uint64_t StreamImpl::enqueued() {
-  std::lock_guard lk(mu_);
-  return enqueued_;
-}
-
-uint64_t StreamImpl::completed() {
-  std::lock_guard lk(mu_);
-  return completed_;
-}
-
-uint64_t StreamImpl::poll_period_ns() {
-  std::lock_guard lk(mu_);
-  return poll_ns_;
-}
-
-uint64_t StreamImpl::urge_count() {
-  std::lock_guard lk(mu_);
-  return urges_;
-}
-
 std::thread::id StreamImpl::worker_id() {
   std::lock_guard lk(mu_);
   return worker_.get_id();

@@ -65,15 +65,15 @@ class StreamImpl final : public Stream {
   bool aborting() const { return aborting_.load(std::memory_order_acquire); }
   void BeginAbort() { aborting_.store(true, std::memory_order_release); }
   // Number of tasks enqueued / completed so far (tests, diagnostics).
-  uint64_t enqueued();
-  uint64_t completed();
+  uint64_t enqueued() { return Locked(enqueued_); }
+  uint64_t completed() { return Locked(completed_); }
   uint64_t id() const { return id_; }
   void set_failure_mode(uint64_t mode) { failure_mode_ = mode; }
   // Thread id of the worker (std::thread::id() before it started); for tests.
   std::thread::id worker_id();
   // The dozing worker's current poll period and how often Urge ran (tests, diagnostics).
-  uint64_t poll_period_ns();
-  uint64_t urge_count();
+  uint64_t poll_period_ns() { return Locked(poll_ns_); }
+  uint64_t urge_count() { return Locked(urges_); }
 
  private:
   struct Entry {
@@ -81,6 +81,11 @@ class StreamImpl final : public Stream {
     uint64_t seen_ns;  // when the worker first saw it in the queue (0: not yet)
     Task fn;
   };
+  template <typename T>
+  T Locked(const T& field) {
+    std::lock_guard lk(mu_);
+    return field;
+  }
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
   void RunFront(std::unique_lock<std::mutex>& lk);
   void WorkerLoop();
