@@ -98,10 +98,12 @@ void StreamImpl::WorkerLoop() {
       if (!queue_.empty() || executing_) last_active = NowNs();
       if (NowNs() - last_active < kWorkerDozeNs) {
         worker_dozing_ = true;
+        const uint64_t claimed_before = claimed_runs_;
         bool timed_out = worker_cv_.wait_for(lk, std::chrono::nanoseconds(poll_ns_)) == std::cv_status::timeout;
         worker_dozing_ = false;
-        // Synchronizers ran what came meanwhile (or nothing came): look less often.
-        if (timed_out) poll_ns_ = std::min(poll_ns_ * 2, kWorkerPollMaxNs);
+        // Synchronizers ran what came meanwhile: look less often. (Nothing came at all: keep the
+        // period; after kWorkerDozeNs the worker sleeps anyway.)
+        if (timed_out && claimed_runs_ != claimed_before) poll_ns_ = std::min(poll_ns_ * 2, kWorkerPollMaxNs);
       } else {
         worker_asleep_ = true;
         worker_cv_.wait(lk);
@@ -144,6 +146,7 @@ bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
     ++claimers_;
     while (completed_ < target) {
       if (!executing_ && !queue_.empty()) {
+        ++claimed_runs_;
         RunFront(lk);  // front seq == completed_ + 1 <= target
         continue;
       }

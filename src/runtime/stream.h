@@ -11,12 +11,12 @@
 //    in the last kWorkerDozeNs it polls instead of being notified by each enqueue (no wake-up
 //    system call or extra runnable thread per call); after that it sleeps until an enqueue
 //    notifies it. The poll period starts at kWorkerPollNs and doubles, up to kWorkerPollMaxNs,
-//    each time a poll finds that synchronizers ran everything; it drops back to kWorkerPollNs
-//    when the worker runs a task itself, wakes from sleep, or is urged. So a task nobody
-//    synchronizes starts within ~1 ms on a stream whose tasks the worker runs, and within
-//    ~16 ms as the first one after a run of synchronized calls. (Why: with more ranks than cores
-//    every worker's wake-up takes a CPU from some rank; at 8 ranks on 2 CPUs the 1 ms polls made
-//    an isolated 8 B call across rig hosts 20-40% slower.)
+//    each time a poll finds that synchronizers ran tasks meanwhile and left none; it drops back
+//    to kWorkerPollNs when the worker runs a task itself, wakes from sleep, or is urged. So a
+//    task nobody synchronizes starts within ~1 ms on a stream whose tasks the worker runs, and
+//    within ~16 ms as the first one after a run of synchronized calls. (Why: with more ranks
+//    than cores every worker's wake-up takes a CPU from some rank; at 8 ranks on 2 CPUs, 8 B
+//    isolated across rig hosts took 178-222 us without the 1 ms polls and 246-275 us with them.)
 //  - Waits that do not run tasks themselves urge the stream they wait for (Urge): event
 //    synchronization and queries, a stream waiting for another stream's event.
 //  - A synchronizer with a finite deadline never runs tasks itself (a task may block past the
@@ -107,6 +107,7 @@ class StreamImpl final : public Stream {
   bool worker_dozing_ = false;         // worker polls every poll_ns_ (recently active)
   uint64_t poll_ns_ = kWorkerPollNs;   // the dozing worker's current poll period
   uint64_t urges_ = 0;
+  uint64_t claimed_runs_ = 0;          // tasks run by synchronizers
   bool worker_asleep_ = false;         // worker waits for a notification (long idle)
   bool stop_ = false;
   Status error_;                       // first task error since the last report

@@ -134,6 +134,20 @@ TEST(Stream, WorkerBacksOffWhileSynchronizersRunEverything) {
   EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
 }
 
+// A stream whose tasks its worker runs (nobody synchronizes them, e.g. one thread driving several
+// thread ranks) keeps the short poll period.
+TEST(Stream, WorkerKeepsItsPeriodWhenTasksAreLeftToIt) {
+  StreamImpl s(0, 0, 0);
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t target = s.enqueued() + 1;
+    ASSERT_TRUE(s.Enqueue([] { return Status::Ok(); }).ok());
+    for (int k = 0; k < 5000 && s.completed() < target; ++k) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    ASSERT_EQ(s.completed(), target);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));  // several polls with nothing to do
+  }
+  EXPECT_EQ(s.poll_period_ns(), StreamImpl::kWorkerPollNs);
+}
+
 // Waiting for an event does not run tasks: it urges the stream that records it.
 TEST(Stream, EventWaitsUrgeTheRecordingStream) {
   void* h = nullptr;
