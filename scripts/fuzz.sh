@@ -3,6 +3,8 @@
 #   ranktable  hostccl::boot::ParseRankTable   (src/bootstrap/ranktable.cc)
 #   root_info  hostccl::boot::DecodeRootInfo   (src/bootstrap/root_info.cc) + encode/decode round trip
 #   frame      hostccl::net::DecodeFrameHeader (src/transport/tcp/wire.cc)
+#   stream     hostccl::net::TcpTransport's read path over a byte stream from a peer
+#              (src/transport/tcp/tcp_transport.cc): never crashes, never leaves a wait hanging
 # Each target (tests/fuzz/<target>_fuzz.cc) is built with clang++ -fsanitize=fuzzer,address,undefined
 # in build-fuzz/ from its sources plus src/common/*.cc, then run for FUZZ_SECONDS (default 60) on a
 # copy of the seed corpus tests/fuzz/corpus/<target>/ (the seeds are never modified). Installs
@@ -15,7 +17,7 @@ ROOT=$PWD
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 OUT=$ROOT/build-fuzz
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(ranktable root_info frame)
+((${#TARGETS[@]})) || TARGETS=(ranktable root_info frame stream)
 
 if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
   echo "fuzz: installing clang and libclang-rt-14-dev"
@@ -31,7 +33,8 @@ sources_for() {
     root_info) echo src/bootstrap/root_info.cc src/bootstrap/local_address.cc src/bootstrap/node_id.cc \
                     src/transport/tcp/socket.cc src/transport/tcp/wire.cc ;;
     frame) echo src/transport/tcp/wire.cc ;;
-    *) echo "fuzz: unknown target $1 (ranktable, root_info, frame)" >&2; return 1 ;;
+    stream) echo src/transport/tcp/tcp_transport.cc src/transport/tcp/wire.cc src/transport/tcp/socket.cc ;;
+    *) echo "fuzz: unknown target $1 (ranktable, root_info, frame, stream)" >&2; return 1 ;;
   esac
 }
 
