@@ -106,7 +106,7 @@ class StreamImpl final : public Stream {
   int timed_waiters_ = 0;              // finite-deadline waiters present (skip the grace)
   bool worker_dozing_ = false;         // worker polls every poll_ns_ (recently active)
   uint64_t poll_ns_ = kWorkerPollNs;   // the dozing worker's current poll period
-  uint64_t urges_ = 0;
+  uint64_t urges_ = 0;                 // Urge calls (diagnostics)
   uint64_t claimed_runs_ = 0;          // tasks run by synchronizers
   bool worker_asleep_ = false;         // worker waits for a notification (long idle)
   bool stop_ = false;

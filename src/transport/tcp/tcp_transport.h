@@ -8,8 +8,9 @@
 // message of the same length the same way, so stripes match in posting order; a request
 // completes when all its stripes have. Different lengths show up as a stripe mismatch.
 // Progress: poll() over the peer sockets and an eventfd, run only by the thread inside
-// Wait/WaitAll/Test; Isend writes at once when its socket has nothing queued, and each socket is
-// read through a small buffer (one recv() per burst of small frames, not one per header/payload). Thread-safety: one thread at a time, except Interrupt() (any thread).
+// Wait/WaitAll/Test; a small Isend writes at once when its socket has nothing queued, and each
+// socket is read through a small buffer (one recv() per burst of small frames, not one per
+// header and payload). Thread-safety: one thread at a time, except Interrupt() (any thread).
 #pragma once
 
 #include <poll.h>
@@ -37,8 +38,10 @@ class TcpTransport final : public Transport {
   // goes straight into the posted buffer once at least kDirectReadMinBytes are missing.
   static constexpr size_t kLaneBufferBytes = 8 << 10;
   static constexpr size_t kDirectReadMinBytes = 2 << 10;
-  // Isend writes a message up to this long at once when its socket has nothing queued.
+  // Isend writes a message up to this long at once when its socket has nothing queued. Such a
+  // message is never striped, so it always travels on lane 0.
   static constexpr size_t kEagerWriteMaxBytes = 16 << 10;
+  static_assert(kEagerWriteMaxBytes < kStripeMinBytes, "eager sends must fit on lane 0");
 
   // fds[peer] is the connection to `peer` (invalid for rank itself); addrs[peer] names it.
   TcpTransport(int rank, int size, std::vector<Fd> fds, std::vector<std::string> addrs);
