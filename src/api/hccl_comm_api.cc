@@ -79,9 +79,11 @@ HcclResult InitClusterCommon(const char* fn, const char* clusterInfo, uint32_t r
   if (table.servers.size() > 1 && !my_host_ip.empty()) cfg.listen_ip = my_host_ip;
   if (rank == 0) {
     std::unique_ptr<boot::RootServer> server;
-    st = boot::StartRootServerAt(root.ip, root.port, root.token, root.identifier, &server);
+    std::string served = hostccl::StrFormat("rank table '%s' (%u ranks)", clusterInfo, n);
+    st = boot::StartRankTableRoot(root, n, served, deadline, &server);
     if (!st.ok()) return Fail(fn, 0, st);
     root = server->info();
+    root.shared_port = true;
     boot::AdoptRootServer(std::move(server));
   }
   int device = table.ranks[rank].device_id;

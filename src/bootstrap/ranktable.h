@@ -65,7 +65,8 @@ Status LoadRankTable(const std::string& path, Deadline deadline, RankTable* out,
 
 // The rendezvous plan for a rank-table communicator: root = rank 0, at the host_ip of rank 0's
 // server (or 127.0.0.1 when the table has a single server), port HCCL_IF_BASE_PORT or 60000,
-// token = 128-bit hash of the file bytes, identifier "hccl_world_group".
+// token = 128-bit hash of the file bytes and the launcher's job identity (job_identity.h),
+// identifier "hccl_world_group", shared_port = true.
 Status RankTableRoot(const RankTable& table, const std::string& raw_bytes, RootInfo* out);
 
 // The 128-bit token RankTableRoot uses (exposed for tests).

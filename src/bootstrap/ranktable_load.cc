@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "bootstrap/job_identity.h"
 #include "bootstrap/ranktable.h"
 #include "common/env.h"
 #include "common/log.h"
@@ -144,7 +145,12 @@ Status RankTableRoot(const RankTable& table, const std::string& raw_bytes, RootI
     port = *v;
   }
   info.port = static_cast<uint16_t>(port);
-  HashBytes128(raw_bytes, info.token);
+  // Two jobs started from the same file agree on address, port and bytes: only the launcher's job
+  // identity tells them apart, so it is part of the token (a rank of another job gets "another
+  // job's root" from the root instead of joining it).
+  JobIdentity job = LauncherJobIdentity();
+  HashBytes128(job.empty() ? raw_bytes : raw_bytes + std::string(1, '\0') + "job:" + job.Describe(), info.token);
+  info.shared_port = true;
   info.identifier = "hccl_world_group";
   *out = std::move(info);
   return Status::Ok();

@@ -12,12 +12,18 @@
 #include <sys/eventfd.h>
 #include <sys/random.h>
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/job_identity.h"
 #include "bootstrap/local_address.h"
 #include "bootstrap/root_wire.h"
 #include "common/env.h"
@@ -34,6 +40,9 @@ using net::FrameType;
 using net::kFrameHeaderBytes;
 
 constexpr uint64_t kClientHelloMs = 10000;  // an honest rank sends HELLO right after connecting
+// Connections that have not yet sent a valid HELLO; at the limit the oldest is evicted (an honest
+// rank sends its HELLO at once, so only idle or hostile connections grow old). Joined ranks do not
+// count (they are bounded by nRanks).
 constexpr size_t kMaxPendingClients = 1024;
 constexpr int kReplyWriteMs = 5000;
 
@@ -53,7 +62,8 @@ struct Client {
 
 class RootServerImpl final : public RootServer {
  public:
-  RootServerImpl(RootInfo info, Fd listener) : info_(std::move(info)), listener_(std::move(listener)) {}
+  RootServerImpl(RootInfo info, Fd listener, std::string served)
+      : info_(std::move(info)), listener_(std::move(listener)), served_(std::move(served)), self_(ThisProcessName()) {}
   ~RootServerImpl() override {
     {
       // The thread closes wake_ under wake_mu_ when it finishes; a finished server has nothing to wake.
@@ -80,10 +90,22 @@ class RootServerImpl final : public RootServer {
   }
 
   const RootInfo& info() const override { return info_; }
+  const std::string& ip() const { return info_.ip; }
+  uint16_t port() const { return info_.port; }
   bool finished() const { return finished_.load(std::memory_order_acquire); }
 
  private:
   std::string Name() const { return net::FormatHostPort(info_.ip, info_.port); }
+  // What a rank with another token is told: "<served>, <job>, pid N on host H".
+  std::string Describe() const {
+    return StrFormat("%s, %s, %s", served_.empty() ? ("root info " + info_.identifier).c_str() : served_.c_str(),
+                     LauncherJobIdentity().Describe().c_str(), self_.c_str());
+  }
+  static std::string Who(const RankInfo& r, const std::string& from) {
+    std::string host = r.node_id.substr(0, r.node_id.find('/'));
+    return StrFormat("pid %u on host %s (%s%s%s)", r.pid, host.empty() ? "?" : host.c_str(), from.c_str(),
+                     r.job.empty() ? "" : ", ", r.job.c_str());
+  }
 
   void Serve() {
     pthread_setname_np(pthread_self(), "hccl-root");
@@ -147,10 +169,17 @@ class RootServerImpl final : public RootServer {
       net::SockAddr peer;
       Fd fd = net::AcceptOne(listener_.get(), &peer);
       if (!fd.valid()) return;
-      if (clients_.size() >= kMaxPendingClients) {
-        HLOG_WARN(kBoot, "root server %s: too many connections; refusing %s", Name().c_str(),
-                  net::FormatSockAddr(peer).c_str());
-        continue;
+      size_t pending = 0;
+      for (const auto& o : clients_) pending += !o.joined;
+      if (pending >= kMaxPendingClients) {
+        for (auto it = clients_.begin(); it != clients_.end(); ++it) {
+          if (it->joined) continue;
+          if (++evicted_ <= 3 || evicted_ % 1000 == 0)
+            HLOG_WARN(kBoot, "root server %s: %zu connections without a HELLO; evicted the oldest, %s (%llu evicted so far)",
+                      Name().c_str(), pending, it->from.c_str(), static_cast<unsigned long long>(evicted_));
+          clients_.erase(it);
+          break;
+        }
       }
       Client c;
       c.fd = std::move(fd);
@@ -210,8 +239,12 @@ class RootServerImpl final : public RootServer {
       return false;
     }
     if (!net::TokenEqual(token, info_.token)) {
-      HLOG_WARN(kBoot, "root server %s: dropped connection from %s: wrong token (a root info from another run?)",
-                Name().c_str(), c.from.c_str());
+      // Not ours: a root info from another run, or a rank of another job started from the same rank
+      // table on the same port. Tell it who we are, so it fails (or waits for its own root) at once.
+      HLOG_WARN(kBoot, "root server %s: dropped connection from %s: wrong token (rank %u, %s: a root info from "
+                "another run or a rank of another job); told it this root serves %s",
+                Name().c_str(), c.from.c_str(), c.info.rank, Who(c.info, c.from).c_str(), Describe().c_str());
+      SendRaw(c, kRootErrorOtherJob, Describe());
       return false;
     }
     c.buf.clear();
@@ -240,20 +273,22 @@ class RootServerImpl final : public RootServer {
       return false;
     }
     if (joined_.count(r)) {
-      Fail(c, MakeStatus(Code::kPara, "duplicate rank id %u: the ranks connecting from %s and %s both claim it", r,
-                         joined_[r].c_str(), c.from.c_str()));
+      Fail(c, MakeStatus(Code::kPara, "duplicate rank id %u: %s and %s both claim it (two jobs started from the "
+                         "same rank table or root info?)", r, joined_[r].c_str(), Who(c.info, c.from).c_str()));
       return false;
     }
-    joined_[r] = c.from;
+    joined_[r] = Who(c.info, c.from);
     c.joined = true;
     HLOG_DEBUG(kBoot, "root server %s: rank %u of %u joined from %s", Name().c_str(), r, nranks_, c.from.c_str());
     if (joined_.size() == nranks_) SendTable();
     return true;
   }
 
-  void SendError(Client& c, const Status& st) {
-    std::string frame = MakeRootFrame(static_cast<uint16_t>(FrameType::kRootError), static_cast<int32_t>(st.code()),
-                                      st.message().substr(0, net::kMaxReasonBytes));
+  void SendError(Client& c, const Status& st) { SendRaw(c, static_cast<int32_t>(st.code()), st.message()); }
+
+  void SendRaw(Client& c, int32_t code, const std::string& reason) {
+    std::string frame = MakeRootFrame(static_cast<uint16_t>(FrameType::kRootError), code,
+                                      reason.substr(0, net::kMaxReasonBytes));
     Status w = net::WriteFully(c.fd.get(), frame.data(), frame.size(), Deadline::AfterMs(kReplyWriteMs), c.from);
     if (!w.ok()) HLOG_WARN(kBoot, "root server %s: error to %s not delivered: %s", Name().c_str(), c.from.c_str(), w.message().c_str());
   }
@@ -308,6 +343,9 @@ class RootServerImpl final : public RootServer {
 
   RootInfo info_;
   Fd listener_;
+  std::string served_;
+  std::string self_;  // "pid N on host H"
+  uint64_t evicted_ = 0;
   std::mutex wake_mu_;  // guards wake_: closed by the thread at exit, written by the destructor
   Fd wake_;
   std::thread thread_;
@@ -319,7 +357,7 @@ class RootServerImpl final : public RootServer {
   uint32_t nranks_ = 0;
   uint32_t first_rank_ = 0;
   std::vector<Client> clients_;
-  std::map<uint32_t, std::string> joined_;  // rank -> remote address
+  std::map<uint32_t, std::string> joined_;  // rank -> "pid N on host H (address)"
   Status failure_;
 };
 
@@ -334,8 +372,8 @@ Status MakeToken(uint8_t token[16]) {
   return Status::Ok();
 }
 
-Status Launch(RootInfo info, Fd listener, std::unique_ptr<RootServer>* out) {
-  auto s = std::make_unique<RootServerImpl>(std::move(info), std::move(listener));
+Status Launch(RootInfo info, Fd listener, std::unique_ptr<RootServer>* out, std::string served = "") {
+  auto s = std::make_unique<RootServerImpl>(std::move(info), std::move(listener), std::move(served));
   HOSTCCL_RETURN_IF_ERROR(s->Start());
   *out = std::move(s);
   return Status::Ok();
@@ -379,7 +417,7 @@ Status StartRootServer(int device, std::unique_ptr<RootServer>* out) {
 }
 
 Status StartRootServerAt(const std::string& ip_in, uint16_t port, const uint8_t token[16], const std::string& identifier,
-                         std::unique_ptr<RootServer>* out) {
+                         std::unique_ptr<RootServer>* out, const std::string& served) {
   RootInfo info;
   info.ip = ip_in;
   if (info.ip.empty()) HOSTCCL_RETURN_IF_ERROR(ChooseLocalAddress(&info.ip));
@@ -387,7 +425,7 @@ Status StartRootServerAt(const std::string& ip_in, uint16_t port, const uint8_t 
   Fd fd;
   HOSTCCL_RETURN_IF_ERROR(net::ListenOn(info.ip, port, &fd, &info.port));
   info.identifier = identifier.empty() ? StrFormat("%s_%u", info.ip.c_str(), info.port) : identifier;
-  return Launch(std::move(info), std::move(fd), out);
+  return Launch(std::move(info), std::move(fd), out, served);
 }
 
 void AdoptRootServer(std::unique_ptr<RootServer> server) {
@@ -404,6 +442,177 @@ void AdoptRootServer(std::unique_ptr<RootServer> server) {
     }
   }
   if (server) reg.push_back(std::move(server));
+}
+
+
+namespace {
+
+// The pid of the process listening on TCP `port` of this host (any address), or 0 when unknown
+// (another network namespace, no permission, or a race): /proc/net/tcp{,6} give the socket's
+// inode, /proc/<pid>/fd the process holding it.
+int FindListenerPid(uint16_t port) {
+  unsigned long inode = 0;
+  for (const char* path : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream f(path);
+    std::string line;
+    std::getline(f, line);  // header
+    while (inode == 0 && std::getline(f, line)) {
+      char local[128] = {}, remote[128] = {};
+      unsigned st = 0;
+      unsigned long ino = 0;
+      // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+      if (sscanf(line.c_str(), "%*s %127s %127s %x %*s %*s %*s %*s %*s %lu", local, remote, &st, &ino) != 4) continue;
+      const char* colon = strrchr(local, ':');
+      if (st == 0x0A && colon && strtoul(colon + 1, nullptr, 16) == port) inode = ino;
+    }
+  }
+  if (inode == 0) return 0;
+  const std::string want = "socket:[" + std::to_string(inode) + "]";
+  DIR* proc = opendir("/proc");
+  if (!proc) return 0;
+  int found = 0;
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    long pid = strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::string fds = std::string("/proc/") + e->d_name + "/fd";
+    DIR* d = opendir(fds.c_str());
+    if (!d) continue;
+    while (dirent* fe = readdir(d)) {
+      char target[64] = {};
+      ssize_t n = readlink((fds + "/" + fe->d_name).c_str(), target, sizeof(target) - 1);
+      if (n > 0 && want == std::string(target, static_cast<size_t>(n))) {
+        found = static_cast<int>(pid);
+        break;
+      }
+    }
+    closedir(d);
+    if (found) break;
+  }
+  closedir(proc);
+  return found;
+}
+
+// Destroys this process's own earlier root server on ip:port (a rank 0 that initialises again
+// before its previous server has wound down).
+void RetireOwnServerOn(const std::string& ip, uint16_t port) {
+  std::vector<std::unique_ptr<RootServer>> retired;  // destroyed outside the lock
+  std::lock_guard<std::mutex> lock(g_registry_mu);
+  auto& reg = Registry();
+  for (auto it = reg.begin(); it != reg.end();) {
+    auto* impl = dynamic_cast<RootServerImpl*>(it->get());
+    if (impl && impl->port() == port && impl->ip() == ip) {
+      retired.push_back(std::move(*it));
+      it = reg.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+enum class Holder { kGone, kOtherJob, kSameJob, kForeign };
+
+// Asks the process listening on `addr` who it is, with a HELLO claiming rank 0 of this job.
+Holder ProbeHolder(const RootInfo& root, const std::string& ip, uint32_t nranks, Deadline deadline, std::string* detail) {
+  const std::string who = net::FormatHostPort(ip, root.port);
+  net::SockAddr addr;
+  if (!net::MakeSockAddr(ip, root.port, &addr).ok()) return Holder::kForeign;
+  Deadline d = Deadline::AfterMs(3000);
+  if (!deadline.infinite() && deadline.at_ns() < d.at_ns()) d = deadline;
+  net::Fd fd;
+  bool in_progress = false;
+  Status st = net::StartConnect(addr, &fd, &in_progress);
+  if (st.ok() && in_progress) {
+    st = net::PollOne(fd.get(), POLLOUT, d, who);
+    if (st.ok()) st = net::ConnectResult(fd.get(), addr);
+  }
+  if (!st.ok()) {
+    *detail = st.message();
+    return st.code() == Code::kTimeout ? Holder::kForeign : Holder::kGone;
+  }
+  RankInfo me;
+  me.rank = 0;
+  me.pid = static_cast<uint32_t>(getpid());
+  me.node_id = LocalNodeId();
+  me.proc_id = LocalProcId() + "/root-probe";
+  JobIdentity job = LauncherJobIdentity();
+  if (!job.empty()) me.job = job.Describe();
+  std::string hello = MakeRootFrame(static_cast<uint16_t>(FrameType::kRootHello), 0, EncodeRootHello(root.token, nranks, me));
+  st = net::WriteFully(fd.get(), hello.data(), hello.size(), d, who);
+  uint8_t hdr[kFrameHeaderBytes];
+  if (st.ok()) st = net::ReadFully(fd.get(), hdr, sizeof(hdr), d, who);
+  if (st.code() == Code::kRemote) return Holder::kGone;  // closed: it is going away
+  FrameHeader h;
+  if (st.ok()) st = net::DecodeFrameHeader(hdr, sizeof(hdr), &h);
+  if (!st.ok()) {
+    *detail = "it did not answer as a hostccl root (" + st.message() + ")";
+    return Holder::kForeign;
+  }
+  std::vector<uint8_t> payload(h.payload_len);
+  if (!net::ReadFully(fd.get(), payload.data(), payload.size(), d, who).ok()) return Holder::kGone;
+  detail->assign(payload.begin(), payload.end());
+  for (char& c : *detail)
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  if (h.type == FrameType::kRootError && h.code == kRootErrorOtherJob) return Holder::kOtherJob;
+  if (h.type == FrameType::kRootError) return Holder::kSameJob;
+  *detail = "a root of this rank table and job already formed a communicator with this process as rank 0";
+  return Holder::kSameJob;
+}
+
+}  // namespace
+
+Status StartRankTableRoot(const RootInfo& root, uint32_t nranks, const std::string& served, Deadline deadline,
+                          std::unique_ptr<RootServer>* out) {
+  std::string ip = root.ip;
+  if (ip.empty()) HOSTCCL_RETURN_IF_ERROR(ChooseLocalAddress(&ip));
+  RetireOwnServerOn(ip, root.port);
+  const std::string where = net::FormatHostPort(ip, root.port);
+  const std::string job = LauncherJobIdentity().Describe();
+  const uint64_t start = NowNs();
+  std::string other;
+  int gone = 0;
+  for (;;) {
+    Status st = StartRootServerAt(ip, root.port, root.token, root.identifier, out, served);
+    if (st.ok()) {
+      if (!other.empty())
+        HLOG_INFO(kBoot, "rank 0: bound the rank table's root port %s after another job's root (%s) released it",
+                  where.c_str(), other.c_str());
+      return st;
+    }
+    if (st.code() != Code::kUnavail) return st;
+    std::string detail;
+    Holder holder = ProbeHolder(root, ip, nranks, deadline, &detail);
+    const auto waited_ms = static_cast<unsigned long long>((NowNs() - start) / 1000000);
+    // Refused or closed again and again for a second: bound by something that does not serve it.
+    if (holder == Holder::kGone && ++gone > 50) holder = Holder::kForeign;
+    if (holder == Holder::kForeign) {
+      int pid = FindListenerPid(root.port);
+      return MakeStatus(Code::kUnavail, "rank 0: cannot listen on the rank table's root port %s: it is in use by %s, "
+                        "which is not a hostccl root (%s); choose another port with HCCL_IF_BASE_PORT",
+                        where.c_str(), pid > 0 ? StrFormat("pid %d", pid).c_str() : "another process",
+                        detail.c_str());
+    }
+    if (holder == Holder::kSameJob) {
+      return MakeStatus(Code::kPara, "rank 0: the rank table's root port %s is held by another root of this same rank "
+                        "table and job (%s): two processes claim rank 0, or two jobs without a launcher job id were "
+                        "started from the same rank table. Its answer: %s", where.c_str(), job.c_str(),
+                        detail.c_str());
+    }
+    if (holder == Holder::kOtherJob && other != detail) {
+      HLOG_WARN(kBoot, "rank 0: the rank table's root port %s is held by another job's root (%s); this job (%s) "
+                "waits for it to finish its init", where.c_str(), detail.c_str(), job.c_str());
+      other = detail;
+    }
+    if (deadline.Expired()) {
+      return MakeStatus(Code::kTimeout, "rank 0: for %llu ms the rank table's root port %s was held by %s; this job "
+                        "(%s) could not start its root: two jobs started from the same rank table on the same port; "
+                        "give each its own HCCL_IF_BASE_PORT", waited_ms, where.c_str(),
+                        other.empty() ? "a root that kept closing connections" : ("another job's root (" + other + ")").c_str(),
+                        job.c_str());
+    }
+    int wait_ms = std::min(holder == Holder::kGone ? 20 : 200, std::max(0, deadline.RemainingMsForPoll()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  }
 }
 
 }  // namespace hostccl::boot

@@ -48,6 +48,7 @@ void AppendRankInfo(const RankInfo& info, std::string* out) {
   AppendString(out, info.node_id);
   AppendString(out, info.proc_id);
   AppendString(out, info.data_addr);
+  AppendString(out, info.job);
 }
 
 Status ReadRankInfo(const uint8_t* p, size_t len, size_t* off, RankInfo* out) {
@@ -58,7 +59,8 @@ Status ReadRankInfo(const uint8_t* p, size_t len, size_t* off, RankInfo* out) {
   HOSTCCL_RETURN_IF_ERROR(ReadU32(p, len, off, &out->pid));
   HOSTCCL_RETURN_IF_ERROR(ReadString(p, len, off, &out->node_id));
   HOSTCCL_RETURN_IF_ERROR(ReadString(p, len, off, &out->proc_id));
-  return ReadString(p, len, off, &out->data_addr);
+  HOSTCCL_RETURN_IF_ERROR(ReadString(p, len, off, &out->data_addr));
+  return ReadString(p, len, off, &out->job);
 }
 
 std::string EncodeRootHello(const uint8_t token[16], uint32_t nranks, const RankInfo& mine) {

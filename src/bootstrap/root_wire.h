@@ -14,6 +14,10 @@ namespace hostccl::boot {
 constexpr size_t kMaxRankInfoString = 256;
 constexpr uint32_t kMaxRanks = 65536;
 constexpr size_t kMaxRootHelloBytes = 4096;
+// ROOT_ERROR code meaning "this root serves another job/run": the HELLO's token is not its token.
+// The payload names the root: what it serves, its job, pid and host. HCCL_E_AGAIN ("try again"),
+// which no other root answer uses: a rank-table rank retries until its own root holds the port.
+constexpr int32_t kRootErrorOtherJob = static_cast<int32_t>(Code::kAgain);
 
 void AppendRankInfo(const RankInfo& info, std::string* out);
 // Reads one record at *off; advances *off. kPara on truncation or an over-long string.

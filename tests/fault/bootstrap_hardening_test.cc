@@ -83,7 +83,7 @@ std::string WrongTokenRootHello() {
   PutLe(&p, 0, 4);  // rank
   PutLe(&p, 0, 4);  // device
   PutLe(&p, 4242, 4);
-  for (std::string str : {"node", "node/4242/1", "127.0.0.1:1"}) {
+  for (std::string str : {"node", "node/4242/1", "127.0.0.1:1", "HOSTCCL_JOB_ID=stranger"}) {  // ..., job
     PutLe(&p, str.size(), 2);
     p += str;
   }
@@ -525,8 +525,10 @@ TEST(BootstrapHardening, RootInfoFromAnotherRunIsRefusedByTheNewRoot) {
   std::vector<Child> stale_ranks;
   for (int r = 0; r < 2; ++r) stale_ranks.push_back(Spawn(r, 2, stale));
   Collect(stale_ranks, kConnectTimeoutMs + 5000);
-  ExpectAllFail(stale_ranks, HCCL_E_REMOTE, "wrong token or a root info from another run", kConnectTimeoutMs);
-  EXPECT_NE(ReadLog().find("wrong token (a root info from another run?)"), std::string::npos)
+  // Refused explicitly, naming the live root (what it serves and its pid), not by a bare close.
+  ExpectAllFail(stale_ranks, HCCL_E_REMOTE, "refused this rank's token: it serves root info", kConnectTimeoutMs);
+  ExpectAllFail(stale_ranks, HCCL_E_REMOTE, "pid " + std::to_string(getpid()) + " on host", kConnectTimeoutMs);
+  EXPECT_NE(ReadLog().find("wrong token (rank "), std::string::npos)
       << "the live root did not log the refused stale ranks";
   std::vector<Child> run2;
   for (int r = 0; r < 2; ++r) run2.push_back(Spawn(r, 2, live));
