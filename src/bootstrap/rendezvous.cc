@@ -128,13 +128,19 @@ Status Rendezvous(const RootInfo& root, uint32_t nranks, const RankInfo& mine, D
                         "another run (its root finished or exited and another root now has the port)",
                         me.rank, who.c_str(), detail.c_str());
     }
-    if (outcome == Outcome::kOtherJob || (outcome == Outcome::kClosed && !other.empty())) {
-      // A rank table's fixed port, held by another job's root (or released by it just now).
+    if (outcome == Outcome::kOtherJob || (outcome == Outcome::kClosed && root.shared_port)) {
+      // A rank table's fixed port, held by another job's root (or released by a root just now: a
+      // connection that reached its listener as it closed is reset). Its own root may come yet.
       if (outcome == Outcome::kOtherJob && other != detail) {
         HLOG_WARN(kBoot, "rank %u: the rank table's root port %s is held by another job's root (%s); this job (%s) "
                   "waits for its own root until the connect timeout", me.rank, who.c_str(), detail.c_str(),
                   job_text.c_str());
         other = detail;
+      }
+      if (deadline.Expired() && other.empty()) {
+        return MakeStatus(Code::kRemote, "rank %u: %s closed the connection before answering until the connect "
+                          "timeout: the root process exited, was killed or stopped serving during init (%s)",
+                          me.rank, who.c_str(), detail.c_str());
       }
       if (deadline.Expired()) {
         return MakeStatus(Code::kTimeout, "rank %u: for %llu ms the rank table's root port %s was held by another "
@@ -142,7 +148,7 @@ Status Rendezvous(const RootInfo& root, uint32_t nranks, const RankInfo& mine, D
                           "the same port; give each its own HCCL_IF_BASE_PORT or let them run one after the other",
                           me.rank, waited_ms, who.c_str(), other.c_str(), job_text.c_str());
       }
-      int wait_ms = std::min(kOtherJobRetryMs, std::max(0, deadline.RemainingMsForPoll()));
+      int wait_ms = std::min(outcome == Outcome::kClosed ? 20 : kOtherJobRetryMs, std::max(0, deadline.RemainingMsForPoll()));
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
       continue;
     }

@@ -1,6 +1,9 @@
 // Root server + Rendezvous with ranks as threads over loopback: success, hostile clients,
 // disagreeing ranks, duplicates and a missing rank.
 #include <stdlib.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -129,6 +132,43 @@ TEST_F(RendezvousTest, HostileClientsAreDroppedWhileRanksSucceed) {
   RunRanks(root, {0, 1, 2}, {3, 3, 3}, 10000, &sts, &tables);
   for (auto& s : sts) EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(), 5000);
+}
+
+// Issue 14 item 4: 1,100 idle connections (more than the 1,024 pending slots) must not lock the
+// real ranks out: the oldest unauthenticated connections are evicted to make room.
+TEST_F(RendezvousTest, IdleConnectionsCannotLockRanksOut) {
+  constexpr int kIdle = 1100;
+  rlimit lim{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &lim), 0);
+  const rlim_t need = 2 * kIdle + 256;  // both ends of every idle connection live in this process
+  if (lim.rlim_cur < need) {
+    rlimit raised = lim;
+    raised.rlim_cur = std::min<rlim_t>(need, lim.rlim_max);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &raised), 0);
+    if (raised.rlim_cur < need) GTEST_SKIP() << "RLIMIT_NOFILE hard limit " << lim.rlim_max << " is below " << need;
+  }
+  {
+    auto server = Start();
+    RootInfo root = server->info();
+    std::vector<net::Fd> idle;
+    for (int i = 0; i < kIdle; ++i) {
+      idle.push_back(Connect(root));
+      ASSERT_TRUE(idle.back().valid()) << "idle connection " << i;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server has accepted them all
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<Status> sts;
+    std::vector<std::vector<RankInfo>> tables;
+    RunRanks(root, {0, 1, 2}, {3, 3, 3}, 10000, &sts, &tables);
+    for (auto& s : sts) EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(), 5000);
+    // The oldest idle connection was evicted (closed by the server), not the ranks.
+    char b;
+    pollfd p{idle.front().get(), POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 5000), 1);
+    EXPECT_LE(::recv(idle.front().get(), &b, 1, MSG_DONTWAIT), 0);
+  }
+  setrlimit(RLIMIT_NOFILE, &lim);
 }
 
 TEST_F(RendezvousTest, NranksDisagreementFailsEveryone) {

@@ -229,6 +229,21 @@ std::set<uint16_t> LoopbackListenPorts() {
   return ports;
 }
 
+// Whether any process of this host listens on 127.0.0.1:port.
+bool SomeoneListensOn(uint16_t port) {
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);  // header
+  char want[32];
+  snprintf(want, sizeof(want), "0100007F:%04X", port);
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string sl, local, remote, st;
+    if ((ls >> sl >> local >> remote >> st) && local == want && st == "0A") return true;
+  }
+  return false;
+}
+
 std::string RootIp(const HcclRootInfo& info) {
   return std::string(info.internal, strnlen(info.internal, 64));
 }
@@ -417,8 +432,9 @@ Child Spawn(int rank, int nranks, const HcclRootInfo& info) {
   return c;
 }
 
-// Reads every child's output until EOF or `timeout_ms`, SIGKILLs stragglers, reaps all.
-void Collect(std::vector<Child>& cs, int timeout_ms) {
+// Reads every child's output until EOF or `timeout_ms`, SIGKILLs stragglers, reaps all (with
+// finish = false: only reads, leaving the children running and unreaped).
+void Collect(std::vector<Child>& cs, int timeout_ms, bool finish = true) {
   const int64_t end = NowMs() + timeout_ms;
   for (;;) {
     std::vector<pollfd> pfds;
@@ -443,6 +459,7 @@ void Collect(std::vector<Child>& cs, int timeout_ms) {
       }
     }
   }
+  if (!finish) return;
   for (auto& c : cs) {
     if (c.out >= 0) {
       close(c.out);
@@ -539,6 +556,241 @@ TEST(BootstrapHardening, RootInfoFromAnotherRunIsRefusedByTheNewRoot) {
   }
 }
 
+// ---- issue 14: two jobs from one rank table never mix; the root dying during init ----
+
+// --bootfault_rt=<rank>:<value>:<rank table path>: HcclCommInitClusterInfo, a Reduce (sum, root 0)
+// of kCount floats equal to <value>, destroy. Prints "rc=<init> ms=<init ms> msg=..." and a second
+// line "sum=<rank 0's result[0], else 0>".
+int RankTableChildMain(const std::string& arg) {
+  int rank = 0;
+  float value = 0;
+  char path[4096] = {};
+  if (sscanf(arg.c_str(), "%d:%f:%4095s", &rank, &value, path) != 3) return 3;
+  aclrtSetDevice(rank % 8);
+  HcclComm comm = nullptr;
+  const int64_t t0 = NowMs();
+  const HcclResult rc = HcclCommInitClusterInfo(path, static_cast<uint32_t>(rank), &comm);
+  const int64_t ms = NowMs() - t0;
+  std::string msg;
+  float sum = -1;
+  if (rc != HCCL_SUCCESS) {
+    msg = aclGetRecentErrMsg();
+  } else {
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    {
+      DevBuf send, recv;
+      if (!send.Alloc(kCount * 4, value) || !recv.Alloc(kCount * 4, 0.0f)) {
+        msg = "aclrtMalloc failed";
+      } else if (HcclReduce(send.ptr, recv.ptr, kCount, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm, stream) !=
+                     HCCL_SUCCESS ||
+                 aclrtSynchronizeStream(stream) != ACL_SUCCESS) {
+        msg = std::string("HcclReduce failed: ") + aclGetRecentErrMsg();
+      } else {
+        sum = rank == 0 ? recv.At(0) : 0.0f;
+      }
+    }
+    aclrtDestroyStream(stream);
+    HcclCommDestroy(comm);
+  }
+  for (char& c : msg)
+    if (c == '\n') c = ' ';
+  std::printf("rc=%d ms=%lld msg=%s\nsum=%g\n", static_cast<int>(rc), static_cast<long long>(ms), msg.c_str(), sum);
+  std::fflush(stdout);
+  return 0;
+}
+
+// Spawns a child with extra environment variables (NAME=value; an empty value unsets NAME).
+Child SpawnWith(const std::vector<std::string>& args, const std::vector<std::string>& env_over) {
+  Child c;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return c;
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    bool overridden = false;
+    for (const auto& o : env_over) overridden |= kv.compare(0, o.find('=') + 1, o, 0, o.find('=') + 1) == 0;
+    if (!overridden) env.push_back(kv);
+  }
+  for (const auto& o : env_over)
+    if (o.back() != '=') env.push_back(o);
+  std::vector<char*> envp, argv;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> a = args;
+  a.insert(a.begin(), g_self);
+  for (auto& x : a) argv.push_back(x.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+  if (posix_spawn(&c.pid, g_self.c_str(), &fa, nullptr, argv.data(), envp.data()) != 0) c.pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  close(p[1]);
+  c.out = p[0];
+  return c;
+}
+
+struct RtRank {
+  char job;   // 'A' or 'B'
+  int rank;
+  float value;
+};
+
+// One server, four devices, host_ip 127.0.0.1: a file both jobs start from.
+std::string WriteRankTable() {
+  const std::string path = "/tmp/hostccl-bootfault-rt-" + std::to_string(getpid()) + ".json";
+  std::ofstream f(path);
+  f << R"({"status": "completed", "version": "1.0", "server_count": "1", "server_list": [{"server_id": "s0", )"
+       R"("host_ip": "127.0.0.1", "device": [{"device_id": "0", "rank_id": "0"}, {"device_id": "1", "rank_id": "1"}, )"
+       R"({"device_id": "2", "rank_id": "2"}, {"device_id": "3", "rank_id": "3"}]}]})";
+  return path;
+}
+
+// A port of its own for each test process (other test binaries may use 60000 meanwhile).
+std::string TestPort(int offset) { return std::to_string(21000 + static_cast<int>(getpid() % 15000) + offset * 37); }
+
+Child SpawnRt(const RtRank& r, const std::string& path, const std::string& port, const std::string& job_env) {
+  char v[32];
+  snprintf(v, sizeof(v), "%g", r.value);
+  return SpawnWith({"--bootfault_rt=" + std::to_string(r.rank) + ":" + v + ":" + path},
+                   {"HCCL_IF_BASE_PORT=" + port, "HOSTCCL_CONNECT_TIMEOUT_MS=15000", job_env});
+}
+
+float ParseSum(const Child& c) {
+  size_t at = c.text.find("\nsum=");
+  return at == std::string::npos ? -2.0f : std::strtof(c.text.c_str() + at + 5, nullptr);
+}
+
+// Every rank of each job either returned that job's own sum (A: 1+2+3+4, B: 101+...+104) or failed
+// naming the conflict; no rank returned success with another sum (a mix of both jobs' data).
+// With a job id each (as hcclrun, mpirun, srun, torchrun give), both must form on their own.
+void ExpectNoMix(const std::vector<RtRank>& ranks, std::vector<Child>& cs, bool must_succeed) {
+  for (size_t i = 0; i < cs.size(); ++i) {
+    SCOPED_TRACE(std::string("job ") + ranks[i].job + " rank " + std::to_string(ranks[i].rank) + ": " + cs[i].text);
+    const float want = ranks[i].rank != 0 ? 0.0f : ranks[i].job == 'A' ? 10.0f : 410.0f;
+    if (cs[i].rc == 0) {
+      EXPECT_EQ(ParseSum(cs[i]), want) << "a rank returned success with a mixed result";
+      EXPECT_EQ(cs[i].msg, "");
+    } else {
+      EXPECT_FALSE(must_succeed);
+      EXPECT_TRUE(cs[i].msg.find("another") != std::string::npos || cs[i].msg.find("duplicate") != std::string::npos)
+          << "the failure does not name the conflict";
+    }
+  }
+}
+
+// Issue 14 item 1, the interleaving that merged two jobs on the old code: job A's ranks 0,1 and
+// job B's ranks 2,3 first (on the old code they completed A's root table together), then B's 0,1
+// and A's 2,3 (which formed a second mixed communicator at B's rank 0). With job ids, B's ranks are
+// told "another job's root" and wait; B's rank 0 waits for the port; each job gets its own sum.
+TEST(BootstrapHardening, TwoJobsFromOneRankTableNeverMixStaged) {
+  const std::string path = WriteRankTable();
+  const std::string port = TestPort(0);
+  std::vector<RtRank> first = {{'A', 0, 1}, {'A', 1, 2}, {'B', 2, 103}, {'B', 3, 104}};
+  std::vector<RtRank> second = {{'B', 0, 101}, {'B', 1, 102}, {'A', 2, 3}, {'A', 3, 4}};
+  std::vector<Child> cs;
+  for (const auto& r : first)
+    cs.push_back(SpawnRt(r, path, port, std::string("HOSTCCL_JOB_ID=job-") + r.job + "-" + std::to_string(getpid())));
+  // The old code finishes the first wave (mixed) quickly; the new one holds it until its ranks come.
+  Collect(cs, 2500, /*finish=*/false);
+  for (const auto& r : second)
+    cs.push_back(SpawnRt(r, path, port, std::string("HOSTCCL_JOB_ID=job-") + r.job + "-" + std::to_string(getpid())));
+  Collect(cs, 40000);
+  std::vector<RtRank> all = first;
+  all.insert(all.end(), second.begin(), second.end());
+  ExpectNoMix(all, cs, /*must_succeed=*/true);
+  unlink(path.c_str());
+}
+
+// The same two jobs started at the same moment (each with its job id): each forms its own.
+TEST(BootstrapHardening, TwoJobsFromOneRankTableNeverMixTogether) {
+  const std::string path = WriteRankTable();
+  const std::string port = TestPort(1);
+  std::vector<RtRank> all = {{'A', 0, 1},   {'B', 0, 101}, {'A', 1, 2}, {'B', 1, 102},
+                             {'B', 2, 103}, {'A', 2, 3},   {'B', 3, 104}, {'A', 3, 4}};
+  std::vector<Child> cs;
+  for (const auto& r : all)
+    cs.push_back(SpawnRt(r, path, port, std::string("HOSTCCL_JOB_ID=job-") + r.job + "-" + std::to_string(getpid())));
+  Collect(cs, 40000);
+  ExpectNoMix(all, cs, /*must_succeed=*/true);
+  unlink(path.c_str());
+}
+
+// Without any launcher job id the two jobs are indistinguishable by their bytes; a second rank 0
+// that finds the port held by a root of the same token claims rank 0 there, so both rank 0s fail
+// naming the duplicate (and so would every rank of the first job that joined).
+TEST(BootstrapHardening, TwoRankZerosWithoutJobIdBothFail) {
+  const std::string path = WriteRankTable();
+  const std::string port = TestPort(2);
+  const std::vector<std::string> no_id = {"HOSTCCL_JOB_ID=", "PMIX_NAMESPACE=", "OMPI_MCA_ess_base_jobid=",
+                                          "TORCHELASTIC_RUN_ID=", "SLURM_JOB_ID="};
+  auto spawn = [&](int rank, float v) {
+    std::vector<std::string> env = no_id;
+    env.push_back("HCCL_IF_BASE_PORT=" + port);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%g", v);
+    return SpawnWith({"--bootfault_rt=" + std::to_string(rank) + ":" + buf + ":" + path}, env);
+  };
+  std::vector<Child> cs;
+  cs.push_back(spawn(0, 1));
+  // Wait until the first rank 0's root listens on the port.
+  bool listening = false;
+  for (int64_t end = NowMs() + 5000; !listening && NowMs() < end;) {
+    listening = SomeoneListensOn(static_cast<uint16_t>(std::stoi(port)));
+    if (!listening) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(listening);
+  cs.push_back(spawn(0, 101));
+  Collect(cs, kConnectTimeoutMs + 5000);
+  for (auto& c : cs) {
+    SCOPED_TRACE(c.text);
+    EXPECT_EQ(c.rc, static_cast<int>(HCCL_E_PARA));
+    EXPECT_NE(c.msg.find("duplicate rank id 0"), std::string::npos);
+    EXPECT_LT(c.ms, kConnectTimeoutMs);
+  }
+  EXPECT_NE(cs[1].msg.find("held by another root of this same rank table"), std::string::npos) << cs[1].msg;
+  unlink(path.c_str());
+}
+
+// --bootfault_root: HcclGetRootInfo, prints its hex, then serves until killed.
+int RootChildMain() {
+  HcclRootInfo info;
+  if (HcclGetRootInfo(&info) != HCCL_SUCCESS) return 3;
+  std::printf("%s\n", Hex(&info, sizeof(info)).c_str());
+  std::fflush(stdout);
+  for (;;) pause();
+}
+
+// Issue 14 item 7: the root process dies while ranks wait at it. They must say the root stopped
+// (exited or was killed), not "wrong token or a root info from another run".
+TEST(BootstrapHardening, RootKilledDuringInitIsReportedAsSuch) {
+  Child root = SpawnWith({"--bootfault_root"}, {});
+  ASSERT_GT(root.pid, 0);
+  std::string line;
+  for (int64_t end = NowMs() + 10000; line.find('\n') == std::string::npos && NowMs() < end;) {
+    pollfd p{root.out, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) {
+      char buf[16384];
+      ssize_t n = read(root.out, buf, sizeof(buf));
+      if (n <= 0) break;
+      line.append(buf, static_cast<size_t>(n));
+    }
+  }
+  HcclRootInfo info;
+  ASSERT_TRUE(Unhex(line.substr(0, line.find('\n')), &info, sizeof(info))) << line;
+  std::vector<Child> cs;
+  for (int r = 0; r < 2; ++r) cs.push_back(Spawn(r, 3, info));  // rank 2 never comes: they wait
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(root.pid, SIGKILL);
+  waitpid(root.pid, nullptr, 0);
+  close(root.out);
+  Collect(cs, kConnectTimeoutMs + 5000);
+  ExpectAllFail(cs, HCCL_E_REMOTE, "the root process exited, was killed or stopped serving during init",
+                kConnectTimeoutMs);
+  for (auto& c : cs) EXPECT_EQ(c.msg.find("wrong token"), std::string::npos) << c.msg;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -546,6 +798,14 @@ int main(int argc, char** argv) {
     if (strncmp(argv[i], "--bootfault_child=", 18) == 0) {
       unsetenv("HOSTCCL_LOG_FILE");  // children log to stderr
       return ChildMain(argv[i] + 18);
+    }
+    if (strncmp(argv[i], "--bootfault_rt=", 15) == 0) {
+      unsetenv("HOSTCCL_LOG_FILE");
+      return RankTableChildMain(argv[i] + 15);
+    }
+    if (strcmp(argv[i], "--bootfault_root") == 0) {
+      unsetenv("HOSTCCL_LOG_FILE");
+      return RootChildMain();
     }
   }
   char self[4096] = {};
