@@ -10,11 +10,14 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/random.h>
 
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -44,6 +47,8 @@ constexpr uint64_t kClientHelloMs = 10000;  // an honest rank sends HELLO right 
 // rank sends its HELLO at once, so only idle or hostile connections grow old). Joined ranks do not
 // count (they are bounded by nRanks).
 constexpr size_t kMaxPendingClients = 1024;
+constexpr int kAcceptBatch = 64;
+constexpr int kAcceptRestMs = 50;
 constexpr int kReplyWriteMs = 5000;
 
 uint64_t MsToNs(int64_t ms) { return static_cast<uint64_t>(ms) * 1000000ull; }
@@ -83,6 +88,11 @@ class RootServerImpl final : public RootServer {
     wake_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (!wake_.valid()) return MakeStatus(Code::kSyscall, "eventfd: %s", strerror(errno));
     timeout_ms_ = ConnectTimeoutMs();
+    // Strangers may hold at most a quarter of this process's descriptors (it is also rank 0, which
+    // needs its own for the mesh and shared memory).
+    rlimit lim{};
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+      max_pending_ = std::clamp<size_t>(static_cast<size_t>(lim.rlim_cur / 4), 16, kMaxPendingClients);
     start_ns_ = NowNs();
     deadline_ns_ = start_ns_ + 2 * MsToNs(timeout_ms_);
     thread_ = std::thread([this] { Serve(); });
@@ -118,8 +128,9 @@ class RootServerImpl final : public RootServer {
       }
       std::vector<pollfd> pfds;
       pfds.push_back(pollfd{wake_.get(), POLLIN, 0});
-      pfds.push_back(pollfd{listener_.get(), POLLIN, 0});
-      uint64_t wake_at = deadline_ns_;
+      const bool resting = now < accept_rest_until_ns_;
+      pfds.push_back(pollfd{listener_.get(), static_cast<short>(resting ? 0 : POLLIN), 0});
+      uint64_t wake_at = resting ? std::min(deadline_ns_, accept_rest_until_ns_) : deadline_ns_;
       for (auto& c : clients_) {
         pfds.push_back(pollfd{c.fd.get(), POLLIN, 0});
         if (!c.joined) wake_at = std::min(wake_at, c.read_deadline_ns);
@@ -164,23 +175,47 @@ class RootServerImpl final : public RootServer {
     finished_.store(true, std::memory_order_release);
   }
 
+  // Drops the oldest connection that has not sent a HELLO; false if there is none.
+  bool EvictOldestPending(const char* why) {
+    for (auto it = clients_.begin(); it != clients_.end(); ++it) {
+      if (it->joined || it->read_deadline_ns == 0) continue;
+      if (++evicted_ <= 3 || evicted_ % 1000 == 0)
+        HLOG_WARN(kBoot, "root server %s: %s; evicted the oldest connection without a HELLO, %s (%llu evicted so far)",
+                  Name().c_str(), why, it->from.c_str(), static_cast<unsigned long long>(evicted_));
+      clients_.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  // Accepts a bounded batch (so HELLOs are read between batches: a burst of strangers cannot push
+  // an honest rank out before its HELLO is read). Unauthenticated connections are capped at
+  // max_pending_ (a quarter of the descriptor limit, at most kMaxPendingClients); beyond it, and
+  // when accept() runs out of descriptors, the oldest of them is evicted. With nothing to evict,
+  // the listener rests for kAcceptRestMs instead of spinning.
   void AcceptAll() {
-    for (;;) {
+    for (int batch = 0; batch < kAcceptBatch; ++batch) {
       net::SockAddr peer;
-      Fd fd = net::AcceptOne(listener_.get(), &peer);
-      if (!fd.valid()) return;
+      peer.len = sizeof(peer.ss);
+      int raw = ::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer.ss), &peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (raw < 0) {
+        int err = errno;
+        if (err == EINTR || err == ECONNABORTED) continue;
+        if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+          if (EvictOldestPending(err == EMFILE ? "out of file descriptors (RLIMIT_NOFILE)" : strerror(err))) continue;
+          if (++fd_rests_ <= 3 || fd_rests_ % 100 == 0)
+            HLOG_WARN(kBoot, "root server %s: accept: %s; nothing to evict, pausing accepts for %d ms (%llu times)",
+                      Name().c_str(), strerror(err), kAcceptRestMs, static_cast<unsigned long long>(fd_rests_));
+          accept_rest_until_ns_ = NowNs() + MsToNs(kAcceptRestMs);
+        } else if (err != EAGAIN && err != EWOULDBLOCK) {
+          HLOG_WARN(kBoot, "root server %s: accept: %s", Name().c_str(), strerror(err));
+        }
+        return;
+      }
+      Fd fd(raw);
       size_t pending = 0;
       for (const auto& o : clients_) pending += !o.joined;
-      if (pending >= kMaxPendingClients) {
-        for (auto it = clients_.begin(); it != clients_.end(); ++it) {
-          if (it->joined) continue;
-          if (++evicted_ <= 3 || evicted_ % 1000 == 0)
-            HLOG_WARN(kBoot, "root server %s: %zu connections without a HELLO; evicted the oldest, %s (%llu evicted so far)",
-                      Name().c_str(), pending, it->from.c_str(), static_cast<unsigned long long>(evicted_));
-          clients_.erase(it);
-          break;
-        }
-      }
+      if (pending >= max_pending_) EvictOldestPending("too many connections without a HELLO");
       Client c;
       c.fd = std::move(fd);
       c.from = net::FormatSockAddr(peer);
@@ -346,6 +381,9 @@ class RootServerImpl final : public RootServer {
   std::string served_;
   std::string self_;  // "pid N on host H"
   uint64_t evicted_ = 0;
+  uint64_t fd_rests_ = 0;
+  uint64_t accept_rest_until_ns_ = 0;
+  size_t max_pending_ = kMaxPendingClients;
   std::mutex wake_mu_;  // guards wake_: closed by the thread at exit, written by the destructor
   Fd wake_;
   std::thread thread_;

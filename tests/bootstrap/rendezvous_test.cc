@@ -1,7 +1,12 @@
 // Root server + Rendezvous with ranks as threads over loopback: success, hostile clients,
 // disagreeing ranks, duplicates and a missing rank.
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -169,6 +174,66 @@ TEST_F(RendezvousTest, IdleConnectionsCannotLockRanksOut) {
     EXPECT_LE(::recv(idle.front().get(), &b, 1, MSG_DONTWAIT), 0);
   }
   setrlimit(RLIMIT_NOFILE, &lim);
+}
+
+// The same at a common descriptor limit (ulimit -n 256 in the root's process), with the 1,100 idle
+// connections held by another process: the root keeps strangers to a quarter of its descriptors
+// (evicting the oldest), so neither accept() nor the ranks' own sockets run out.
+TEST_F(RendezvousTest, IdleConnectionsAtALowFdLimitCannotLockRanksOut) {
+  constexpr int kIdle = 1100;
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  pid_t child = fork();  // before any thread of this test process exists
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    rlimit big{4096, 4096};
+    setrlimit(RLIMIT_NOFILE, &big);
+    uint16_t port = 0;
+    if (read(to_child[0], &port, sizeof(port)) != sizeof(port)) _exit(2);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int opened = 0;
+    for (int i = 0; i < kIdle; ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      if (fd < 0) break;
+      connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));  // in progress; never sends
+      ++opened;
+    }
+    usleep(500 * 1000);  // the handshakes complete
+    char done = opened == kIdle ? 'y' : 'n';
+    if (write(from_child[1], &done, 1) != 1) _exit(2);
+    for (;;) pause();
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  rlimit lim{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &lim), 0);
+  rlimit low = lim;
+  low.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<Status> sts;
+  {
+    auto server = Start();
+    RootInfo root = server->info();
+    ASSERT_EQ(write(to_child[1], &root.port, sizeof(root.port)), static_cast<ssize_t>(sizeof(root.port)));
+    char done = 0;
+    EXPECT_EQ(read(from_child[0], &done, 1), 1);
+    EXPECT_EQ(done, 'y') << "the helper could not open " << kIdle << " connections";
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::vector<RankInfo>> tables;
+    RunRanks(root, {0, 1, 2}, {3, 3, 3}, 10000, &sts, &tables);
+    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(), 5000);
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(to_child[1]);
+  close(from_child[0]);
+  setrlimit(RLIMIT_NOFILE, &lim);
+  for (auto& s : sts) EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 TEST_F(RendezvousTest, NranksDisagreementFailsEveryone) {
