@@ -2,6 +2,8 @@
 // "initializing" -> "completed" re-read, huge files, and the rank-table rendezvous plan.
 #include "bootstrap/ranktable.h"
 
+#include "bootstrap/job_identity.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -411,6 +413,52 @@ TEST(RankTableRootPlan, HostIpPortAndToken) {
   EXPECT_EQ(st.code(), Code::kPara);
   EXPECT_NE(st.message().find("HCCL_IF_BASE_PORT=80"), std::string::npos) << st.message();
   unsetenv("HCCL_IF_BASE_PORT");
+}
+
+// Issue 14 item 1: the launcher's job id is part of the token, so two jobs started from one file
+// present different tokens; without any id the token is the file's alone (as before).
+TEST(RankTableRootPlan, JobIdentityIsPartOfTheToken) {
+  const char* kIds[] = {"HOSTCCL_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid",
+                        "OMPI_MCA_orte_precondition_transports", "TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "SLURM_STEP_ID"};
+  for (const char* v : kIds) unsetenv(v);
+  RankTable t;
+  ASSERT_TRUE(ParseRankTable(kV10, &t).ok());
+  auto token = [&] {
+    RootInfo r;
+    EXPECT_TRUE(RankTableRoot(t, kV10, &r).ok());
+    EXPECT_TRUE(r.shared_port);
+    return std::string(reinterpret_cast<const char*>(r.token), 16);
+  };
+  uint8_t plain[16];
+  HashBytes128(kV10, plain);
+  EXPECT_EQ(token(), std::string(reinterpret_cast<const char*>(plain), 16));
+  EXPECT_TRUE(LauncherJobIdentity().empty());
+  EXPECT_EQ(LauncherJobIdentity().Describe(), "no launcher job id");
+
+  setenv("HOSTCCL_JOB_ID", "run-a", 1);
+  const std::string a = token();
+  setenv("HOSTCCL_JOB_ID", "run-b", 1);
+  const std::string b = token();
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, std::string(reinterpret_cast<const char*>(plain), 16));
+  EXPECT_EQ(LauncherJobIdentity().Describe(), "HOSTCCL_JOB_ID=run-b");
+  setenv("PMIX_NAMESPACE", "123", 1);  // HOSTCCL_JOB_ID wins
+  EXPECT_EQ(LauncherJobIdentity().Describe(), "HOSTCCL_JOB_ID=run-b");
+  unsetenv("HOSTCCL_JOB_ID");
+  setenv("OMPI_MCA_orte_precondition_transports", "k1", 1);
+  EXPECT_EQ(LauncherJobIdentity().Describe(), "PMIX_NAMESPACE=123/k1");
+  unsetenv("PMIX_NAMESPACE");
+  setenv("OMPI_MCA_ess_base_jobid", "77", 1);
+  EXPECT_EQ(LauncherJobIdentity().Describe(), "OMPI_MCA_ess_base_jobid=77/k1");
+  unsetenv("OMPI_MCA_ess_base_jobid");
+  unsetenv("OMPI_MCA_orte_precondition_transports");
+  setenv("TORCHELASTIC_RUN_ID", "none", 1);  // torchrun's static default names no run
+  setenv("SLURM_JOB_ID", "42", 1);
+  setenv("SLURM_STEP_ID", "3", 1);
+  EXPECT_EQ(LauncherJobIdentity().Describe(), "SLURM_JOB_ID=42.3");
+  setenv("TORCHELASTIC_RUN_ID", "r9", 1);
+  EXPECT_EQ(LauncherJobIdentity().Describe(), "TORCHELASTIC_RUN_ID=r9");
+  for (const char* v : kIds) unsetenv(v);
 }
 
 }  // namespace
