@@ -47,7 +47,7 @@ constexpr uint64_t kClientHelloMs = 10000;  // an honest rank sends HELLO right 
 // rank sends its HELLO at once, so only idle or hostile connections grow old). Joined ranks do not
 // count (they are bounded by nRanks).
 constexpr size_t kMaxPendingClients = 1024;
-constexpr int kAcceptBatch = 64;
+constexpr size_t kAcceptBatch = 64;  // at most half the pending cap per poll round
 constexpr int kAcceptRestMs = 50;
 constexpr int kReplyWriteMs = 5000;
 
@@ -68,7 +68,11 @@ struct Client {
 class RootServerImpl final : public RootServer {
  public:
   RootServerImpl(RootInfo info, Fd listener, std::string served)
-      : info_(std::move(info)), listener_(std::move(listener)), served_(std::move(served)), self_(ThisProcessName()) {}
+      : info_(std::move(info)),
+        listener_(std::move(listener)),
+        served_(std::move(served)),
+        self_(ThisProcessName()),
+        job_(LauncherJobIdentity().Describe()) {}
   ~RootServerImpl() override {
     {
       // The thread closes wake_ under wake_mu_ when it finishes; a finished server has nothing to wake.
@@ -109,7 +113,7 @@ class RootServerImpl final : public RootServer {
   // What a rank with another token is told: "<served>, <job>, pid N on host H".
   std::string Describe() const {
     return StrFormat("%s, %s, %s", served_.empty() ? ("root info " + info_.identifier).c_str() : served_.c_str(),
-                     LauncherJobIdentity().Describe().c_str(), self_.c_str());
+                     job_.c_str(), self_.c_str());
   }
   static std::string Who(const RankInfo& r, const std::string& from) {
     std::string host = r.node_id.substr(0, r.node_id.find('/'));
@@ -194,7 +198,8 @@ class RootServerImpl final : public RootServer {
   // when accept() runs out of descriptors, the oldest of them is evicted. With nothing to evict,
   // the listener rests for kAcceptRestMs instead of spinning.
   void AcceptAll() {
-    for (int batch = 0; batch < kAcceptBatch; ++batch) {
+    const size_t batch_max = std::min<size_t>(kAcceptBatch, std::max<size_t>(1, max_pending_ / 2));
+    for (size_t batch = 0; batch < batch_max; ++batch) {
       net::SockAddr peer;
       peer.len = sizeof(peer.ss);
       int raw = ::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer.ss), &peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -276,9 +281,12 @@ class RootServerImpl final : public RootServer {
     if (!net::TokenEqual(token, info_.token)) {
       // Not ours: a root info from another run, or a rank of another job started from the same rank
       // table on the same port. Tell it who we are, so it fails (or waits for its own root) at once.
-      HLOG_WARN(kBoot, "root server %s: dropped connection from %s: wrong token (rank %u, %s: a root info from "
-                "another run or a rank of another job); told it this root serves %s",
-                Name().c_str(), c.from.c_str(), c.info.rank, Who(c.info, c.from).c_str(), Describe().c_str());
+      // A rank of another job retries every 200 ms while it waits for its own root: log a few.
+      if (++wrong_tokens_ <= 10 || wrong_tokens_ % 100 == 0)
+        HLOG_WARN(kBoot, "root server %s: dropped connection from %s: wrong token (rank %u, %s: a root info from "
+                  "another run or a rank of another job; %llu so far); told it this root serves %s",
+                  Name().c_str(), c.from.c_str(), c.info.rank, Who(c.info, c.from).c_str(),
+                  static_cast<unsigned long long>(wrong_tokens_), Describe().c_str());
       SendRaw(c, kRootErrorOtherJob, Describe());
       return false;
     }
@@ -380,8 +388,10 @@ class RootServerImpl final : public RootServer {
   Fd listener_;
   std::string served_;
   std::string self_;  // "pid N on host H"
+  std::string job_;   // this process's launcher job id, read once (env is not read from the thread)
   uint64_t evicted_ = 0;
   uint64_t fd_rests_ = 0;
+  uint64_t wrong_tokens_ = 0;
   uint64_t accept_rest_until_ns_ = 0;
   size_t max_pending_ = kMaxPendingClients;
   std::mutex wake_mu_;  // guards wake_: closed by the thread at exit, written by the destructor
@@ -531,23 +541,6 @@ int FindListenerPid(uint16_t port) {
   return found;
 }
 
-// Destroys this process's own earlier root server on ip:port (a rank 0 that initialises again
-// before its previous server has wound down).
-void RetireOwnServerOn(const std::string& ip, uint16_t port) {
-  std::vector<std::unique_ptr<RootServer>> retired;  // destroyed outside the lock
-  std::lock_guard<std::mutex> lock(g_registry_mu);
-  auto& reg = Registry();
-  for (auto it = reg.begin(); it != reg.end();) {
-    auto* impl = dynamic_cast<RootServerImpl*>(it->get());
-    if (impl && impl->port() == port && impl->ip() == ip) {
-      retired.push_back(std::move(*it));
-      it = reg.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
 enum class Holder { kGone, kOtherJob, kSameJob, kForeign };
 
 // Asks the process listening on `addr` who it is, with a HELLO claiming rank 0 of this job.
@@ -603,7 +596,6 @@ Status StartRankTableRoot(const RootInfo& root, uint32_t nranks, const std::stri
                           std::unique_ptr<RootServer>* out) {
   std::string ip = root.ip;
   if (ip.empty()) HOSTCCL_RETURN_IF_ERROR(ChooseLocalAddress(&ip));
-  RetireOwnServerOn(ip, root.port);
   const std::string where = net::FormatHostPort(ip, root.port);
   const std::string job = LauncherJobIdentity().Describe();
   const uint64_t start = NowNs();
