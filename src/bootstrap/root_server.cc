@@ -104,8 +104,6 @@ class RootServerImpl final : public RootServer {
   }
 
   const RootInfo& info() const override { return info_; }
-  const std::string& ip() const { return info_.ip; }
-  uint16_t port() const { return info_.port; }
   bool finished() const { return finished_.load(std::memory_order_acquire); }
 
  private:
