@@ -1,12 +1,19 @@
 // hcclrun: `hcclrun -n N [--timeout SEC] [--bind auto|core|none] [--] prog args...` starts N
 // ranks of prog on this host.
-// Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
-// HOSTCCL_STORE_HOSTED=1: hcclrun itself hosts the TCP rendezvous store on 127.0.0.1 (a free port)
-// for the whole run. Every line a rank writes is prefixed "[r] " and kept on stdout or stderr.
-// SIGINT/SIGTERM/SIGHUP are forwarded to every rank. When a rank exits non-zero or by a signal,
-// the others get SIGTERM, then SIGKILL after a grace period, and hcclrun exits with that rank's
-// status (128 + signal for a signal). --timeout ends everything after SEC seconds (exit 124).
-// Usage errors exit 2. Each rank is its own process group, so its children die with it.
+// Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+// HOSTCCL_STORE_HOSTED=1, HOSTCCL_STORE_SECRET and HOSTCCL_JOB_ID: hcclrun itself hosts the TCP
+// rendezvous store on 127.0.0.1 (a free port) for the whole run, answering only processes that
+// prove the secret (128 random bits, new for each launch, passed only in the ranks' environment);
+// the job id (another 128 random bits, not secret) tells this launch's ranks from any other's.
+// Every line a rank writes is prefixed "[r] " and kept on stdout or stderr.
+// SIGINT/SIGTERM/SIGHUP/SIGQUIT are forwarded to every rank, which then get SIGKILL after a grace
+// period; SIGUSR1/SIGUSR2 are forwarded and nothing else happens. Each rank is started with
+// PR_SET_PDEATHSIG = SIGKILL: when hcclrun dies, even by SIGKILL, its ranks die with it. When a
+// rank exits non-zero or by a signal, the others get SIGTERM, then SIGKILL after a grace period,
+// and hcclrun exits with that rank's status (128 + signal for a signal). --timeout ends
+// everything after SEC seconds (exit 124). Usage errors exit 2. Each rank is its own process
+// group, so its children die with it (except when hcclrun itself is SIGKILLed: then only the
+// ranks get the death signal).
 // Binding (like mpirun's --bind-to core --map-by core): rank r runs on the (r mod k)-th of the k
 // CPUs hcclrun may use. "auto" (default) binds only when ranks outnumber those CPUs: then the
 // scheduler otherwise sometimes stacks 3 ranks on one core and 1 on another, and every hand-off
@@ -16,6 +23,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +37,7 @@
 #include <vector>
 
 #include "bootstrap/store.h"
+#include "bootstrap/store_auth.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -45,8 +54,10 @@ constexpr size_t kMaxLineBytes = 64 * 1024;   // longer lines are split
 const char kHelp[] =
     "usage: hcclrun -n N [--timeout SEC] [--bind auto|core|none] [--] program [args...]\n"
     "  Starts N ranks of program on this host with RANK, WORLD_SIZE, LOCAL_RANK,\n"
-    "  LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and HOSTCCL_STORE_HOSTED=1 set\n"
-    "  (HostcclCommInitFromEnv uses them). Output lines are prefixed with \"[rank] \".\n"
+    "  LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, HOSTCCL_STORE_HOSTED=1,\n"
+    "  HOSTCCL_STORE_SECRET and HOSTCCL_JOB_ID set (HostcclCommInitFromEnv uses them).\n"
+    "  Output lines are prefixed with \"[rank] \". SIGINT, SIGTERM, SIGHUP, SIGQUIT,\n"
+    "  SIGUSR1 and SIGUSR2 are forwarded to every rank; ranks die with hcclrun.\n"
     "  -n, --np, --nproc N   number of ranks (1..1024)\n"
     "  --timeout SEC         kill every rank after SEC seconds and exit 124\n"
     "  --bind MODE           core: rank r runs on the (r mod k)-th of the k CPUs allowed\n"
@@ -170,7 +181,7 @@ class Launcher {
     signal(SIGPIPE, SIG_IGN);
     sigset_t mask;
     sigemptyset(&mask);
-    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&mask, s);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&mask, s);
     sigprocmask(SIG_BLOCK, &mask, &old_mask_);
     sigfd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sigfd_ < 0) {
@@ -178,8 +189,17 @@ class Launcher {
       return 1;
     }
     // After blocking the signals: the store's thread inherits the mask, so signalfd sees them all.
+    std::string secret, job_id;
+    Status st = boot::RandomBytes(16, &secret);
+    if (st.ok()) st = boot::RandomBytes(16, &job_id);
+    if (!st.ok()) {
+      fprintf(stderr, "hcclrun: cannot make the job's secret: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    secret_ = boot::ToHex(secret);
+    job_id_ = boot::ToHex(job_id);
     std::unique_ptr<boot::TcpStoreServer> server;
-    Status st = boot::StartTcpStoreServer("127.0.0.1", 0, &server);
+    st = boot::StartTcpStoreServer("127.0.0.1", 0, &server, secret_);
     if (!st.ok()) {
       fprintf(stderr, "hcclrun: cannot start the rendezvous store: %s\n", st.ToString().c_str());
       return 1;
@@ -215,9 +235,16 @@ class Launcher {
   }
 
   std::vector<std::string> EnvFor(int rank, uint16_t port) {
-    static const char* const kOurs[] = {
-        "RANK",       "WORLD_SIZE",  "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
-        "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", "HOSTCCL_STORE_HOSTED"};
+    static const char* const kOurs[] = {"RANK",
+                                        "WORLD_SIZE",
+                                        "LOCAL_RANK",
+                                        "LOCAL_WORLD_SIZE",
+                                        "GROUP_RANK",
+                                        "MASTER_ADDR",
+                                        "MASTER_PORT",
+                                        "HOSTCCL_STORE_HOSTED",
+                                        "HOSTCCL_STORE_SECRET",
+                                        "HOSTCCL_JOB_ID"};
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
       std::string kv = *e;
@@ -234,6 +261,8 @@ class Launcher {
     env.push_back("MASTER_ADDR=127.0.0.1");
     env.push_back(StrFormat("MASTER_PORT=%u", port));
     env.push_back("HOSTCCL_STORE_HOSTED=1");
+    env.push_back("HOSTCCL_STORE_SECRET=" + secret_);
+    env.push_back("HOSTCCL_JOB_ID=" + job_id_);
     return env;
   }
 
@@ -253,6 +282,7 @@ class Launcher {
     cpu_set_t bind;
     CPU_ZERO(&bind);
     if (!cpus_.empty()) CPU_SET(cpus_[static_cast<size_t>(rank) % cpus_.size()], &bind);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
       fprintf(stderr, "hcclrun: fork for rank %d failed: %s\n", rank, strerror(errno));
@@ -260,6 +290,9 @@ class Launcher {
     }
     if (pid == 0) {
       setpgid(0, 0);
+      // Die with hcclrun, however it dies. The death signal is armed only from here on: if hcclrun
+      // died already, we are an orphan (our parent is someone else) and must not start the rank.
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(128 + SIGKILL);
       signal(SIGPIPE, SIG_DFL);
       sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
       dup2(out[1], 1);
@@ -325,6 +358,10 @@ class Launcher {
         c.running = false;
         --running_;
         if (running_ == 0) all_exited_ns_ = NowNs();
+        if (killed_ && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+          ++forced_;
+        else
+          last_exit_ns_ = NowNs();
         bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         if (terminating_) kill(-pid, SIGKILL);  // the rank is gone; so go its leftover children
         if (!failed || terminating_) break;     // deaths we caused are not news
@@ -346,16 +383,32 @@ class Launcher {
     while (read(sigfd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
       int sig = static_cast<int>(si.ssi_signo);
       if (sig == SIGCHLD) continue;  // reaped below in any case
-      fprintf(stderr, "hcclrun: got signal %d (%s); forwarding it to %d rank(s)\n", sig,
-              strsignal(sig), running_);
+      bool stop = sig != SIGUSR1 && sig != SIGUSR2;  // the user signals are only passed on
+      fprintf(stderr, "hcclrun: got signal %d (%s); forwarding it to %d rank(s)%s\n", sig,
+              strsignal(sig), running_,
+              stop ? StrFormat("; SIGKILL follows after %llu s", kGraceNs / 1000000000ull).c_str()
+                   : "");
       Signal(sig);
-      if (!terminating_) {
+      if (stop && !terminating_) {
         terminating_ = true;  // SIGKILL follows after the grace period
         term_ns_ = NowNs();
         exit_code_ = 128 + sig;
+        stop_signal_ = sig;
+        stop_running_ = running_;
       }
     }
     Reap();
+  }
+
+  // After a stop signal: how the ranks ended.
+  void ReportStop() {
+    if (stop_signal_ == 0) return;
+    fprintf(stderr,
+            "hcclrun: after signal %d (%s), %d of %d running rank(s) ended by themselves within "
+            "%.2f s; %d were killed after the %llu s grace period\n",
+            stop_signal_, strsignal(stop_signal_), stop_running_ - forced_, stop_running_,
+            static_cast<double>(last_exit_ns_ > term_ns_ ? last_exit_ns_ - term_ns_ : 0) / 1e9,
+            forced_, kGraceNs / 1000000000ull);
   }
 
   void Supervise() {
@@ -421,9 +474,16 @@ class Launcher {
         close(s.fd);
       }
     }
+    ReportStop();
   }
 
   Options opt_;
+  std::string secret_;  // hex; the store's and the ranks' HOSTCCL_STORE_SECRET
+  std::string job_id_;  // hex; the ranks' HOSTCCL_JOB_ID
+  int stop_signal_ = 0;       // the first stop signal hcclrun got (0: none)
+  int stop_running_ = 0;      // ranks running when it came
+  int forced_ = 0;            // ranks that ended by our SIGKILL after the grace period
+  uint64_t last_exit_ns_ = 0; // when the last rank that ended by itself did
   std::vector<int> cpus_;  // CPUs ranks are bound to, round robin (empty: unbound)
   sigset_t old_mask_;
   int sigfd_ = -1;
