@@ -7,7 +7,8 @@
 // the job id (another 128 random bits, not secret) tells this launch's ranks from any other's.
 // Every line a rank writes is prefixed "[r] " and kept on stdout or stderr.
 // SIGINT/SIGTERM/SIGHUP/SIGQUIT are forwarded to every rank, which then get SIGKILL after a grace
-// period; SIGUSR1/SIGUSR2 are forwarded and nothing else happens. Each rank is started with
+// period; SIGUSR1/SIGUSR2 are forwarded and nothing else happens. A signal that was ignored when
+// hcclrun started (nohup, a script's `&`) stays ignored. Each rank is started with
 // PR_SET_PDEATHSIG = SIGKILL: when hcclrun dies, even by SIGKILL, its ranks die with it. When a
 // rank exits non-zero or by a signal, the others get SIGTERM, then SIGKILL after a grace period,
 // and hcclrun exits with that rank's status (128 + signal for a signal). --timeout ends
@@ -181,7 +182,14 @@ class Launcher {
     signal(SIGPIPE, SIG_IGN);
     sigset_t mask;
     sigemptyset(&mask);
-    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&mask, s);
+    sigaddset(&mask, SIGCHLD);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) {
+      // A signal ignored when we started (nohup: SIGHUP; a script's `&`: SIGINT and SIGQUIT)
+      // stays ignored, for us and for the ranks, who inherit that.
+      struct sigaction old {};
+      if (sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      sigaddset(&mask, s);
+    }
     sigprocmask(SIG_BLOCK, &mask, &old_mask_);
     sigfd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sigfd_ < 0) {
