@@ -8,6 +8,7 @@ T=$(mktemp -d /tmp/hcclrun_test.XXXXXX)
 # hcclrun that dies leaves them running).
 cleanup() { for f in "$T"/pid.*; do [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done; rm -rf "$T"; }
 trap cleanup EXIT
+trap "exit 1" HUP INT TERM PIPE
 fail() { echo "FAIL [$CASE]: $*"; echo "--- stdout"; cat "$T/out" 2>/dev/null; echo "--- stderr"; cat "$T/err" 2>/dev/null; exit 1; }
 expect_line() { grep -qxF -- "$2" "$1" || fail "missing line '$2' in $1"; }
 run() { "$HCCLRUN" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
@@ -130,21 +131,25 @@ secret_env)  # a 128-bit store secret and job id per launch, hex, shared by the 
   [ "$first" != "$second" ] || fail "two launches got the same secret and job id"
   case "$second" in *"$s"*|*"$j"*) fail "a value was reused by the next launch" ;; esac
   ;;
-die_with_hcclrun)  # SIGKILL of hcclrun: every rank is gone within 5 s instead of running on
-  "$HCCLRUN" -n 3 sh -c 'echo $$ >"$0/tmp.$RANK" && mv "$0/tmp.$RANK" "$0/pid.$RANK"; echo up; exec sleep 60' "$T" >"$T/out" 2>"$T/err" &
+die_with_hcclrun)  # SIGKILL of hcclrun: every rank and its child are gone within 5 s instead of running on
+  # Ranks 0 and 1 are shells whose child is the work (a wrapper script); rank 2 is the work itself.
+  "$HCCLRUN" -n 3 sh -c 'if [ "$RANK" = 2 ]; then echo $$ >"$0/tmp.$RANK" && mv "$0/tmp.$RANK" "$0/pid.$RANK"; echo up; exec sleep 60; fi
+    sleep 60 & echo $! >"$0/tmp.c$RANK" && mv "$0/tmp.c$RANK" "$0/pid.c$RANK"
+    echo $$ >"$0/tmp.$RANK" && mv "$0/tmp.$RANK" "$0/pid.$RANK"; echo up; wait' "$T" >"$T/out" 2>"$T/err" &
   pid=$!
   wait_lines 3 up "$T/out"
-  for r in 0 1 2; do [ -f "$T/pid.$r" ] || fail "rank $r wrote no pid"; done
+  procs="0 1 2 c0 c1"
+  for r in $procs; do [ -f "$T/pid.$r" ] || fail "process $r wrote no pid"; done
   kill -KILL $pid
   wait $pid 2>/dev/null
   start=$(date +%s%N)
   for i in $(seq 100); do
-    left=""; for r in 0 1 2; do alive "$(cat "$T/pid.$r")" && left="$left $r"; done
+    left=""; for r in $procs; do alive "$(cat "$T/pid.$r")" && left="$left $r"; done
     [ -z "$left" ] && break
     sleep 0.05
   done
-  [ -z "$left" ] || fail "rank(s)$left still running 5 s after hcclrun was SIGKILLed"
-  echo "ranks gone $(( ($(date +%s%N) - start) / 1000000 )) ms after hcclrun's SIGKILL was reaped"
+  [ -z "$left" ] || fail "process(es)$left (c = a rank's child) still running 5 s after hcclrun was SIGKILLed"
+  echo "ranks and their children gone $(( ($(date +%s%N) - start) / 1000000 )) ms after hcclrun's SIGKILL was reaped"
   ;;
 forward_user_signals)  # SIGUSR1/SIGUSR2 reach every rank and stop nothing; SIGQUIT stops the job
   # (`&` would start hcclrun with SIGQUIT ignored, which it then leaves ignored: undo that)

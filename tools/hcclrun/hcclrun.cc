@@ -8,13 +8,15 @@
 // Every line a rank writes is prefixed "[r] " and kept on stdout or stderr.
 // SIGINT/SIGTERM/SIGHUP/SIGQUIT are forwarded to every rank, which then get SIGKILL after a grace
 // period; SIGUSR1/SIGUSR2 are forwarded and nothing else happens. A signal that was ignored when
-// hcclrun started (nohup, a script's `&`) stays ignored. Each rank is started with
-// PR_SET_PDEATHSIG = SIGKILL: when hcclrun dies, even by SIGKILL, its ranks die with it. When a
-// rank exits non-zero or by a signal, the others get SIGTERM, then SIGKILL after a grace period,
-// and hcclrun exits with that rank's status (128 + signal for a signal). --timeout ends
+// hcclrun started (nohup, a script's `&`) stays ignored.
+// When hcclrun dies, even by SIGKILL, its ranks and their children die with it: each rank is
+// started with PR_SET_PDEATHSIG = SIGKILL, and a guardian process (forked first, in a process
+// group of its own) learns each rank's process group through a pipe only hcclrun writes; when the
+// pipe reports end-of-file without hcclrun having said goodbye, the guardian SIGKILLs those groups.
+// When a rank exits non-zero or by a signal, the others get SIGTERM, then SIGKILL after a grace
+// period, and hcclrun exits with that rank's status (128 + signal for a signal). --timeout ends
 // everything after SEC seconds (exit 124). Usage errors exit 2. Each rank is its own process
-// group, so its children die with it (except when hcclrun itself is SIGKILLed: then only the
-// ranks get the death signal).
+// group, so its children die with it.
 // Binding (like mpirun's --bind-to core --map-by core): rank r runs on the (r mod k)-th of the k
 // CPUs hcclrun may use. "auto" (default) binds only when ranks outnumber those CPUs: then the
 // scheduler otherwise sometimes stacks 3 ranks on one core and 1 on another, and every hand-off
@@ -196,6 +198,8 @@ class Launcher {
       perror("hcclrun: signalfd");
       return 1;
     }
+    // Before the store's thread exists: the guardian is a copy of a one-thread process.
+    StartGuardian();
     // After blocking the signals: the store's thread inherits the mask, so signalfd sees them all.
     std::string secret, job_id;
     Status st = boot::RandomBytes(16, &secret);
@@ -224,10 +228,85 @@ class Launcher {
       }
     }
     Supervise();
+    TellGuardian(0);  // an orderly end: nothing to kill (ranks' leftover children stay, as before)
     return exit_code_;
   }
 
  private:
+  // The guardian: a child in its own process group (terminal signals to hcclrun's group do not
+  // reach it) that reads messages from hcclrun: +pgid (a rank's group), -pgid (that group is
+  // empty now), 0 (hcclrun is ending in order: exit). End-of-file without the 0 means hcclrun died:
+  // it SIGKILLs every group it knows and exits. Without a guardian (fork failed) hcclrun goes on;
+  // the ranks still die with it by PR_SET_PDEATHSIG, their children may not.
+  void StartGuardian() {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+      fprintf(stderr, "hcclrun: no guardian (pipe: %s)\n", strerror(errno));
+      return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      fprintf(stderr, "hcclrun: no guardian (fork: %s)\n", strerror(errno));
+      close(p[0]);
+      close(p[1]);
+      return;
+    }
+    if (pid == 0) {
+      close(p[1]);
+      close(sigfd_);
+      setpgid(0, 0);
+      for (int sig : {SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) signal(sig, SIG_IGN);
+      sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+      int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+      if (null_fd >= 0) {
+        dup2(null_fd, 0);
+        dup2(null_fd, 1);  // hold no pipe a reader of hcclrun's stdout waits on
+      }
+      prctl(PR_SET_NAME, "hcclrun-guard");
+      std::vector<int32_t> groups;
+      for (;;) {
+        int32_t msg = 0;
+        ssize_t n = read(p[0], &msg, sizeof(msg));
+        if (n < 0 && errno == EINTR) continue;
+        if (n != static_cast<ssize_t>(sizeof(msg))) break;  // hcclrun is gone
+        if (msg == 0) _exit(0);
+        if (msg > 0) {
+          groups.push_back(msg);
+        } else {
+          for (auto& g : groups)
+            if (g == -msg) g = 0;
+        }
+      }
+      int killed = 0;
+      for (int32_t g : groups)
+        if (g > 0 && kill(-g, SIGKILL) == 0) ++killed;
+      if (killed > 0) {
+        char line[160];
+        int len = snprintf(line, sizeof line,
+                           "hcclrun: died without ending its ranks; its guardian killed %d rank "
+                           "process group(s)\n",
+                           killed);
+        (void)!write(2, line, static_cast<size_t>(len));
+      }
+      _exit(0);
+    }
+    close(p[0]);
+    setpgid(pid, pid);
+    fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
+    guard_fd_ = p[1];
+    guard_pid_ = pid;
+  }
+
+  void TellGuardian(int32_t msg) {
+    if (guard_fd_ < 0) return;
+    // 4 bytes to a pipe are written whole; a full pipe (guardian stuck) must not stall us.
+    if (write(guard_fd_, &msg, sizeof(msg)) != static_cast<ssize_t>(sizeof(msg))) {
+      fprintf(stderr, "hcclrun: lost the guardian (%s)\n", strerror(errno));
+      close(guard_fd_);
+      guard_fd_ = -1;
+    }
+  }
+
   // Fills cpus_ with the CPUs to bind ranks to (empty: no binding).
   void PlanBinding() {
     if (opt_.bind == "none") return;
@@ -316,6 +395,7 @@ class Launcher {
       _exit(127);
     }
     setpgid(pid, pid);  // also here: no race with an early kill(-pid)
+    TellGuardian(pid);
     close(out[1]);
     close(err[1]);
     children_[rank].pid = pid;
@@ -360,6 +440,16 @@ class Launcher {
       int status = 0;
       pid_t pid = waitpid(-1, &status, WNOHANG);
       if (pid <= 0) return;
+      if (pid == guard_pid_) {
+        guard_pid_ = -1;
+        fprintf(stderr,
+                "hcclrun: the guardian (pid %d) ended; if hcclrun dies now, its ranks still die "
+                "with it, their children may not\n",
+                static_cast<int>(pid));
+        if (guard_fd_ >= 0) close(guard_fd_);
+        guard_fd_ = -1;
+        continue;
+      }
       for (size_t r = 0; r < children_.size(); ++r) {
         Child& c = children_[r];
         if (c.pid != pid || !c.running) continue;
@@ -372,6 +462,9 @@ class Launcher {
           last_exit_ns_ = NowNs();
         bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         if (terminating_) kill(-pid, SIGKILL);  // the rank is gone; so go its leftover children
+        // An empty group's id may be reused: the guardian must forget it. (A group with members
+        // left keeps its id reserved; the guardian kills them if hcclrun dies.)
+        if (kill(-pid, 0) != 0 && errno == ESRCH) TellGuardian(-pid);
         if (!failed || terminating_) break;     // deaths we caused are not news
         std::string how = WIFEXITED(status)
                               ? StrFormat("exited with status %d", WEXITSTATUS(status))
@@ -495,6 +588,8 @@ class Launcher {
   std::vector<int> cpus_;  // CPUs ranks are bound to, round robin (empty: unbound)
   sigset_t old_mask_;
   int sigfd_ = -1;
+  int guard_fd_ = -1;    // write end of the guardian's pipe (-1: no guardian)
+  pid_t guard_pid_ = -1;
   int devnull_ = -1;
   uint64_t start_ns_ = 0;
   std::vector<Child> children_;
