@@ -33,7 +33,8 @@ inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 void Compress(uint32_t h[8], const uint8_t block[64]) {
   uint32_t w[64];
   for (int t = 0; t < 16; ++t) {
-    w[t] = static_cast<uint32_t>(block[4 * t]) << 24 | static_cast<uint32_t>(block[4 * t + 1]) << 16 |
+    w[t] = static_cast<uint32_t>(block[4 * t]) << 24 |
+           static_cast<uint32_t>(block[4 * t + 1]) << 16 |
            static_cast<uint32_t>(block[4 * t + 2]) << 8 | static_cast<uint32_t>(block[4 * t + 3]);
   }
   for (int t = 16; t < 64; ++t) {

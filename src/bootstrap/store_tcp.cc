@@ -46,7 +46,7 @@ constexpr size_t kMaxClients = 1024;
 constexpr size_t kMaxPendingOut = 64u << 20;  // a client that stops reading is dropped
 constexpr uint32_t kAuthMagic = 0x31414348;   // "HCA1"
 constexpr size_t kNonceBytes = 16;
-constexpr size_t kHelloBytes = 4 + kNonceBytes;                   // client's hello
+constexpr size_t kHelloBytes = 4 + kNonceBytes;                     // client's hello
 constexpr size_t kChallengeBytes = 4 + kNonceBytes + kSha256Bytes;  // server's answer
 constexpr char kAccepted = 'Y';
 constexpr size_t kMaxUnauthenticated = 64;
@@ -150,10 +150,10 @@ class Server final : public TcpStoreServer {
  private:
   struct Conn {
     std::string in, out;
-    bool authed = false;        // proved the secret (always true without one)
-    bool challenged = false;    // got the hello, sent the challenge; the proof is due
+    bool authed = false;      // proved the secret (always true without one)
+    bool challenged = false;  // got the hello, sent the challenge; the proof is due
     uint64_t accepted_ns = 0;
-    std::string nonces;         // client nonce | server nonce, once challenged
+    std::string nonces;  // client nonce | server nonce, once challenged
   };
 
   void Loop() {
@@ -247,8 +247,9 @@ class Server final : public TcpStoreServer {
     if (!c.challenged) {
       if (c.in.size() < 4) return true;
       if (GetU32(c.in.data()) != kAuthMagic) {
-        LogRefusal(fd, "it did not open with the authentication hello (this store requires the "
-                       "job's secret, HOSTCCL_STORE_SECRET)");
+        LogRefusal(fd,
+                   "it did not open with the authentication hello (this store requires the "
+                   "job's secret, HOSTCCL_STORE_SECRET)");
         return false;
       }
       if (c.in.size() < kHelloBytes) return true;
@@ -437,7 +438,8 @@ class Client final : public Store {
       return MakeStatus(Code::kTcpConnect,
                         "tcp store %s refused this process's proof of the job's secret "
                         "(HOSTCCL_STORE_SECRET differs from the store's)%s%s",
-                        endpoint_.c_str(), st.ok() ? "" : ": ", st.ok() ? "" : st.message().c_str());
+                        endpoint_.c_str(), st.ok() ? "" : ": ",
+                        st.ok() ? "" : st.message().c_str());
     }
     return Status::Ok();
   }

@@ -2,8 +2,6 @@
 // wait/delete, Get timing out with kTimeout, concurrent Add); the TCP server survives garbage.
 #include "bootstrap/store.h"
 
-#include "bootstrap/store_auth.h"
-
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -13,6 +11,8 @@
 
 #include <chrono>
 #include <thread>
+
+#include "bootstrap/store_auth.h"
 
 namespace hostccl::boot {
 namespace {
@@ -43,9 +43,9 @@ class StoreTest : public ::testing::TestWithParam<Kind> {
       case Kind::kTcpSecret: {
         const char* secret = SecretFor(GetParam());
         ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &server_, secret).ok());
-        ASSERT_TRUE(ConnectTcpStore("127.0.0.1", server_->port(), Deadline::AfterMs(5000), &store_,
-                                    secret)
-                        .ok());
+        ASSERT_TRUE(
+            ConnectTcpStore("127.0.0.1", server_->port(), Deadline::AfterMs(5000), &store_, secret)
+                .ok());
         break;
       }
     }
@@ -255,7 +255,8 @@ TEST(StoreAuth, Sha256AndHmacMatchThePublishedVectors) {
 
 // Sends one plain request (as any local process could) and returns what came back: "" when the
 // server closed the connection without answering.
-std::string RawRequest(uint16_t port, uint8_t op, const std::string& key, const std::string& value) {
+std::string RawRequest(uint16_t port, uint8_t op, const std::string& key,
+                       const std::string& value) {
   int fd = RawConnect(port);
   std::string req = "HCS1";
   req.push_back(static_cast<char>(op));
@@ -326,7 +327,8 @@ TEST(TcpStoreAuth, ClientWithASecretRefusesAStoreThatCannotProveIt) {
   ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &open_server).ok());
   ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &other, "another job's secret, 32 chars!").ok());
   std::unique_ptr<Store> c;
-  Status st = ConnectTcpStore("127.0.0.1", open_server->port(), Deadline::AfterMs(5000), &c, kSecret);
+  Status st =
+      ConnectTcpStore("127.0.0.1", open_server->port(), Deadline::AfterMs(5000), &c, kSecret);
   EXPECT_EQ(st.code(), Code::kTcpConnect) << st.ToString();
   EXPECT_NE(st.message().find(std::to_string(open_server->port())), std::string::npos);
   st = ConnectTcpStore("127.0.0.1", other->port(), Deadline::AfterMs(5000), &c, kSecret);
@@ -348,7 +350,8 @@ TEST(TcpStoreAuth, SilentAndHostileConnectionsNeverLockRanksOut) {
   for (int i = 0; i < 200; ++i) idle.push_back(RawConnect(server->port()));
   std::unique_ptr<Store> rank;
   auto start = std::chrono::steady_clock::now();
-  Status st = ConnectTcpStore("127.0.0.1", server->port(), Deadline::AfterMs(10000), &rank, kSecret);
+  Status st =
+      ConnectTcpStore("127.0.0.1", server->port(), Deadline::AfterMs(10000), &rank, kSecret);
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_TRUE(rank->Set("k", "v").ok());
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));

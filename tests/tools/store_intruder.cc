@@ -47,7 +47,8 @@ std::string Try(uint16_t port, const std::string& req) {
       reply.append(buf, static_cast<size_t>(n));
       if (reply.size() >= 5) {
         uint32_t len = 0;
-        for (int i = 0; i < 4; ++i) len |= static_cast<uint32_t>(static_cast<uint8_t>(reply[1 + i])) << (8 * i);
+        for (int i = 0; i < 4; ++i)
+          len |= static_cast<uint32_t>(static_cast<uint8_t>(reply[1 + i])) << (8 * i);
         if (reply.size() >= 5 + static_cast<size_t>(len)) break;
       }
     }

@@ -465,7 +465,7 @@ class Launcher {
         // An empty group's id may be reused: the guardian must forget it. (A group with members
         // left keeps its id reserved; the guardian kills them if hcclrun dies.)
         if (kill(-pid, 0) != 0 && errno == ESRCH) TellGuardian(-pid);
-        if (!failed || terminating_) break;     // deaths we caused are not news
+        if (!failed || terminating_) break;  // deaths we caused are not news
         std::string how = WIFEXITED(status)
                               ? StrFormat("exited with status %d", WEXITSTATUS(status))
                               : StrFormat("was killed by signal %d (%s)", WTERMSIG(status),
@@ -483,7 +483,7 @@ class Launcher {
     signalfd_siginfo si;
     while (read(sigfd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
       int sig = static_cast<int>(si.ssi_signo);
-      if (sig == SIGCHLD) continue;  // reaped below in any case
+      if (sig == SIGCHLD) continue;                  // reaped below in any case
       bool stop = sig != SIGUSR1 && sig != SIGUSR2;  // the user signals are only passed on
       fprintf(stderr, "hcclrun: got signal %d (%s); forwarding it to %d rank(s)%s\n", sig,
               strsignal(sig), running_,
@@ -579,16 +579,16 @@ class Launcher {
   }
 
   Options opt_;
-  std::string secret_;  // hex; the store's and the ranks' HOSTCCL_STORE_SECRET
-  std::string job_id_;  // hex; the ranks' HOSTCCL_JOB_ID
-  int stop_signal_ = 0;       // the first stop signal hcclrun got (0: none)
-  int stop_running_ = 0;      // ranks running when it came
-  int forced_ = 0;            // ranks that ended by our SIGKILL after the grace period
-  uint64_t last_exit_ns_ = 0; // when the last rank that ended by itself did
-  std::vector<int> cpus_;  // CPUs ranks are bound to, round robin (empty: unbound)
+  std::string secret_;         // hex; the store's and the ranks' HOSTCCL_STORE_SECRET
+  std::string job_id_;         // hex; the ranks' HOSTCCL_JOB_ID
+  int stop_signal_ = 0;        // the first stop signal hcclrun got (0: none)
+  int stop_running_ = 0;       // ranks running when it came
+  int forced_ = 0;             // ranks that ended by our SIGKILL after the grace period
+  uint64_t last_exit_ns_ = 0;  // when the last rank that ended by itself did
+  std::vector<int> cpus_;      // CPUs ranks are bound to, round robin (empty: unbound)
   sigset_t old_mask_;
   int sigfd_ = -1;
-  int guard_fd_ = -1;    // write end of the guardian's pipe (-1: no guardian)
+  int guard_fd_ = -1;  // write end of the guardian's pipe (-1: no guardian)
   pid_t guard_pid_ = -1;
   int devnull_ = -1;
   uint64_t start_ns_ = 0;
