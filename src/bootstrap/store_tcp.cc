@@ -49,7 +49,7 @@ constexpr size_t kNonceBytes = 16;
 constexpr size_t kHelloBytes = 4 + kNonceBytes;                     // client's hello
 constexpr size_t kChallengeBytes = 4 + kNonceBytes + kSha256Bytes;  // server's answer
 constexpr char kAccepted = 'Y';
-constexpr size_t kMaxUnauthenticated = 64;
+constexpr size_t kMaxUnauthenticated = 128;
 const char kServerLabel[] = "hostccl-store-server";
 const char kClientLabel[] = "hostccl-store-client";
 enum Op : uint8_t { kSet = 1, kGet = 2, kAdd = 3, kDelete = 4, kCheck = 5 };
@@ -215,11 +215,14 @@ class Server final : public TcpStoreServer {
       int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) return;
       if (!secret_.empty() && unauthenticated_ >= kMaxUnauthenticated) {
-        // The oldest connection still without a proof makes room.
+        // The oldest connection still without a proof makes room; first those that did not even
+        // say hello (a real client's hello is usually read as it is accepted, see below).
         auto oldest = conns_.end();
         for (auto it = conns_.begin(); it != conns_.end(); ++it) {
-          if (!it->second.authed &&
-              (oldest == conns_.end() || it->second.accepted_ns < oldest->second.accepted_ns))
+          if (it->second.authed) continue;
+          if (oldest == conns_.end() || it->second.challenged < oldest->second.challenged ||
+              (it->second.challenged == oldest->second.challenged &&
+               it->second.accepted_ns < oldest->second.accepted_ns))
             oldest = it;
         }
         if (oldest != conns_.end()) {
@@ -238,7 +241,10 @@ class Server final : public TcpStoreServer {
       c.authed = secret_.empty();
       c.accepted_ns = NowNs();
       if (!c.authed) ++unauthenticated_;
-      conns_.emplace(fd, std::move(c));
+      auto it = conns_.emplace(fd, std::move(c)).first;
+      // A client sends its hello right after connecting: answer it now, before a flood of
+      // newer connections can evict this one.
+      if (!it->second.authed && !Service(fd, it->second, POLLIN)) Drop(it);
     }
   }
 
@@ -402,6 +408,8 @@ class Client final : public Store {
   Client(int fd, std::string endpoint) : fd_(fd), endpoint_(std::move(endpoint)) {}
   ~Client() override { close(fd_); }
 
+  bool hello_unanswered() const { return hello_unanswered_; }
+
   // The client's half of the handshake (see the top of this file).
   Status Authenticate(const std::string& secret, Deadline deadline) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -415,6 +423,9 @@ class Client final : public Store {
     std::string challenge(kChallengeBytes, '\0');
     if (st.ok()) st = IoAll(false, challenge.data(), challenge.size(), deadline);
     if (!st.ok()) {
+      // A store without a secret closes at once; so does ours when a flood of connections
+      // evicted this one before its hello was read: worth another try or two.
+      hello_unanswered_ = st.code() != Code::kTimeout;
       return MakeStatus(st.code() == Code::kTimeout ? Code::kTimeout : Code::kTcpConnect,
                         "tcp store %s did not answer the authentication hello (%s): it has no "
                         "secret (not a store of this job?) or is not a hostccl store",
@@ -573,9 +584,10 @@ class Client final : public Store {
 
   std::mutex mu_;
   int fd_;
-  bool broken_ = false;         // guarded by mu_
-  bool authenticated_ = false;  // guarded by mu_: ran the handshake
-  bool answered_ = false;       // guarded by mu_: the server answered a request
+  bool hello_unanswered_ = false;  // the handshake failed by a closed connection
+  bool broken_ = false;            // guarded by mu_
+  bool authenticated_ = false;     // guarded by mu_: ran the handshake
+  bool answered_ = false;          // guarded by mu_: the server answered a request
   std::string endpoint_;
 };
 
@@ -598,6 +610,8 @@ Status ConnectTcpStore(const std::string& host, uint16_t port, Deadline deadline
   hints.ai_socktype = SOCK_STREAM;
   std::string last_error = "no attempt";
   uint64_t start = NowNs();
+  constexpr int kHelloAttempts = 4;
+  int unanswered_hellos = 0;
   for (;;) {
     addrinfo* res = nullptr;
     int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
@@ -627,13 +641,21 @@ Status ConnectTcpStore(const std::string& host, uint16_t port, Deadline deadline
           int one = 1;
           setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
           freeaddrinfo(res);
+          res = nullptr;
           auto client = std::make_unique<Client>(fd, endpoint);
           if (!secret.empty()) {
             // A handshake is short: bound it even under an unbounded connect deadline.
             Deadline hs = Deadline::AfterMs(kStoreOpTimeoutMs);
             if (!deadline.infinite() && deadline.RemainingMsForPoll() < kStoreOpTimeoutMs)
               hs = deadline.Expired() ? Deadline::AfterMs(1000) : deadline;
-            HOSTCCL_RETURN_IF_ERROR(client->Authenticate(secret, hs));
+            Status auth = client->Authenticate(secret, hs);
+            if (!auth.ok()) {
+              if (!client->hello_unanswered() || ++unanswered_hellos >= kHelloAttempts ||
+                  deadline.Expired())
+                return auth;
+              last_error = auth.message();
+              break;  // res is freed: connect again after the pause below
+            }
           }
           *out = std::move(client);
           return Status::Ok();
@@ -641,7 +663,7 @@ Status ConnectTcpStore(const std::string& host, uint16_t port, Deadline deadline
         last_error = strerror(errno);
         close(fd);
       }
-      freeaddrinfo(res);
+      if (res != nullptr) freeaddrinfo(res);
     }
     if (deadline.Expired()) {
       return MakeStatus(Code::kTcpConnect, "cannot connect to the store at %s within %llu ms: %s",

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -369,6 +370,55 @@ TEST(TcpStoreAuth, SilentAndHostileConnectionsNeverLockRanksOut) {
   std::string v;
   ASSERT_TRUE(rank->Get("k", Deadline::AfterMs(2000), &v).ok());
   EXPECT_EQ(v, "v");
+}
+
+TEST(TcpStoreAuth, RanksGetThroughAFloodOfConnections) {
+  std::unique_ptr<TcpStoreServer> server;
+  ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &server, kSecret).ok());
+  uint16_t port = server->port();
+  // A local flooder opens connections as fast as it can (holding the last 400) for as long as
+  // the ranks below take, at most 20,000 connections.
+  std::atomic<bool> done{false};
+  std::atomic<int> opened{0};
+  std::thread flooder([&] {
+    std::vector<int> held;
+    for (int i = 0; i < 20000 && !done.load(); ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in sa{};
+      sa.sin_family = AF_INET;
+      sa.sin_port = htons(port);
+      sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      (void)!connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));  // may fail: a flood
+      held.push_back(fd);
+      opened.fetch_add(1);
+      if (held.size() > 400) {
+        close(held.front());
+        held.erase(held.begin());
+      }
+    }
+    for (int fd : held) close(fd);
+  });
+  // The ranks come when the flood is on (600 connections opened, well over the server's limit of
+  // connections waiting for their proof).
+  while (opened.load() < 600) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<std::thread> ranks;
+  std::atomic<int> ok{0};
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back([&, r] {
+      std::unique_ptr<Store> s;
+      Status st = ConnectTcpStore("127.0.0.1", port, Deadline::AfterMs(20000), &s, kSecret);
+      EXPECT_TRUE(st.ok()) << "rank " << r << ": " << st.ToString();
+      if (!st.ok()) return;
+      int64_t n = 0;
+      if (s->Add("joined", 1, &n).ok()) ok.fetch_add(1);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  bool flood_outlived_ranks = !done.exchange(true);
+  flooder.join();
+  EXPECT_EQ(ok.load(), 4);
+  EXPECT_TRUE(flood_outlived_ranks) << "the flood ended before the ranks finished";
+  printf("flooder opened %d connections\n", opened.load());
 }
 
 TEST(TcpStore, ClientRetriesUntilServerAppears) {
