@@ -3,6 +3,7 @@
 // calls HcclCommInitRootInfo with them. Store choice (docs/launching.md):
 //   MASTER_ADDR + MASTER_PORT set -> TcpStore; hosted by the launcher when HOSTCCL_STORE_HOSTED=1
 //     (hcclrun), else by rank 0 on MASTER_PORT for the duration of the call (torchrun style);
+//     with HOSTCCL_STORE_SECRET (hcclrun sets it) both sides prove the secret before any key moves;
 //   otherwise -> FileStore in $HOSTCCL_STORE_DIR (/tmp)/hostccl-<uid>-<job key>, single host only.
 // Keys are "fromenv/<n>/root" and "fromenv/<n>/fetched" where n counts this process's calls (every
 // rank calls the same number of times); the last rank to fetch deletes them.
@@ -20,6 +21,7 @@
 #include "api/result.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/store.h"
+#include "bootstrap/store_auth.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "hccl/hccl.h"
@@ -168,17 +170,21 @@ Status OpenStore(const LaunchEnv& env, Deadline deadline, StoreHandle* h) {
     auto port = ParseInt(*port_raw);
     if (!port || *port < 1 || *port > 65535)
       return MakeStatus(Code::kPara, "MASTER_PORT=%s is not a port number", port_raw->c_str());
+    std::string secret = EnvRaw(Knob::kStoreSecret).value_or("");
+    if (!secret.empty())
+      HOSTCCL_RETURN_IF_ERROR(boot::CheckStoreSecret(secret, "HOSTCCL_STORE_SECRET"));
     if (env.rank == 0 && !EnvBool(Knob::kStoreHosted, false)) {
-      Status st = boot::StartTcpStoreServer(*addr, static_cast<uint16_t>(*port), &h->server);
+      Status st =
+          boot::StartTcpStoreServer(*addr, static_cast<uint16_t>(*port), &h->server, secret);
       // MASTER_ADDR may name this host by an address it cannot bind: fall back to every interface.
       if (!st.ok()) {
         HLOG_WARN(kInit, "rank 0 cannot host the store on %s:%lld (%s); trying all interfaces",
                   addr->c_str(), static_cast<long long>(*port), st.message().c_str());
         HOSTCCL_RETURN_IF_ERROR(
-            boot::StartTcpStoreServer("", static_cast<uint16_t>(*port), &h->server));
+            boot::StartTcpStoreServer("", static_cast<uint16_t>(*port), &h->server, secret));
       }
     }
-    return boot::ConnectTcpStore(*addr, static_cast<uint16_t>(*port), deadline, &h->store);
+    return boot::ConnectTcpStore(*addr, static_cast<uint16_t>(*port), deadline, &h->store, secret);
   }
   if (env.multi_host) {
     return MakeStatus(

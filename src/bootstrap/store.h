@@ -60,19 +60,27 @@ void RemoveFileStoreDir(const std::string& dir);
 
 std::unique_ptr<Store> NewPrefixStore(const std::string& prefix, std::shared_ptr<Store> base);
 
+// A connection to a TCP store with a secret that has not proved it within this time is dropped.
+constexpr int64_t kStoreAuthDeadlineMs = 3000;
+
 // The TCP store server: binds host:port (port 0 = ephemeral) and serves from one background
 // thread until destroyed. It drops (and logs) connections that send garbage or oversize lengths;
-// one client never stalls the others.
+// one client never stalls the others. With a secret (16..1024 bytes, see store_auth.h) it answers
+// only connections that proved it in the handshake described in store_tcp.cc; others are dropped
+// after kStoreAuthDeadlineMs at most, and never keep the job's ranks out. Without one it answers
+// any process that can reach the port.
 class TcpStoreServer {
  public:
   virtual ~TcpStoreServer() = default;
   virtual uint16_t port() const = 0;
 };
 Status StartTcpStoreServer(const std::string& host, uint16_t port,
-                           std::unique_ptr<TcpStoreServer>* out);
+                           std::unique_ptr<TcpStoreServer>* out, const std::string& secret = "");
 
-// A client: connects to host:port, retrying refused connections until the deadline.
+// A client: connects to host:port, retrying refused connections until the deadline. With a
+// secret it runs the handshake (the server must prove the secret first; a store without it, or
+// with another, fails with kTcpConnect naming the endpoint); the server must have the same one.
 Status ConnectTcpStore(const std::string& host, uint16_t port, Deadline deadline,
-                       std::unique_ptr<Store>* out);
+                       std::unique_ptr<Store>* out, const std::string& secret = "");
 
 }  // namespace hostccl::boot

@@ -2,6 +2,18 @@
 // Wire (little-endian): request = magic u32 "HCS1", op u8, key_len u32, value_len u32, key, value;
 // reply = status u8 (0 ok, 1 absent, 2 error), len u32, payload. Lengths are bounded before any
 // allocation; a connection sending a bad magic, op or length is dropped and logged.
+//
+// With a secret (HOSTCCL_STORE_SECRET; hcclrun always sets one) every connection first runs a
+// mutual challenge-response, and the server answers no request before it succeeded:
+//   client -> server  "HCA1" u32, client nonce (16 random bytes)
+//   server -> client  "HCA1" u32, server nonce (16), HMAC-SHA256(secret, "hostccl-store-server" |
+//                     client nonce | server nonce)
+//   client -> server  HMAC-SHA256(secret, "hostccl-store-client" | client nonce | server nonce)
+//   server -> client  'Y' (accepted; a wrong proof is answered by closing the connection)
+// The secret never travels. A client checks the server's proof before it sends its own or any key
+// (a squatter on the port gets nothing). Connections that have not proved the secret within
+// kAuthDeadlineMs are dropped, and at most kMaxUnauthenticated wait at once (a new one evicts the
+// oldest), so idle or hostile connections never lock the ranks out.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -21,6 +33,7 @@
 #include <thread>
 
 #include "bootstrap/store.h"
+#include "bootstrap/store_auth.h"
 #include "common/env.h"
 #include "common/log.h"
 
@@ -31,6 +44,14 @@ constexpr uint32_t kMagic = 0x31534348;  // "HCS1"
 constexpr size_t kHeaderBytes = 13;
 constexpr size_t kMaxClients = 1024;
 constexpr size_t kMaxPendingOut = 64u << 20;  // a client that stops reading is dropped
+constexpr uint32_t kAuthMagic = 0x31414348;   // "HCA1"
+constexpr size_t kNonceBytes = 16;
+constexpr size_t kHelloBytes = 4 + kNonceBytes;                     // client's hello
+constexpr size_t kChallengeBytes = 4 + kNonceBytes + kSha256Bytes;  // server's answer
+constexpr char kAccepted = 'Y';
+constexpr size_t kMaxUnauthenticated = 128;
+const char kServerLabel[] = "hostccl-store-server";
+const char kClientLabel[] = "hostccl-store-client";
 enum Op : uint8_t { kSet = 1, kGet = 2, kAdd = 3, kDelete = 4, kCheck = 5 };
 enum Reply : uint8_t { kOk = 0, kAbsent = 1, kError = 2 };
 
@@ -76,7 +97,9 @@ class Server final : public TcpStoreServer {
     if (wake_[1] >= 0) close(wake_[1]);
   }
 
-  Status Start(const std::string& host, uint16_t port) {
+  Status Start(const std::string& host, uint16_t port, const std::string& secret) {
+    if (!secret.empty()) HOSTCCL_RETURN_IF_ERROR(CheckStoreSecret(secret, "the store secret"));
+    secret_ = secret;
     if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
       return MakeStatus(Code::kSyscall, "tcp store: pipe failed: %s", strerror(errno));
     addrinfo hints{};
@@ -117,7 +140,8 @@ class Server final : public TcpStoreServer {
                                            : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     SetNonBlocking(listen_fd_);
     thread_ = std::thread([this] { Loop(); });
-    HLOG_INFO(kBoot, "tcp store server listening on %s", Endpoint(host, port_).c_str());
+    HLOG_INFO(kBoot, "tcp store server listening on %s (%s)", Endpoint(host, port_).c_str(),
+              secret_.empty() ? "no secret: any local process may use it" : "secret required");
     return Status::Ok();
   }
 
@@ -126,29 +150,63 @@ class Server final : public TcpStoreServer {
  private:
   struct Conn {
     std::string in, out;
+    bool authed = false;      // proved the secret (always true without one)
+    bool challenged = false;  // got the hello, sent the challenge; the proof is due
+    uint64_t accepted_ns = 0;
+    std::string nonces;  // client nonce | server nonce, once challenged
   };
 
   void Loop() {
     pthread_setname_np(pthread_self(), "hccl-store");
     std::vector<pollfd> fds;
     while (!stop_.load()) {
+      DropLateConnections();
       fds.clear();
       fds.push_back({wake_[0], POLLIN, 0});
       fds.push_back({listen_fd_, POLLIN, 0});
       for (auto& [fd, conn] : conns_)
         fds.push_back({fd, static_cast<short>(POLLIN | (conn.out.empty() ? 0 : POLLOUT)), 0});
+      // Wake up at least every 500 ms (the stop flag, the handshake deadline).
       int n = poll(fds.data(), fds.size(), 500);
       if (n <= 0) continue;
-      if (fds[1].revents & POLLIN) Accept();
       for (size_t i = 2; i < fds.size(); ++i) {
         if (fds[i].revents == 0) continue;
         auto it = conns_.find(fds[i].fd);
         if (it == conns_.end()) continue;
-        if (!Service(fds[i].fd, it->second, fds[i].revents)) {
-          close(fds[i].fd);
-          conns_.erase(it);
-        }
+        if (!Service(fds[i].fd, it->second, fds[i].revents)) Drop(it);
       }
+      // After the loop above: Accept may evict connections whose fds that loop still held.
+      if (fds[1].revents & POLLIN) Accept();
+    }
+  }
+
+  void Drop(std::map<int, Conn>::iterator it) {
+    if (!it->second.authed) --unauthenticated_;
+    close(it->first);
+    conns_.erase(it);
+  }
+
+  // Rate-limited: a hostile peer may make many of these.
+  void LogRefusal(int fd, const char* why) {
+    ++refusals_;
+    if (refusals_ <= 10 || refusals_ % 1000 == 0) {
+      HLOG_WARN(kBoot, "tcp store: dropping connection fd %d: %s (%llu such so far)", fd, why,
+                static_cast<unsigned long long>(refusals_));
+    }
+  }
+
+  // Connections that have not proved the secret within kStoreAuthDeadlineMs.
+  void DropLateConnections() {
+    if (unauthenticated_ == 0) return;
+    uint64_t now = NowNs();
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      auto next = std::next(it);
+      if (!it->second.authed &&
+          now - it->second.accepted_ns > static_cast<uint64_t>(kStoreAuthDeadlineMs) * 1000000) {
+        LogRefusal(it->first, "no proof of the store secret before the deadline");
+        Drop(it);
+      }
+      it = next;
     }
   }
 
@@ -156,6 +214,22 @@ class Server final : public TcpStoreServer {
     for (;;) {
       int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) return;
+      if (!secret_.empty() && unauthenticated_ >= kMaxUnauthenticated) {
+        // The oldest connection still without a proof makes room; first those that did not even
+        // say hello (a real client's hello is usually read as it is accepted, see below).
+        auto oldest = conns_.end();
+        for (auto it = conns_.begin(); it != conns_.end(); ++it) {
+          if (it->second.authed) continue;
+          if (oldest == conns_.end() || it->second.challenged < oldest->second.challenged ||
+              (it->second.challenged == oldest->second.challenged &&
+               it->second.accepted_ns < oldest->second.accepted_ns))
+            oldest = it;
+        }
+        if (oldest != conns_.end()) {
+          LogRefusal(oldest->first, "evicted: too many connections without a proof of the secret");
+          Drop(oldest);
+        }
+      }
       if (conns_.size() >= kMaxClients) {
         HLOG_WARN(kBoot, "tcp store: %zu connections open; refusing another", conns_.size());
         close(fd);
@@ -163,8 +237,48 @@ class Server final : public TcpStoreServer {
       }
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      conns_.emplace(fd, Conn{});
+      Conn c;
+      c.authed = secret_.empty();
+      c.accepted_ns = NowNs();
+      if (!c.authed) ++unauthenticated_;
+      auto it = conns_.emplace(fd, std::move(c)).first;
+      // A client sends its hello right after connecting: answer it now, before a flood of
+      // newer connections can evict this one.
+      if (!it->second.authed && !Service(fd, it->second, POLLIN)) Drop(it);
     }
+  }
+
+  // The server's half of the handshake; consumes what it reads from c.in. False = drop.
+  bool Authenticate(int fd, Conn& c) {
+    if (!c.challenged) {
+      if (c.in.size() < 4) return true;
+      if (GetU32(c.in.data()) != kAuthMagic) {
+        LogRefusal(fd,
+                   "it did not open with the authentication hello (this store requires the "
+                   "job's secret, HOSTCCL_STORE_SECRET)");
+        return false;
+      }
+      if (c.in.size() < kHelloBytes) return true;
+      std::string server_nonce;
+      if (!RandomBytes(kNonceBytes, &server_nonce).ok()) return false;
+      c.nonces = c.in.substr(4, kNonceBytes) + server_nonce;
+      c.in.erase(0, kHelloBytes);
+      PutU32(&c.out, kAuthMagic);
+      c.out += server_nonce;
+      c.out += HmacSha256(secret_, kServerLabel + c.nonces);
+      c.challenged = true;
+    }
+    if (c.in.size() < kSha256Bytes) return true;
+    if (!ConstantTimeEqual(c.in.substr(0, kSha256Bytes),
+                           HmacSha256(secret_, kClientLabel + c.nonces))) {
+      LogRefusal(fd, "wrong proof of the store secret");
+      return false;
+    }
+    c.in.erase(0, kSha256Bytes);
+    c.out.push_back(kAccepted);
+    c.authed = true;
+    --unauthenticated_;
+    return true;
   }
 
   // Returns false when the connection must be closed.
@@ -201,6 +315,10 @@ class Server final : public TcpStoreServer {
 
   // Handles every complete request in c.in; false = protocol violation.
   bool Process(int fd, Conn& c) {
+    if (!c.authed) {
+      if (!Authenticate(fd, c)) return false;
+      if (!c.authed) return true;
+    }
     size_t off = 0;
     bool ok = true;
     while (c.in.size() - off >= kHeaderBytes) {
@@ -272,6 +390,7 @@ class Server final : public TcpStoreServer {
     }
   }
 
+  std::string secret_;  // empty: no handshake
   int listen_fd_ = -1;
   int wake_[2] = {-1, -1};
   uint16_t port_ = 0;
@@ -279,6 +398,8 @@ class Server final : public TcpStoreServer {
   std::thread thread_;
   // Owned by the server thread after Start().
   std::map<int, Conn> conns_;
+  size_t unauthenticated_ = 0;  // conns_ entries not yet authed
+  uint64_t refusals_ = 0;
   std::map<std::string, std::string> map_;
 };
 
@@ -286,6 +407,53 @@ class Client final : public Store {
  public:
   Client(int fd, std::string endpoint) : fd_(fd), endpoint_(std::move(endpoint)) {}
   ~Client() override { close(fd_); }
+
+  bool hello_unanswered() const { return hello_unanswered_; }
+
+  // The client's half of the handshake (see the top of this file).
+  Status Authenticate(const std::string& secret, Deadline deadline) {
+    std::lock_guard<std::mutex> lock(mu_);
+    authenticated_ = true;
+    std::string client_nonce;
+    HOSTCCL_RETURN_IF_ERROR(RandomBytes(kNonceBytes, &client_nonce));
+    std::string hello;
+    PutU32(&hello, kAuthMagic);
+    hello += client_nonce;
+    Status st = IoAll(true, hello.data(), hello.size(), deadline);
+    std::string challenge(kChallengeBytes, '\0');
+    if (st.ok()) st = IoAll(false, challenge.data(), challenge.size(), deadline);
+    if (!st.ok()) {
+      // A store without a secret closes at once; so does ours when a flood of connections
+      // evicted this one before its hello was read: worth another try or two.
+      hello_unanswered_ = st.code() != Code::kTimeout;
+      return MakeStatus(st.code() == Code::kTimeout ? Code::kTimeout : Code::kTcpConnect,
+                        "tcp store %s did not answer the authentication hello (%s): it has no "
+                        "secret (not a store of this job?) or is not a hostccl store",
+                        endpoint_.c_str(), st.message().c_str());
+    }
+    std::string nonces = client_nonce + challenge.substr(4, kNonceBytes);
+    if (GetU32(challenge.data()) != kAuthMagic ||
+        !ConstantTimeEqual(challenge.substr(4 + kNonceBytes),
+                           HmacSha256(secret, kServerLabel + nonces))) {
+      return MakeStatus(Code::kTcpConnect,
+                        "tcp store %s could not prove it knows this job's secret "
+                        "(HOSTCCL_STORE_SECRET): a store of another job, or another program on "
+                        "that port; nothing was sent to it",
+                        endpoint_.c_str());
+    }
+    std::string proof = HmacSha256(secret, kClientLabel + nonces);
+    st = IoAll(true, proof.data(), proof.size(), deadline);
+    char verdict = 0;
+    if (st.ok()) st = IoAll(false, &verdict, 1, deadline);
+    if (!st.ok() || verdict != kAccepted) {
+      return MakeStatus(Code::kTcpConnect,
+                        "tcp store %s refused this process's proof of the job's secret "
+                        "(HOSTCCL_STORE_SECRET differs from the store's)%s%s",
+                        endpoint_.c_str(), st.ok() ? "" : ": ",
+                        st.ok() ? "" : st.message().c_str());
+    }
+    return Status::Ok();
+  }
 
   Status Set(const std::string& key, const std::string& value) override {
     HOSTCCL_RETURN_IF_ERROR(CheckStoreKey(key));
@@ -372,8 +540,16 @@ class Client final : public Store {
     }
     if (!st.ok()) {
       broken_ = true;  // a half-finished exchange leaves the stream unusable
+      if (!authenticated_ && !answered_ && st.code() == Code::kTcpTransfer) {
+        return MakeStatus(st.code(),
+                          "%s (a store that requires the job's secret drops clients that do not "
+                          "prove it: is HOSTCCL_STORE_SECRET set in this process as in the "
+                          "launcher's?)",
+                          st.message().c_str());
+      }
       return st;
     }
+    answered_ = true;
     *r = static_cast<Reply>(head[0]);
     if (*r == kError)
       return MakeStatus(Code::kPara, "tcp store %s: key '%s': %s", endpoint_.c_str(), key.c_str(),
@@ -408,28 +584,34 @@ class Client final : public Store {
 
   std::mutex mu_;
   int fd_;
-  bool broken_ = false;  // guarded by mu_
+  bool hello_unanswered_ = false;  // the handshake failed by a closed connection
+  bool broken_ = false;            // guarded by mu_
+  bool authenticated_ = false;     // guarded by mu_: ran the handshake
+  bool answered_ = false;          // guarded by mu_: the server answered a request
   std::string endpoint_;
 };
 
 }  // namespace
 
 Status StartTcpStoreServer(const std::string& host, uint16_t port,
-                           std::unique_ptr<TcpStoreServer>* out) {
+                           std::unique_ptr<TcpStoreServer>* out, const std::string& secret) {
   auto server = std::make_unique<Server>();
-  HOSTCCL_RETURN_IF_ERROR(server->Start(host, port));
+  HOSTCCL_RETURN_IF_ERROR(server->Start(host, port, secret));
   *out = std::move(server);
   return Status::Ok();
 }
 
 Status ConnectTcpStore(const std::string& host, uint16_t port, Deadline deadline,
-                       std::unique_ptr<Store>* out) {
+                       std::unique_ptr<Store>* out, const std::string& secret) {
+  if (!secret.empty()) HOSTCCL_RETURN_IF_ERROR(CheckStoreSecret(secret, "the store secret"));
   std::string endpoint = Endpoint(host, port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   std::string last_error = "no attempt";
   uint64_t start = NowNs();
+  constexpr int kHelloAttempts = 4;
+  int unanswered_hellos = 0;
   for (;;) {
     addrinfo* res = nullptr;
     int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
@@ -459,13 +641,29 @@ Status ConnectTcpStore(const std::string& host, uint16_t port, Deadline deadline
           int one = 1;
           setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
           freeaddrinfo(res);
-          *out = std::make_unique<Client>(fd, endpoint);
+          res = nullptr;
+          auto client = std::make_unique<Client>(fd, endpoint);
+          if (!secret.empty()) {
+            // A handshake is short: bound it even under an unbounded connect deadline.
+            Deadline hs = Deadline::AfterMs(kStoreOpTimeoutMs);
+            if (!deadline.infinite() && deadline.RemainingMsForPoll() < kStoreOpTimeoutMs)
+              hs = deadline.Expired() ? Deadline::AfterMs(1000) : deadline;
+            Status auth = client->Authenticate(secret, hs);
+            if (!auth.ok()) {
+              if (!client->hello_unanswered() || ++unanswered_hellos >= kHelloAttempts ||
+                  deadline.Expired())
+                return auth;
+              last_error = auth.message();
+              break;  // res is freed: connect again after the pause below
+            }
+          }
+          *out = std::move(client);
           return Status::Ok();
         }
         last_error = strerror(errno);
         close(fd);
       }
-      freeaddrinfo(res);
+      if (res != nullptr) freeaddrinfo(res);
     }
     if (deadline.Expired()) {
       return MakeStatus(Code::kTcpConnect, "cannot connect to the store at %s within %llu ms: %s",

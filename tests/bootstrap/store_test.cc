@@ -9,13 +9,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+
+#include "bootstrap/store_auth.h"
 
 namespace hostccl::boot {
 namespace {
 
-enum class Kind { kMem, kFile, kTcp, kPrefix };
+enum class Kind { kMem, kFile, kTcp, kPrefix, kTcpSecret };
+const char kSecret[] = "0123456789abcdef0123456789abcdef";
+// The secret a kTcpSecret store and its peers use; "" for the plain TCP store.
+const char* SecretFor(Kind k) { return k == Kind::kTcpSecret ? kSecret : ""; }
 
 class StoreTest : public ::testing::TestWithParam<Kind> {
  protected:
@@ -34,10 +40,13 @@ class StoreTest : public ::testing::TestWithParam<Kind> {
         ASSERT_TRUE(NewFileStore(dir_ + "/sub/dir", &store_).ok());
         break;
       }
-      case Kind::kTcp: {
-        ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &server_).ok());
+      case Kind::kTcp:
+      case Kind::kTcpSecret: {
+        const char* secret = SecretFor(GetParam());
+        ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &server_, secret).ok());
         ASSERT_TRUE(
-            ConnectTcpStore("127.0.0.1", server_->port(), Deadline::AfterMs(5000), &store_).ok());
+            ConnectTcpStore("127.0.0.1", server_->port(), Deadline::AfterMs(5000), &store_, secret)
+                .ok());
         break;
       }
     }
@@ -50,9 +59,10 @@ class StoreTest : public ::testing::TestWithParam<Kind> {
   // A second handle on the same store (another "rank").
   std::unique_ptr<Store> Peer() {
     std::unique_ptr<Store> peer;
-    if (GetParam() == Kind::kTcp) {
-      EXPECT_TRUE(
-          ConnectTcpStore("127.0.0.1", server_->port(), Deadline::AfterMs(5000), &peer).ok());
+    if (GetParam() == Kind::kTcp || GetParam() == Kind::kTcpSecret) {
+      EXPECT_TRUE(ConnectTcpStore("127.0.0.1", server_->port(), Deadline::AfterMs(5000), &peer,
+                                  SecretFor(GetParam()))
+                      .ok());
     } else if (GetParam() == Kind::kFile) {
       EXPECT_TRUE(NewFileStore(dir_ + "/sub/dir", &peer).ok());
     }
@@ -144,11 +154,12 @@ TEST_P(StoreTest, RejectsBadKeysAndValues) {
 }
 
 std::string KindName(const ::testing::TestParamInfo<Kind>& info) {
-  static const char* const kNames[] = {"Mem", "File", "Tcp", "Prefix"};
+  static const char* const kNames[] = {"Mem", "File", "Tcp", "Prefix", "TcpSecret"};
   return kNames[static_cast<int>(info.param)];
 }
 INSTANTIATE_TEST_SUITE_P(All, StoreTest,
-                         ::testing::Values(Kind::kMem, Kind::kFile, Kind::kTcp, Kind::kPrefix),
+                         ::testing::Values(Kind::kMem, Kind::kFile, Kind::kTcp, Kind::kPrefix,
+                                           Kind::kTcpSecret),
                          KindName);
 
 TEST(PrefixStore, SeparatesNamespaces) {
@@ -206,6 +217,208 @@ TEST(TcpStore, GarbageAndHalfOpenClientsDoNotHurtTheServer) {
   ASSERT_TRUE(second->Add("n", 2, &n).ok());
   EXPECT_EQ(n, 2);
   close(silent);
+}
+
+// --- The authenticated store (HOSTCCL_STORE_SECRET, hcclrun) ---
+
+std::string Unhex(const char* hex) {
+  std::string out;
+  for (size_t i = 0; hex[i] != '\0' && hex[i + 1] != '\0'; i += 2)
+    out.push_back(static_cast<char>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
+  return out;
+}
+
+TEST(StoreAuth, Sha256AndHmacMatchThePublishedVectors) {
+  // FIPS 180-4 examples and the RFC 4231 HMAC-SHA256 test cases 1, 2 and 6.
+  EXPECT_EQ(ToHex(Sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(ToHex(Sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(ToHex(Sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(ToHex(Sha256(std::string(1000000, 'a'))),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(ToHex(HmacSha256(std::string(20, '\x0b'), "Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(ToHex(HmacSha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(ToHex(HmacSha256(std::string(131, '\xaa'),
+                             "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  EXPECT_EQ(Unhex("00ff10"), std::string("\x00\xff\x10", 3));
+  std::string a, b;
+  ASSERT_TRUE(RandomBytes(16, &a).ok());
+  ASSERT_TRUE(RandomBytes(16, &b).ok());
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(ConstantTimeEqual(a, a));
+  EXPECT_FALSE(ConstantTimeEqual(a, b));
+  EXPECT_FALSE(ConstantTimeEqual(a, a.substr(1)));
+}
+
+// Sends one plain request (as any local process could) and returns what came back: "" when the
+// server closed the connection without answering.
+std::string RawRequest(uint16_t port, uint8_t op, const std::string& key,
+                       const std::string& value) {
+  int fd = RawConnect(port);
+  std::string req = "HCS1";
+  req.push_back(static_cast<char>(op));
+  for (uint32_t v : {static_cast<uint32_t>(key.size()), static_cast<uint32_t>(value.size())})
+    for (int i = 0; i < 4; ++i) req.push_back(static_cast<char>(v >> (8 * i)));
+  req += key + value;
+  EXPECT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string reply;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+    if (reply.size() >= 5 &&
+        reply.size() >= 5u + (static_cast<size_t>(static_cast<uint8_t>(reply[1])) |
+                              static_cast<size_t>(static_cast<uint8_t>(reply[2])) << 8))
+      break;  // a whole reply (payloads here are < 64 KiB)
+  }
+  close(fd);
+  return reply;
+}
+
+TEST(TcpStoreAuth, ProcessWithoutTheSecretCanNeitherReadNorWrite) {
+  std::unique_ptr<TcpStoreServer> server;
+  ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &server, kSecret).ok());
+  std::unique_ptr<Store> rank;
+  Status st = ConnectTcpStore("127.0.0.1", server->port(), Deadline::AfterMs(5000), &rank, kSecret);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::string token(4108, 't');
+  ASSERT_TRUE(rank->Set("fromenv/1/root", token).ok());
+
+  // The plain protocol: nothing comes back, neither for a read nor for a write.
+  EXPECT_EQ(RawRequest(server->port(), 2, "fromenv/1/root", ""), "");
+  EXPECT_EQ(RawRequest(server->port(), 1, "fromenv/1/root", "forged"), "");
+  EXPECT_EQ(RawRequest(server->port(), 1, "intruder", "x"), "");
+  // Our own client without the secret, or with another one.
+  std::unique_ptr<Store> none;
+  ASSERT_TRUE(ConnectTcpStore("127.0.0.1", server->port(), Deadline::AfterMs(5000), &none).ok());
+  std::string v;
+  st = none->Get("fromenv/1/root", Deadline::AfterMs(2000), &v);
+  EXPECT_EQ(st.code(), Code::kTcpTransfer) << st.ToString();
+  EXPECT_NE(st.message().find("HOSTCCL_STORE_SECRET"), std::string::npos) << st.message();
+  EXPECT_TRUE(v.empty());
+  std::unique_ptr<Store> wrong;
+  st = ConnectTcpStore("127.0.0.1", server->port(), Deadline::AfterMs(5000), &wrong,
+                       "fedcba9876543210fedcba9876543210");
+  EXPECT_EQ(st.code(), Code::kTcpConnect) << st.ToString();
+  EXPECT_NE(st.message().find("could not prove"), std::string::npos) << st.message();
+
+  // Nothing was changed, and the rank still works.
+  ASSERT_TRUE(rank->Get("fromenv/1/root", Deadline::AfterMs(2000), &v).ok());
+  EXPECT_EQ(v, token);
+  bool present = true;
+  ASSERT_TRUE(rank->Check("intruder", &present).ok());
+  EXPECT_FALSE(present);
+  std::unique_ptr<Store> second;
+  ASSERT_TRUE(
+      ConnectTcpStore("127.0.0.1", server->port(), Deadline::AfterMs(5000), &second, kSecret).ok());
+  int64_t n = 0;
+  ASSERT_TRUE(second->Add("fetched", 1, &n).ok());
+  EXPECT_EQ(n, 1);
+}
+
+TEST(TcpStoreAuth, ClientWithASecretRefusesAStoreThatCannotProveIt) {
+  std::unique_ptr<TcpStoreServer> open_server, other;
+  ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &open_server).ok());
+  ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &other, "another job's secret, 32 chars!").ok());
+  std::unique_ptr<Store> c;
+  Status st =
+      ConnectTcpStore("127.0.0.1", open_server->port(), Deadline::AfterMs(5000), &c, kSecret);
+  EXPECT_EQ(st.code(), Code::kTcpConnect) << st.ToString();
+  EXPECT_NE(st.message().find(std::to_string(open_server->port())), std::string::npos);
+  st = ConnectTcpStore("127.0.0.1", other->port(), Deadline::AfterMs(5000), &c, kSecret);
+  EXPECT_EQ(st.code(), Code::kTcpConnect) << st.ToString();
+  EXPECT_NE(st.message().find("could not prove"), std::string::npos) << st.message();
+  // A secret that is too short is a parameter error, changing nothing.
+  std::unique_ptr<TcpStoreServer> bad;
+  EXPECT_EQ(StartTcpStoreServer("127.0.0.1", 0, &bad, "short").code(), Code::kPara);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_EQ(ConnectTcpStore("127.0.0.1", other->port(), Deadline::AfterMs(100), &c, "short").code(),
+            Code::kPara);
+}
+
+TEST(TcpStoreAuth, SilentAndHostileConnectionsNeverLockRanksOut) {
+  std::unique_ptr<TcpStoreServer> server;
+  ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &server, kSecret).ok());
+  // 200 connections that never say anything, more than the server keeps waiting at once.
+  std::vector<int> idle;
+  for (int i = 0; i < 200; ++i) idle.push_back(RawConnect(server->port()));
+  std::unique_ptr<Store> rank;
+  auto start = std::chrono::steady_clock::now();
+  Status st =
+      ConnectTcpStore("127.0.0.1", server->port(), Deadline::AfterMs(10000), &rank, kSecret);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(rank->Set("k", "v").ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // The silent ones are closed by the server within the handshake deadline (plus a poll period).
+  int closed = 0;
+  for (int fd : idle) {
+    timeval tv{static_cast<time_t>(kStoreAuthDeadlineMs / 1000 + 10), 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char c;
+    if (recv(fd, &c, 1, 0) == 0) ++closed;
+    close(fd);
+  }
+  EXPECT_EQ(closed, 200);
+  // An authenticated rank that stays quiet longer than the deadline is not dropped.
+  std::string v;
+  ASSERT_TRUE(rank->Get("k", Deadline::AfterMs(2000), &v).ok());
+  EXPECT_EQ(v, "v");
+}
+
+TEST(TcpStoreAuth, RanksGetThroughAFloodOfConnections) {
+  std::unique_ptr<TcpStoreServer> server;
+  ASSERT_TRUE(StartTcpStoreServer("127.0.0.1", 0, &server, kSecret).ok());
+  uint16_t port = server->port();
+  // A local flooder opens connections as fast as it can (holding the last 400) for as long as
+  // the ranks below take, at most 20,000 connections.
+  std::atomic<bool> done{false};
+  std::atomic<int> opened{0};
+  std::thread flooder([&] {
+    std::vector<int> held;
+    for (int i = 0; i < 20000 && !done.load(); ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in sa{};
+      sa.sin_family = AF_INET;
+      sa.sin_port = htons(port);
+      sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      (void)!connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));  // may fail: a flood
+      held.push_back(fd);
+      opened.fetch_add(1);
+      if (held.size() > 400) {
+        close(held.front());
+        held.erase(held.begin());
+      }
+    }
+    for (int fd : held) close(fd);
+  });
+  // The ranks come when the flood is on (600 connections opened, well over the server's limit of
+  // connections waiting for their proof).
+  while (opened.load() < 600) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<std::thread> ranks;
+  std::atomic<int> ok{0};
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back([&, r] {
+      std::unique_ptr<Store> s;
+      Status st = ConnectTcpStore("127.0.0.1", port, Deadline::AfterMs(20000), &s, kSecret);
+      EXPECT_TRUE(st.ok()) << "rank " << r << ": " << st.ToString();
+      if (!st.ok()) return;
+      int64_t n = 0;
+      if (s->Add("joined", 1, &n).ok()) ok.fetch_add(1);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  bool flood_outlived_ranks = !done.exchange(true);
+  flooder.join();
+  EXPECT_EQ(ok.load(), 4);
+  EXPECT_TRUE(flood_outlived_ranks) << "the flood ended before the ranks finished";
+  printf("flooder opened %d connections\n", opened.load());
 }
 
 TEST(TcpStore, ClientRetriesUntilServerAppears) {

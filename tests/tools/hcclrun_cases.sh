@@ -4,11 +4,22 @@
 HCCLRUN="$1"
 CASE="$2"
 T=$(mktemp -d /tmp/hcclrun_test.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+# Ranks that record their pid in $T/pid.<rank> are killed on the way out whatever happened (an old
+# hcclrun that dies leaves them running).
+cleanup() { for f in "$T"/pid.*; do [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done; rm -rf "$T"; }
+trap cleanup EXIT
+trap "exit 1" HUP INT TERM PIPE
 fail() { echo "FAIL [$CASE]: $*"; echo "--- stdout"; cat "$T/out" 2>/dev/null; echo "--- stderr"; cat "$T/err" 2>/dev/null; exit 1; }
 expect_line() { grep -qxF -- "$2" "$1" || fail "missing line '$2' in $1"; }
 run() { "$HCCLRUN" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 rc() { cat "$T/rc"; }
+alive() {  # alive <pid>: the process exists and is not a zombie
+  [ -d "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+wait_lines() {  # wait_lines <count> <pattern> <file>: up to 20 s for count lines matching pattern
+  for i in $(seq 400); do [ "$(grep -c -- "$2" "$3")" -ge "$1" ] && return 0; sleep 0.05; done
+  fail "timed out waiting for $1 lines matching '$2' in $3"
+}
 elapsed_below() {  # elapsed_below <seconds> <command...>: runs the command, fails if it took longer
   limit=$1; shift
   start=$(date +%s%N); "$@"; end=$(date +%s%N)
@@ -106,6 +117,62 @@ forward_sigterm)  # SIGTERM to hcclrun reaches every rank (their trap runs) and 
   wait $pid; echo $? >"$T/rc"
   [ "$(rc)" = 143 ] || fail "exit $(rc), expected 143"
   expect_line "$T/out" "[0] trapped 0"; expect_line "$T/out" "[1] trapped 1"
+  ;;
+secret_env)  # a 128-bit store secret and job id per launch, hex, shared by the ranks, new each time;
+  # an exported job id is kept (one job, one hcclrun per host), an inherited secret never is
+  HOSTCCL_STORE_SECRET=inherited HOSTCCL_JOB_ID=shared-job run -n 2 -- sh -c 'echo "S=$HOSTCCL_STORE_SECRET J=$HOSTCCL_JOB_ID"'
+  [ "$(rc)" = 0 ] || fail "exit $(rc)"
+  [ "$(grep -c '^\[[0-1]\] S=[0-9a-f]\{32\} J=shared-job$' "$T/out")" = 2 ] || fail "exported job id not kept or secret inherited"
+  HOSTCCL_STORE_SECRET=inherited run -n 3 -- sh -c 'echo "S=$HOSTCCL_STORE_SECRET J=$HOSTCCL_JOB_ID"'
+  [ "$(rc)" = 0 ] || fail "exit $(rc)"
+  [ "$(grep -c '^\[[0-2]\] S=[0-9a-f]\{32\} J=[0-9a-f]\{32\}$' "$T/out")" = 3 ] || fail "secret or job id missing or malformed"
+  [ "$(sed 's/^\[.\] //' "$T/out" | sort -u | wc -l)" = 1 ] || fail "ranks disagree on the secret or job id"
+  first=$(sed -n 's/^\[0\] //p' "$T/out")
+  s=$(echo "$first" | sed 's/^S=\([^ ]*\) J=\(.*\)$/\1/'); j=$(echo "$first" | sed 's/^S=\([^ ]*\) J=\(.*\)$/\2/')
+  [ "$s" != "$j" ] || fail "the job id equals the secret"
+  run -n 1 -- sh -c 'echo "S=$HOSTCCL_STORE_SECRET J=$HOSTCCL_JOB_ID"'
+  second=$(sed -n 's/^\[0\] //p' "$T/out")
+  [ "$first" != "$second" ] || fail "two launches got the same secret and job id"
+  case "$second" in *"$s"*|*"$j"*) fail "a value was reused by the next launch" ;; esac
+  ;;
+die_with_hcclrun)  # SIGKILL of hcclrun: every rank and its child are gone within 5 s instead of running on
+  # Ranks 0 and 1 are shells whose child is the work (a wrapper script); rank 2 is the work itself.
+  "$HCCLRUN" -n 3 sh -c 'if [ "$RANK" = 2 ]; then echo $$ >"$0/tmp.$RANK" && mv "$0/tmp.$RANK" "$0/pid.$RANK"; echo up; exec sleep 60; fi
+    sleep 60 & echo $! >"$0/tmp.c$RANK" && mv "$0/tmp.c$RANK" "$0/pid.c$RANK"
+    echo $$ >"$0/tmp.$RANK" && mv "$0/tmp.$RANK" "$0/pid.$RANK"; echo up; wait' "$T" >"$T/out" 2>"$T/err" &
+  pid=$!
+  wait_lines 3 up "$T/out"
+  procs="0 1 2 c0 c1"
+  for r in $procs; do [ -f "$T/pid.$r" ] || fail "process $r wrote no pid"; done
+  kill -KILL $pid
+  wait $pid 2>/dev/null
+  start=$(date +%s%N)
+  for i in $(seq 100); do
+    left=""; for r in $procs; do alive "$(cat "$T/pid.$r")" && left="$left $r"; done
+    [ -z "$left" ] && break
+    sleep 0.05
+  done
+  [ -z "$left" ] || fail "process(es)$left (c = a rank's child) still running 5 s after hcclrun was SIGKILLed"
+  echo "ranks and their children gone $(( ($(date +%s%N) - start) / 1000000 )) ms after hcclrun's SIGKILL was reaped"
+  ;;
+forward_user_signals)  # SIGUSR1/SIGUSR2 reach every rank and stop nothing; SIGQUIT stops the job
+  # (`&` would start hcclrun with SIGQUIT ignored, which it then leaves ignored: undo that)
+  env --default-signal=QUIT "$HCCLRUN" -n 2 sh -c 'echo $$ >"$0/tmp.$RANK" && mv "$0/tmp.$RANK" "$0/pid.$RANK"
+    ulimit -c 0; trap "echo usr1 \$RANK" USR1; trap "echo usr2 \$RANK" USR2; trap "echo quit \$RANK; exit 4" QUIT
+    echo up; while :; do sleep 0.05; done' "$T" >"$T/out" 2>"$T/err" &
+  pid=$!
+  wait_lines 2 up "$T/out"
+  kill -USR1 $pid; wait_lines 2 "usr1" "$T/out"
+  kill -USR2 $pid; wait_lines 2 "usr2" "$T/out"
+  kill -USR1 $pid; wait_lines 4 "usr1" "$T/out"
+  alive $pid || fail "hcclrun died of a user signal"
+  kill -QUIT $pid
+  wait $pid; echo $? >"$T/rc"
+  [ "$(rc)" = 131 ] || fail "exit $(rc), expected 131"
+  for r in 0 1; do
+    expect_line "$T/out" "[$r] usr1 $r"; expect_line "$T/out" "[$r] usr2 $r"; expect_line "$T/out" "[$r] quit $r"
+  done
+  grep -q "after signal 3 (.*), 2 of 2 running rank(s) ended by themselves" "$T/err" || fail "no report after SIGQUIT"
   ;;
 *) fail "unknown case" ;;
 esac

@@ -1,12 +1,22 @@
 // hcclrun: `hcclrun -n N [--timeout SEC] [--bind auto|core|none] [--] prog args...` starts N
 // ranks of prog on this host.
-// Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
-// HOSTCCL_STORE_HOSTED=1: hcclrun itself hosts the TCP rendezvous store on 127.0.0.1 (a free port)
-// for the whole run. Every line a rank writes is prefixed "[r] " and kept on stdout or stderr.
-// SIGINT/SIGTERM/SIGHUP are forwarded to every rank. When a rank exits non-zero or by a signal,
-// the others get SIGTERM, then SIGKILL after a grace period, and hcclrun exits with that rank's
-// status (128 + signal for a signal). --timeout ends everything after SEC seconds (exit 124).
-// Usage errors exit 2. Each rank is its own process group, so its children die with it.
+// Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+// HOSTCCL_STORE_HOSTED=1, HOSTCCL_STORE_SECRET and HOSTCCL_JOB_ID: hcclrun itself hosts the TCP
+// rendezvous store on 127.0.0.1 (a free port) for the whole run, answering only processes that
+// prove the secret (128 random bits, new for each launch, passed only in the ranks' environment);
+// the job id (another 128 random bits, not secret) tells this launch's ranks from any other's.
+// Every line a rank writes is prefixed "[r] " and kept on stdout or stderr.
+// SIGINT/SIGTERM/SIGHUP/SIGQUIT are forwarded to every rank, which then get SIGKILL after a grace
+// period; SIGUSR1/SIGUSR2 are forwarded and nothing else happens. A signal that was ignored when
+// hcclrun started (nohup, a script's `&`) stays ignored.
+// When hcclrun dies, even by SIGKILL, its ranks and their children die with it: each rank is
+// started with PR_SET_PDEATHSIG = SIGKILL, and a guardian process (forked first, in a process
+// group of its own) learns each rank's process group through a pipe only hcclrun writes; when the
+// pipe reports end-of-file without hcclrun having said goodbye, the guardian SIGKILLs those groups.
+// When a rank exits non-zero or by a signal, the others get SIGTERM, then SIGKILL after a grace
+// period, and hcclrun exits with that rank's status (128 + signal for a signal). --timeout ends
+// everything after SEC seconds (exit 124). Usage errors exit 2. Each rank is its own process
+// group, so its children die with it.
 // Binding (like mpirun's --bind-to core --map-by core): rank r runs on the (r mod k)-th of the k
 // CPUs hcclrun may use. "auto" (default) binds only when ranks outnumber those CPUs: then the
 // scheduler otherwise sometimes stacks 3 ranks on one core and 1 on another, and every hand-off
@@ -16,6 +26,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +40,7 @@
 #include <vector>
 
 #include "bootstrap/store.h"
+#include "bootstrap/store_auth.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -45,8 +57,10 @@ constexpr size_t kMaxLineBytes = 64 * 1024;   // longer lines are split
 const char kHelp[] =
     "usage: hcclrun -n N [--timeout SEC] [--bind auto|core|none] [--] program [args...]\n"
     "  Starts N ranks of program on this host with RANK, WORLD_SIZE, LOCAL_RANK,\n"
-    "  LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and HOSTCCL_STORE_HOSTED=1 set\n"
-    "  (HostcclCommInitFromEnv uses them). Output lines are prefixed with \"[rank] \".\n"
+    "  LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, HOSTCCL_STORE_HOSTED=1,\n"
+    "  HOSTCCL_STORE_SECRET and HOSTCCL_JOB_ID set (HostcclCommInitFromEnv uses them).\n"
+    "  Output lines are prefixed with \"[rank] \". SIGINT, SIGTERM, SIGHUP, SIGQUIT,\n"
+    "  SIGUSR1 and SIGUSR2 are forwarded to every rank; ranks die with hcclrun.\n"
     "  -n, --np, --nproc N   number of ranks (1..1024)\n"
     "  --timeout SEC         kill every rank after SEC seconds and exit 124\n"
     "  --bind MODE           core: rank r runs on the (r mod k)-th of the k CPUs allowed\n"
@@ -170,16 +184,37 @@ class Launcher {
     signal(SIGPIPE, SIG_IGN);
     sigset_t mask;
     sigemptyset(&mask);
-    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&mask, s);
+    sigaddset(&mask, SIGCHLD);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) {
+      // A signal ignored when we started (nohup: SIGHUP; a script's `&`: SIGINT and SIGQUIT)
+      // stays ignored, for us and for the ranks, who inherit that.
+      struct sigaction old {};
+      if (sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      sigaddset(&mask, s);
+    }
     sigprocmask(SIG_BLOCK, &mask, &old_mask_);
     sigfd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sigfd_ < 0) {
       perror("hcclrun: signalfd");
       return 1;
     }
+    // Before the store's thread exists: the guardian is a copy of a one-thread process.
+    StartGuardian();
     // After blocking the signals: the store's thread inherits the mask, so signalfd sees them all.
+    std::string secret, job_id;
+    Status st = boot::RandomBytes(16, &secret);
+    if (st.ok()) st = boot::RandomBytes(16, &job_id);
+    if (!st.ok()) {
+      fprintf(stderr, "hcclrun: cannot make the job's secret: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    secret_ = boot::ToHex(secret);
+    // A job id the caller already exports is kept: one job spread over several hosts, one hcclrun
+    // per host, must present one id to its rank-table root (docs/launching.md, "Job identity").
+    const char* inherited = std::getenv("HOSTCCL_JOB_ID");  // NOLINT: launcher input, not a knob read
+    job_id_ = inherited != nullptr && *inherited != '\0' ? std::string(inherited) : boot::ToHex(job_id);
     std::unique_ptr<boot::TcpStoreServer> server;
-    Status st = boot::StartTcpStoreServer("127.0.0.1", 0, &server);
+    st = boot::StartTcpStoreServer("127.0.0.1", 0, &server, secret_);
     if (!st.ok()) {
       fprintf(stderr, "hcclrun: cannot start the rendezvous store: %s\n", st.ToString().c_str());
       return 1;
@@ -196,10 +231,85 @@ class Launcher {
       }
     }
     Supervise();
+    TellGuardian(0);  // an orderly end: nothing to kill (ranks' leftover children stay, as before)
     return exit_code_;
   }
 
  private:
+  // The guardian: a child in its own process group (terminal signals to hcclrun's group do not
+  // reach it) that reads messages from hcclrun: +pgid (a rank's group), -pgid (that group is
+  // empty now), 0 (hcclrun is ending in order: exit). End-of-file without the 0 means hcclrun died:
+  // it SIGKILLs every group it knows and exits. Without a guardian (fork failed) hcclrun goes on;
+  // the ranks still die with it by PR_SET_PDEATHSIG, their children may not.
+  void StartGuardian() {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+      fprintf(stderr, "hcclrun: no guardian (pipe: %s)\n", strerror(errno));
+      return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      fprintf(stderr, "hcclrun: no guardian (fork: %s)\n", strerror(errno));
+      close(p[0]);
+      close(p[1]);
+      return;
+    }
+    if (pid == 0) {
+      close(p[1]);
+      close(sigfd_);
+      setpgid(0, 0);
+      for (int sig : {SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) signal(sig, SIG_IGN);
+      sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+      int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+      if (null_fd >= 0) {
+        dup2(null_fd, 0);
+        dup2(null_fd, 1);  // hold no pipe a reader of hcclrun's stdout waits on
+      }
+      prctl(PR_SET_NAME, "hcclrun-guard");
+      std::vector<int32_t> groups;
+      for (;;) {
+        int32_t msg = 0;
+        ssize_t n = read(p[0], &msg, sizeof(msg));
+        if (n < 0 && errno == EINTR) continue;
+        if (n != static_cast<ssize_t>(sizeof(msg))) break;  // hcclrun is gone
+        if (msg == 0) _exit(0);
+        if (msg > 0) {
+          groups.push_back(msg);
+        } else {
+          for (auto& g : groups)
+            if (g == -msg) g = 0;
+        }
+      }
+      int killed = 0;
+      for (int32_t g : groups)
+        if (g > 0 && kill(-g, SIGKILL) == 0) ++killed;
+      if (killed > 0) {
+        char line[160];
+        int len = snprintf(line, sizeof line,
+                           "hcclrun: died without ending its ranks; its guardian killed %d rank "
+                           "process group(s)\n",
+                           killed);
+        (void)!write(2, line, static_cast<size_t>(len));
+      }
+      _exit(0);
+    }
+    close(p[0]);
+    setpgid(pid, pid);
+    fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
+    guard_fd_ = p[1];
+    guard_pid_ = pid;
+  }
+
+  void TellGuardian(int32_t msg) {
+    if (guard_fd_ < 0) return;
+    // 4 bytes to a pipe are written whole; a full pipe (guardian stuck) must not stall us.
+    if (write(guard_fd_, &msg, sizeof(msg)) != static_cast<ssize_t>(sizeof(msg))) {
+      fprintf(stderr, "hcclrun: lost the guardian (%s)\n", strerror(errno));
+      close(guard_fd_);
+      guard_fd_ = -1;
+    }
+  }
+
   // Fills cpus_ with the CPUs to bind ranks to (empty: no binding).
   void PlanBinding() {
     if (opt_.bind == "none") return;
@@ -215,9 +325,16 @@ class Launcher {
   }
 
   std::vector<std::string> EnvFor(int rank, uint16_t port) {
-    static const char* const kOurs[] = {
-        "RANK",       "WORLD_SIZE",  "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
-        "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", "HOSTCCL_STORE_HOSTED"};
+    static const char* const kOurs[] = {"RANK",
+                                        "WORLD_SIZE",
+                                        "LOCAL_RANK",
+                                        "LOCAL_WORLD_SIZE",
+                                        "GROUP_RANK",
+                                        "MASTER_ADDR",
+                                        "MASTER_PORT",
+                                        "HOSTCCL_STORE_HOSTED",
+                                        "HOSTCCL_STORE_SECRET",
+                                        "HOSTCCL_JOB_ID"};
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
       std::string kv = *e;
@@ -234,6 +351,8 @@ class Launcher {
     env.push_back("MASTER_ADDR=127.0.0.1");
     env.push_back(StrFormat("MASTER_PORT=%u", port));
     env.push_back("HOSTCCL_STORE_HOSTED=1");
+    env.push_back("HOSTCCL_STORE_SECRET=" + secret_);
+    env.push_back("HOSTCCL_JOB_ID=" + job_id_);
     return env;
   }
 
@@ -253,6 +372,7 @@ class Launcher {
     cpu_set_t bind;
     CPU_ZERO(&bind);
     if (!cpus_.empty()) CPU_SET(cpus_[static_cast<size_t>(rank) % cpus_.size()], &bind);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
       fprintf(stderr, "hcclrun: fork for rank %d failed: %s\n", rank, strerror(errno));
@@ -260,6 +380,9 @@ class Launcher {
     }
     if (pid == 0) {
       setpgid(0, 0);
+      // Die with hcclrun, however it dies. The death signal is armed only from here on: if hcclrun
+      // died already, we are an orphan (our parent is someone else) and must not start the rank.
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(128 + SIGKILL);
       signal(SIGPIPE, SIG_DFL);
       sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
       dup2(out[1], 1);
@@ -275,6 +398,7 @@ class Launcher {
       _exit(127);
     }
     setpgid(pid, pid);  // also here: no race with an early kill(-pid)
+    TellGuardian(pid);
     close(out[1]);
     close(err[1]);
     children_[rank].pid = pid;
@@ -319,15 +443,32 @@ class Launcher {
       int status = 0;
       pid_t pid = waitpid(-1, &status, WNOHANG);
       if (pid <= 0) return;
+      if (pid == guard_pid_) {
+        guard_pid_ = -1;
+        fprintf(stderr,
+                "hcclrun: the guardian (pid %d) ended; if hcclrun dies now, its ranks still die "
+                "with it, their children may not\n",
+                static_cast<int>(pid));
+        if (guard_fd_ >= 0) close(guard_fd_);
+        guard_fd_ = -1;
+        continue;
+      }
       for (size_t r = 0; r < children_.size(); ++r) {
         Child& c = children_[r];
         if (c.pid != pid || !c.running) continue;
         c.running = false;
         --running_;
         if (running_ == 0) all_exited_ns_ = NowNs();
+        if (killed_ && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+          ++forced_;
+        else
+          last_exit_ns_ = NowNs();
         bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         if (terminating_) kill(-pid, SIGKILL);  // the rank is gone; so go its leftover children
-        if (!failed || terminating_) break;     // deaths we caused are not news
+        // An empty group's id may be reused: the guardian must forget it. (A group with members
+        // left keeps its id reserved; the guardian kills them if hcclrun dies.)
+        if (kill(-pid, 0) != 0 && errno == ESRCH) TellGuardian(-pid);
+        if (!failed || terminating_) break;  // deaths we caused are not news
         std::string how = WIFEXITED(status)
                               ? StrFormat("exited with status %d", WEXITSTATUS(status))
                               : StrFormat("was killed by signal %d (%s)", WTERMSIG(status),
@@ -345,17 +486,33 @@ class Launcher {
     signalfd_siginfo si;
     while (read(sigfd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
       int sig = static_cast<int>(si.ssi_signo);
-      if (sig == SIGCHLD) continue;  // reaped below in any case
-      fprintf(stderr, "hcclrun: got signal %d (%s); forwarding it to %d rank(s)\n", sig,
-              strsignal(sig), running_);
+      if (sig == SIGCHLD) continue;                  // reaped below in any case
+      bool stop = sig != SIGUSR1 && sig != SIGUSR2;  // the user signals are only passed on
+      fprintf(stderr, "hcclrun: got signal %d (%s); forwarding it to %d rank(s)%s\n", sig,
+              strsignal(sig), running_,
+              stop ? StrFormat("; SIGKILL follows after %llu s", kGraceNs / 1000000000ull).c_str()
+                   : "");
       Signal(sig);
-      if (!terminating_) {
+      if (stop && !terminating_) {
         terminating_ = true;  // SIGKILL follows after the grace period
         term_ns_ = NowNs();
         exit_code_ = 128 + sig;
+        stop_signal_ = sig;
+        stop_running_ = running_;
       }
     }
     Reap();
+  }
+
+  // After a stop signal: how the ranks ended.
+  void ReportStop() {
+    if (stop_signal_ == 0) return;
+    fprintf(stderr,
+            "hcclrun: after signal %d (%s), %d of %d running rank(s) ended by themselves within "
+            "%.2f s; %d were killed after the %llu s grace period\n",
+            stop_signal_, strsignal(stop_signal_), stop_running_ - forced_, stop_running_,
+            static_cast<double>(last_exit_ns_ > term_ns_ ? last_exit_ns_ - term_ns_ : 0) / 1e9,
+            forced_, kGraceNs / 1000000000ull);
   }
 
   void Supervise() {
@@ -421,12 +578,21 @@ class Launcher {
         close(s.fd);
       }
     }
+    ReportStop();
   }
 
   Options opt_;
-  std::vector<int> cpus_;  // CPUs ranks are bound to, round robin (empty: unbound)
+  std::string secret_;         // hex; the store's and the ranks' HOSTCCL_STORE_SECRET
+  std::string job_id_;         // hex; the ranks' HOSTCCL_JOB_ID
+  int stop_signal_ = 0;        // the first stop signal hcclrun got (0: none)
+  int stop_running_ = 0;       // ranks running when it came
+  int forced_ = 0;             // ranks that ended by our SIGKILL after the grace period
+  uint64_t last_exit_ns_ = 0;  // when the last rank that ended by itself did
+  std::vector<int> cpus_;      // CPUs ranks are bound to, round robin (empty: unbound)
   sigset_t old_mask_;
   int sigfd_ = -1;
+  int guard_fd_ = -1;  // write end of the guardian's pipe (-1: no guardian)
+  pid_t guard_pid_ = -1;
   int devnull_ = -1;
   uint64_t start_ns_ = 0;
   std::vector<Child> children_;
