@@ -8,8 +8,9 @@
 # same iteration rule (2 warm-up calls, then iterations calibrated to --budget seconds per size from
 # the slowest rank's warm-up, 1..5000) and the same exact check (on the first launch; the later
 # launches only time). Each configuration is launched --reps times; the tables use the median over launches of the per-call time (max over ranks).
-# Writes results/<date>/: raw/ (every launch's output), runs.tsv, medians.tsv, machine.txt,
-# membw.txt, tables.md (one table per rank count, with our ratio to each peer and the
+# Writes results/<date>/: raw/ (every launch's output; not committed, results/.gitignore: rerun to
+# regenerate), runs.tsv (the rows parsed from raw/, enough for --tables-only), medians.tsv,
+# machine.txt, membw.txt, tables.md (one table per rank count, with our ratio to each peer and the
 # memory-traffic bound 1/(N/R + 1/W)), reduce_bw.{png,svg} (gnuplot). Every launch is bounded by
 # `timeout`. --quick: sizes 8 B, 64 KiB and 16 MiB, ranks 2 and 4, one launch (a smoke test).
 set -u
@@ -33,7 +34,7 @@ while (($#)); do
     --budget) budget=$2; shift ;;
     --warmup) warmup=$2; shift ;;
     --tables-only) tables_only=1; out=$2; shift ;;  # re-measure membw, rebuild tables/plot from DIR/runs.tsv
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "run_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -258,5 +259,5 @@ if command -v gnuplot >/dev/null; then
     } | gnuplot 2>>"$out/plot/gnuplot.log"
   done
 fi
-echo "== results in $out (tables.md, reduce_bw.png/svg, medians.tsv, raw/)"
+echo "== results in $out (tables.md, reduce_bw.png/svg, medians.tsv; raw/ is not committed)"
 cat "$out/tables.md"

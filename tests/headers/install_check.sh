@@ -33,10 +33,14 @@ mkdir -p "$work/elsewhere"
 for sh in bash sh; do
   command -v "$sh" >/dev/null || continue
   out=$(cd "$work/elsewhere" && env -i HOME="$work" PATH=/usr/bin:/bin LD_LIBRARY_PATH=/opt/x \
-        "$sh" -c '. ../prefix/set_env.sh && . ../prefix/set_env.sh &&
-        echo "$ASCEND_HOME_PATH|$ASCEND_TOOLKIT_HOME|$ASCEND_DIR|$LD_LIBRARY_PATH|$PATH"')
-  want="$prefix|$prefix|$prefix|$prefix/lib64:/opt/x|$prefix/bin:/usr/bin:/bin"
+        PKG_CONFIG_PATH=/opt/y "$sh" -c '. ../prefix/set_env.sh && . ../prefix/set_env.sh &&
+        echo "$ASCEND_HOME_PATH|$ASCEND_TOOLKIT_HOME|$ASCEND_DIR|$LD_LIBRARY_PATH|$PKG_CONFIG_PATH|$PATH"')
+  want="$prefix|$prefix|$prefix|$prefix/lib64:/opt/x|$prefix/lib64/pkgconfig:/opt/y|$prefix/bin:/usr/bin:/bin"
   [ "$out" = "$want" ] || fail "$sh set_env.sh gave '$out', want '$want'"
+  # With nothing set before, PKG_CONFIG_PATH is exactly the prefix's pkgconfig directory.
+  out=$(cd "$work/elsewhere" && env -i HOME="$work" PATH=/usr/bin:/bin \
+        "$sh" -c '. ../prefix/set_env.sh && echo "$PKG_CONFIG_PATH"')
+  [ "$out" = "$prefix/lib64/pkgconfig" ] || fail "$sh set_env.sh: PKG_CONFIG_PATH '$out'"
 done
 
 # find_package(hostccl) consumer.
@@ -64,9 +68,10 @@ CCEOF
   { cat "$work/consumer.log"; fail "consumer build"; }
 (. "$prefix/set_env.sh" && "$consumer/build/consumer") || fail "consumer run"
 
-# pkg-config.
-flags=$(PKG_CONFIG_PATH="$prefix/lib64/pkgconfig" pkg-config --cflags --libs hostccl) ||
-  fail "pkg-config hostccl"
+# pkg-config, found through set_env.sh alone (as README.md tells users to do).
+flags=$(env -i HOME="$work" PATH=/usr/bin:/bin sh -c \
+        ". '$prefix/set_env.sh' && pkg-config --cflags --libs hostccl") ||
+  fail "pkg-config hostccl after sourcing set_env.sh"
 case " $flags " in *" -lhccl "*) ;; *) fail "pkg-config libs lack -lhccl: '$flags'" ;; esac
 inc=$(echo "$flags" | tr ' ' '\n' | sed -n 's/^-I//p' | head -1)
 [ -n "$inc" ] && [ "$(cd "$inc" && pwd -P)" = "$prefix/include" ] ||
