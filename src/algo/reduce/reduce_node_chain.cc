@@ -17,6 +17,7 @@
 //   sends the result to rank 0, whose receive lands in recvBuf.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "algo/primitives.h"
@@ -47,7 +48,11 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
 
   g->Publish(li, a.send_desc, a.recv_desc);
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket));
+  // While this host's ranks gather, ranks on other hosts may already wait on this one (those whose
+  // call took "gather" if another rank here took this plan: a count across the threshold): their
+  // probes are answered (and fingerprints compared) while this rank sleeps here.
+  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket, &progress));
   if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
     return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
   std::string why;

@@ -285,7 +285,7 @@ Status ShmGroup::CheckPeersAlive() {
 }
 
 Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
-                        uint64_t* ticket) {
+                        uint64_t* ticket, const std::function<Status()>* also_check) {
   const uint64_t t = ++ticket_;
   *ticket = t;
   ArrivalSlot* mine = Slot(rank_, t);
@@ -311,7 +311,11 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
   opt.shared = true;
   opt.spin = !Oversubscribed(size_);
   opt.what = "rank(s)";
-  opt.check = [this] { return CheckPeersAlive(); };
+  opt.check = [this, also_check] {
+    Status alive = CheckPeersAlive();
+    if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
+    return alive;
+  };
   Status st = WaitUntil([this, t] { return AllArrived(t); }, &seg_->barrier, deadline, opt, [this, t] {
     std::string m;
     for (int r = 0; r < size_; ++r)

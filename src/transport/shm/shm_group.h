@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -72,8 +73,11 @@ class ShmGroup {
   // this rank's next arrival.
   static constexpr size_t kInlineBytes = 4096;
   struct ArrivalSlot;  // layout private to shm_group.cc
+  // `also_check`, when given, runs with the peer-death check while this rank sleeps (every 100 ms):
+  // e.g. Transport::Progress, so peers on other hosts that wait on this rank get their probes
+  // answered; a non-ok status ends the wait with it.
   Status Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
-                uint64_t* ticket);
+                uint64_t* ticket, const std::function<Status()>* also_check = nullptr);
   const Fingerprint& ArrivedFp(int r, uint64_t ticket) const;
   const char* ArrivedPayload(int r, uint64_t ticket) const;
   // First member whose fingerprint for `ticket` differs from member 0's, or -1.
