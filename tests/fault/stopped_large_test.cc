@@ -64,7 +64,13 @@ class StoppedLargeTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
   const std::string dir = hostccl::faulttest::MakeScratchDir();
   RunOptions o;
-  o.env = hostccl::faulttest::TransportEnv(GetParam());
+  if (GetParam() == "nodes") {
+    o.rank_env = [](int rank) {
+      return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "sl-host-a" : "sl-host-b"}};
+    };
+  } else {
+    o.env = hostccl::faulttest::TransportEnv(GetParam());
+  }
   o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", std::to_string(kTimeoutMs)});
   o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
   o.env.push_back({hostccl::faulttest::kDirVar, dir});
@@ -120,7 +126,7 @@ TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
   hostccl::faulttest::RemoveScratchDir(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, StoppedLargeTest, ::testing::Values("tcp", "shm"),
+INSTANTIATE_TEST_SUITE_P(Transports, StoppedLargeTest, ::testing::Values("tcp", "shm", "nodes"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace

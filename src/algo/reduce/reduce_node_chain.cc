@@ -102,6 +102,11 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
     return Status::Ok();
   };
 
+  // The leader's TCP waits end at ctx.deadline and its abort names the rank it found stopped (on
+  // another host); the other ranks of this host, who can only see that the leader is late, give
+  // that abort a second to arrive before blaming the leader.
+  const Deadline step_deadline =
+      leader || ctx.deadline.infinite() ? ctx.deadline : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
   Status st;
   if (leader && j > 0)
     for (uint64_t c = 0; c < std::min<uint64_t>(kNodeChainSlots - 2, nchunks); ++c)
@@ -111,7 +116,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq));
   thread_local std::vector<const void*> srcs;
   for (uint64_t c = 0; c < nchunks; ++c) {
     uint64_t b = 0, e = 0;
@@ -128,7 +133,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
       g->Abort(st.code(), st.message(), ctx.fp.seq);
       return st;
     }
-    HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));  // chunk c folded; chunk c+1 ready
+    HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq));  // chunk c folded; chunk c+1 ready
     if (last && root_here && final_dst == nullptr && ctx.rank == a.root)
       std::memcpy(static_cast<char*>(a.recv) + off(c) * es, out_slot(c), len(c) * es);
     if (send_out) {

@@ -136,6 +136,7 @@ class ShmGroup {
   ShmSegment* seg_ = nullptr;
   size_t seg_bytes_ = 0;
   std::vector<uint32_t> pids_;
+  std::vector<int> members_;    // communicator rank of each member (for messages)
   uint32_t own_pid_ = 0;        // getpid() is a system call: cached
   bool cma_ = false;
   std::atomic<uint32_t> first_use_{0};
