@@ -5,8 +5,8 @@
 // still fail within 2 s (the exec timeout is 20 s, so waiting for it shows) with a message that
 // says "mismatch" and names both ranks' arguments.
 //
-// One launch per placement (processes over shared memory, over TCP, across two emulated hosts;
-// thread ranks): each case runs on its own sub-communicator of all ranks (HcclCreateSubCommConfig),
+// One launch per placement (processes over shared memory, with aclrtMalloc or heap buffers; over
+// TCP; across two emulated hosts; thread ranks): each case runs on its own sub-communicator of all ranks (HcclCreateSubCommConfig),
 // so one launch covers the whole table and a failed case leaves the next one a fresh communicator.
 #include <gtest/gtest.h>
 
@@ -75,11 +75,11 @@ std::vector<Case> Cases() {
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // One case on `comm`: the mismatched call (after the skipped one, for `skip`), then the checks.
-bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c, DevBuf& send, DevBuf& recv) {
+bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c, void* send, void* recv) {
   const std::string where = std::string("case '") + c.name + "': ";
   const int64_t t0 = NowMs();
   auto call = [&](const Call& a) {
-    return HcclReduce(send.ptr, recv.ptr, a.count, a.dtype, a.op, a.root, comm, stream);
+    return HcclReduce(send, recv, a.count, a.dtype, a.op, a.root, comm, stream);
   };
   HcclResult r = HCCL_SUCCESS;
   if (ctx.rank == kOdd) {
@@ -108,10 +108,24 @@ bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c,
   return true;
 }
 
-bool RunMatrix(RankContext& ctx) {
-  DevBuf send, recv;
+// host_buffers: sendBuf/recvBuf from the heap, not aclrtMalloc (not shareable), so "shm" re-plans
+// into its cma / staging plans (reduce_shm_unshared.cc) after the first arrival.
+bool RunMatrix(RankContext& ctx, bool host_buffers) {
+  DevBuf dsend, drecv;
   const size_t bytes = (4u << 20) + 64;  // the largest case: 1Mi fp32 and 256Ki+1 fp32
-  if (!send.Alloc(bytes, 1.0f, false) || !recv.Alloc(bytes, 1.0f, false)) return ctx.Fail("aclrtMalloc failed");
+  std::vector<char> hsend, hrecv;
+  void* send = nullptr;
+  void* recv = nullptr;
+  if (host_buffers) {
+    hsend.assign(bytes, 0);
+    hrecv.assign(bytes, 0);
+    send = hsend.data();
+    recv = hrecv.data();
+  } else {
+    if (!dsend.Alloc(bytes, 1.0f, false) || !drecv.Alloc(bytes, 1.0f, false)) return ctx.Fail("aclrtMalloc failed");
+    send = dsend.ptr;
+    recv = drecv.ptr;
+  }
   uint32_t all[kRanks];
   for (int q = 0; q < kRanks; ++q) all[q] = static_cast<uint32_t>(q);
   const auto cases = Cases();
@@ -137,6 +151,8 @@ RunOptions Options(const std::string& placement) {
     o.rank_env = [](int rank) {
       return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "mx-host-a" : "mx-host-b"}};
     };
+  } else if (placement == "shm_host_buffers") {
+    o.env = hostccl::faulttest::TransportEnv("shm");
   } else if (placement != "threads") {
     o.env = hostccl::faulttest::TransportEnv(placement);
   }
@@ -151,11 +167,13 @@ class MismatchMatrixTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(MismatchMatrixTest, EveryStraddlingPairFailsFastNamingBoth) {
   const std::string placement = GetParam();
   const Mode mode = placement == "threads" ? Mode::kThreadsInitAll : Mode::kProcesses;
-  auto res = RunRanks(kRanks, mode, RunMatrix, Options(placement));
+  const bool host_buffers = placement == "shm_host_buffers";
+  auto res = RunRanks(kRanks, mode, [host_buffers](RankContext& ctx) { return RunMatrix(ctx, host_buffers); },
+                      Options(placement));
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(Placements, MismatchMatrixTest, ::testing::Values("shm", "tcp", "nodes", "threads"),
+INSTANTIATE_TEST_SUITE_P(Placements, MismatchMatrixTest, ::testing::Values("shm", "shm_host_buffers", "tcp", "nodes", "threads"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace
