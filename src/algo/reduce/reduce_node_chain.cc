@@ -50,7 +50,9 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
   uint64_t ticket = 0;
   // While this host's ranks gather, ranks on other hosts may already wait on this one (those whose
   // call took "gather" if another rank here took this plan: a count across the threshold): their
-  // probes are answered (and fingerprints compared) while this rank sleeps here.
+  // probes are answered (and fingerprints compared) while this rank sleeps here, and in the host
+  // barriers below (so a leader asleep there is not taken for stopped, and an ABORT from another
+  // host reaches the ranks that only wait in shared memory).
   const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
   HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket, &progress));
   if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
@@ -116,7 +118,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq));
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq, &progress));
   thread_local std::vector<const void*> srcs;
   for (uint64_t c = 0; c < nchunks; ++c) {
     uint64_t b = 0, e = 0;
@@ -133,7 +135,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
       g->Abort(st.code(), st.message(), ctx.fp.seq);
       return st;
     }
-    HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq));  // chunk c folded; chunk c+1 ready
+    HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq, &progress));  // chunk c folded; chunk c+1 ready
     if (last && root_here && final_dst == nullptr && ctx.rank == a.root)
       std::memcpy(static_cast<char*>(a.recv) + off(c) * es, out_slot(c), len(c) * es);
     if (send_out) {

@@ -339,9 +339,9 @@ void ShmGroup::WakeSleepers() {
   if (seg_->barrier.sleepers.load(std::memory_order_seq_cst) != 0) WakeAll(&seg_->barrier, true);
 }
 
-Status ShmGroup::Barrier(Deadline deadline, uint64_t seq) {
+Status ShmGroup::Barrier(Deadline deadline, uint64_t seq, const std::function<Status()>* also_check) {
   uint64_t ticket = 0;
-  return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket);
+  return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket, also_check);
 }
 
 Status ShmGroup::Check(uint64_t seq) {

@@ -107,7 +107,7 @@ class ShmGroup {
   // An arrival without fingerprint or payload (steps inside an operation). `seq` is the
   // operation the caller is in: an arrival that completes into an operation that was aborted
   // (seq >= the abort's) still fails, since the others gave up on it.
-  Status Barrier(Deadline deadline, uint64_t seq = 0);
+  Status Barrier(Deadline deadline, uint64_t seq = 0, const std::function<Status()>* also_check = nullptr);
   // Fails operations numbered `from_seq` and later on every member (0 = every operation).
   void Abort(Code code, const std::string& reason, uint64_t from_seq = 0);
   // Between the steps of a long computation inside operation `seq`: the abort's status if the
