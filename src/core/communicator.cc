@@ -271,9 +271,9 @@ void Communicator::Fail(const Status& st) {
     failed_.store(true, std::memory_order_release);
   }
   HLOG_ERROR(kColl, "communicator '%s' rank %d failed: %s", name_.c_str(), rank_, st.ToString().c_str());
-  if (transport_) transport_->Abort(st.message(), st.code());
-  if (local_) local_->Abort(st.code(), st.message());
   const uint64_t seq = running_seq_.load();
+  if (transport_) transport_->Abort(st.message(), st.code(), seq);
+  if (local_) local_->Abort(st.code(), st.message());
   if (shm_) shm_->Abort(st.code(), st.message(), seq);
   if (node_shm_) node_shm_->Abort(st.code(), st.message(), seq);
 }

@@ -46,13 +46,19 @@ class Transport {
   // Progresses without blocking; *done tells whether `id` completed.
   virtual Status Test(RequestId id, bool* done) = 0;
 
-  virtual void Abort(const std::string& reason, Code code) = 0;
+  // `seq`: the operation that failed, when the caller knows it (the transport may not have seen a
+  // request of it yet); peers still in an earlier operation finish that one first.
+  virtual void Abort(const std::string& reason, Code code, uint64_t seq = 0) = 0;
   virtual void Interrupt() = 0;
   // Human-readable peer address for messages ("10.0.0.4:41233").
   virtual std::string PeerAddress(int peer) const = 0;
   // Waits poll without blocking for up to `ns` before they block (0: block at once). Worth it when
   // this process has a core to itself: a blocked waiter's wake-up costs ~24 us on a VM.
   virtual void SetBusyPollNs(uint64_t ns) { (void)ns; }
+  // Without blocking: reads what peers sent and answers their control frames (TCP stall probes)
+  // as a rank in operation `fp` would. For algorithms that wait elsewhere (shared memory) while
+  // peers on other hosts may wait on them; a mismatch found here is returned (and sticky).
+  virtual Status Progress(const Fingerprint& fp) { (void)fp; return Status::Ok(); }
 };
 
 }  // namespace hostccl::net

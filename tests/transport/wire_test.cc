@@ -173,5 +173,47 @@ TEST(Wire, ExhaustiveSingleByteMutations) {
   }
 }
 
+// Stall probes (tcp_transport.h): PROBE has no payload, PROBE_REPLY exactly kProbeReplyBytes, and
+// neither carries a code or part fields; the reply's payload round-trips.
+TEST(Wire, ProbeFrames) {
+  FrameHeader h;
+  uint8_t b[kFrameHeaderBytes];
+  FrameHeader out;
+  h.type = FrameType::kProbe;
+  h.fp.seq = 7;
+  EncodeFrameHeader(h, b);
+  ASSERT_TRUE(DecodeFrameHeader(b, sizeof(b), &out).ok());
+  EXPECT_EQ(out.type, FrameType::kProbe);
+  EXPECT_EQ(out.fp.seq, 7u);
+  h.payload_len = 1;
+  EncodeFrameHeader(h, b);
+  EXPECT_FALSE(DecodeFrameHeader(b, sizeof(b), &out).ok());
+  h.type = FrameType::kProbeReply;
+  h.payload_len = kProbeReplyBytes;
+  EncodeFrameHeader(h, b);
+  EXPECT_TRUE(DecodeFrameHeader(b, sizeof(b), &out).ok());
+  h.payload_len = kProbeReplyBytes - 1;
+  EncodeFrameHeader(h, b);
+  EXPECT_FALSE(DecodeFrameHeader(b, sizeof(b), &out).ok());
+  h.payload_len = kProbeReplyBytes;
+  h.code = 9;
+  EncodeFrameHeader(h, b);
+  EXPECT_FALSE(DecodeFrameHeader(b, sizeof(b), &out).ok());
+  ProbeReply r, back;
+  r.waits_for = 3;
+  r.waits_for_silent = true;
+  r.silent_ms = 2695;
+  uint8_t p[kProbeReplyBytes];
+  EncodeProbeReply(r, p);
+  DecodeProbeReply(p, &back);
+  EXPECT_EQ(back.waits_for, 3);
+  EXPECT_TRUE(back.waits_for_silent);
+  EXPECT_EQ(back.silent_ms, 2695u);
+  r.waits_for = -1;
+  EncodeProbeReply(r, p);
+  DecodeProbeReply(p, &back);
+  EXPECT_EQ(back.waits_for, -1);
+}
+
 }  // namespace
 }  // namespace hostccl::net

@@ -17,6 +17,7 @@
 //   sends the result to rank 0, whose receive lands in recvBuf.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "algo/primitives.h"
@@ -47,7 +48,13 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
 
   g->Publish(li, a.send_desc, a.recv_desc);
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket));
+  // While this host's ranks gather, ranks on other hosts may already wait on this one (those whose
+  // call took "gather" if another rank here took this plan: a count across the threshold): their
+  // probes are answered (and fingerprints compared) while this rank sleeps here, and in the host
+  // barriers below (so a leader asleep there is not taken for stopped, and an ABORT from another
+  // host reaches the ranks that only wait in shared memory).
+  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket, &progress));
   if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
     return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
   std::string why;
@@ -97,6 +104,11 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
     return Status::Ok();
   };
 
+  // The leader's TCP waits end at ctx.deadline and its abort names the rank it found stopped (on
+  // another host); the other ranks of this host, who can only see that the leader is late, give
+  // that abort a second to arrive before blaming the leader.
+  const Deadline step_deadline =
+      leader || ctx.deadline.infinite() ? ctx.deadline : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
   Status st;
   if (leader && j > 0)
     for (uint64_t c = 0; c < std::min<uint64_t>(kNodeChainSlots - 2, nchunks); ++c)
@@ -106,7 +118,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq, &progress));
   thread_local std::vector<const void*> srcs;
   for (uint64_t c = 0; c < nchunks; ++c) {
     uint64_t b = 0, e = 0;
@@ -123,7 +135,7 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
       g->Abort(st.code(), st.message(), ctx.fp.seq);
       return st;
     }
-    HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));  // chunk c folded; chunk c+1 ready
+    HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq, &progress));  // chunk c folded; chunk c+1 ready
     if (last && root_here && final_dst == nullptr && ctx.rank == a.root)
       std::memcpy(static_cast<char*>(a.recv) + off(c) * es, out_slot(c), len(c) * es);
     if (send_out) {

@@ -78,6 +78,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   g->rank_ = rank;
   g->size_ = size;
   g->pids_ = pids;
+  g->members_ = members;
   g->own_pid_ = static_cast<uint32_t>(getpid());
   const size_t control = (ShmSegment::Bytes(size) + 4095) & ~size_t{4095};
   staging_bytes = (staging_bytes + 4095) & ~size_t{4095};
@@ -285,7 +286,7 @@ Status ShmGroup::CheckPeersAlive() {
 }
 
 Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
-                        uint64_t* ticket) {
+                        uint64_t* ticket, const std::function<Status()>* also_check) {
   const uint64_t t = ++ticket_;
   *ticket = t;
   ArrivalSlot* mine = Slot(rank_, t);
@@ -311,12 +312,21 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
   opt.shared = true;
   opt.spin = !Oversubscribed(size_);
   opt.what = "rank(s)";
-  opt.check = [this] { return CheckPeersAlive(); };
+  opt.check = [this, also_check] {
+    Status alive = CheckPeersAlive();
+    if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
+    return alive;
+  };
   Status st = WaitUntil([this, t] { return AllArrived(t); }, &seg_->barrier, deadline, opt, [this, t] {
     std::string m;
     for (int r = 0; r < size_; ++r)
-      if (Slot(r, t)->ticket.load(std::memory_order_acquire) < t) m += (m.empty() ? "" : ", ") + std::to_string(r);
-    return m + " of " + std::to_string(size_);
+      if (Slot(r, t)->ticket.load(std::memory_order_acquire) < t)
+        m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
+    // Communicator ranks, not indices in the group: a host's group of several hosts' communicator
+    // holds ranks 2 and 3 as members 0 and 1.
+    bool identity = true;
+    for (int r = 0; r < size_; ++r) identity = identity && members_[static_cast<size_t>(r)] == r;
+    return m + (identity ? " of " : " of this host's ") + std::to_string(size_);
   });
   if (st.ok()) WakeSleepers();
   return AfterWait(std::move(st), seq);
@@ -329,9 +339,9 @@ void ShmGroup::WakeSleepers() {
   if (seg_->barrier.sleepers.load(std::memory_order_seq_cst) != 0) WakeAll(&seg_->barrier, true);
 }
 
-Status ShmGroup::Barrier(Deadline deadline, uint64_t seq) {
+Status ShmGroup::Barrier(Deadline deadline, uint64_t seq, const std::function<Status()>* also_check) {
   uint64_t ticket = 0;
-  return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket);
+  return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket, also_check);
 }
 
 Status ShmGroup::Check(uint64_t seq) {

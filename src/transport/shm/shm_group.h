@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -72,8 +73,11 @@ class ShmGroup {
   // this rank's next arrival.
   static constexpr size_t kInlineBytes = 4096;
   struct ArrivalSlot;  // layout private to shm_group.cc
+  // `also_check`, when given, runs with the peer-death check while this rank sleeps (every 100 ms):
+  // e.g. Transport::Progress, so peers on other hosts that wait on this rank get their probes
+  // answered; a non-ok status ends the wait with it.
   Status Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
-                uint64_t* ticket);
+                uint64_t* ticket, const std::function<Status()>* also_check = nullptr);
   const Fingerprint& ArrivedFp(int r, uint64_t ticket) const;
   const char* ArrivedPayload(int r, uint64_t ticket) const;
   // First member whose fingerprint for `ticket` differs from member 0's, or -1.
@@ -103,7 +107,7 @@ class ShmGroup {
   // An arrival without fingerprint or payload (steps inside an operation). `seq` is the
   // operation the caller is in: an arrival that completes into an operation that was aborted
   // (seq >= the abort's) still fails, since the others gave up on it.
-  Status Barrier(Deadline deadline, uint64_t seq = 0);
+  Status Barrier(Deadline deadline, uint64_t seq = 0, const std::function<Status()>* also_check = nullptr);
   // Fails operations numbered `from_seq` and later on every member (0 = every operation).
   void Abort(Code code, const std::string& reason, uint64_t from_seq = 0);
   // Between the steps of a long computation inside operation `seq`: the abort's status if the
@@ -132,6 +136,7 @@ class ShmGroup {
   ShmSegment* seg_ = nullptr;
   size_t seg_bytes_ = 0;
   std::vector<uint32_t> pids_;
+  std::vector<int> members_;    // communicator rank of each member (for messages)
   uint32_t own_pid_ = 0;        // getpid() is a system call: cached
   bool cma_ = false;
   std::atomic<uint32_t> first_use_{0};

@@ -158,6 +158,15 @@ Status TcpTransport::Irecv(int peer, void* buf, size_t len, const Fingerprint& f
 Status TcpTransport::Wait(RequestId id, Deadline deadline) { return WaitAll(&id, 1, deadline); }
 
 Status TcpTransport::WaitAll(const RequestId* ids, size_t n, Deadline deadline) {
+  waiting_ids_ = ids;  // replies to probes tell whom this wait is stuck on
+  waiting_n_ = n;
+  Status st = WaitLoop(ids, n, deadline);
+  waiting_ids_ = nullptr;
+  waiting_n_ = 0;
+  return st;
+}
+
+Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline) {
   for (size_t i = 0; i < n; ++i) {
     if (!reqs_.count(ids[i])) {
       if (!status_.ok()) return status_;
@@ -166,6 +175,7 @@ Status TcpTransport::WaitAll(const RequestId* ids, size_t n, Deadline deadline) 
   }
   const uint64_t start = NowNs();
   const uint64_t spin_until = busy_poll_ns_ > 0 ? start + busy_poll_ns_ : 0;
+  uint64_t probe_at = start + kProbeAfterMs * 1000000;
   for (;;) {
     // Completed requests succeed even if a later frame (e.g. an ABORT read in the same poll) has
     // failed the transport since: their bytes did arrive / leave.
@@ -176,15 +186,42 @@ Status TcpTransport::WaitAll(const RequestId* ids, size_t n, Deadline deadline) 
       return Status::Ok();
     }
     if (!status_.ok()) return status_;
+    const uint64_t now = NowNs();
     if (deadline.Expired()) {
-      Fail(MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms waiting for %s", rank_,
-                      Ull((NowNs() - start) / 1000000), DescribePending(ids, n).c_str()));
+      int culprit = -1;
+      const std::string blame = Blame(ids, n, now, &culprit);
+      if (culprit >= 0) {
+        Status st = MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms: %s; this rank waits for %s", rank_,
+                               Ull((now - start) / 1000000), blame.c_str(), DescribePending(ids, n).c_str());
+        st.WithPeer(culprit);
+        Fail(std::move(st));
+      } else {
+        Fail(MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms waiting for %s", rank_,
+                        Ull((now - start) / 1000000), DescribePending(ids, n).c_str()));
+      }
       return status_;
     }
+    if (now >= probe_at) {
+      ProbeTick(ids, n, now);
+      probe_at = now + kProbeEveryMs * 1000000;
+      if (!status_.ok()) continue;
+    }
     // First poll without blocking for a while (busy_poll_ns_): a reply within a round trip then
-    // costs no wake-up; after that, block in poll().
-    PollOnce(spin_until != 0 && NowNs() < spin_until ? 0 : deadline.RemainingMsForPoll());
+    // costs no wake-up; after that, block in poll() (until the deadline or the next probe).
+    int timeout_ms = 0;
+    if (spin_until == 0 || now >= spin_until) {
+      timeout_ms = deadline.RemainingMsForPoll();
+      const int to_probe = static_cast<int>((probe_at - now + 999999) / 1000000);
+      if (timeout_ms < 0 || timeout_ms > to_probe) timeout_ms = to_probe;
+    }
+    PollOnce(timeout_ms);
   }
+}
+
+Status TcpTransport::Progress(const Fingerprint& fp) {
+  HOSTCCL_RETURN_IF_ERROR(BeginRequest(fp));
+  PollOnce(0);
+  return status_;
 }
 
 Status TcpTransport::Test(RequestId id, bool* done) {
@@ -329,7 +366,7 @@ void TcpTransport::WriteLane(int p, int l) {
         off = kFrameHeaderBytes;
       }
       size_t poff = off - kFrameHeaderBytes;
-      if (poff < it->len) iov[cnt++] = iovec{const_cast<uint8_t*>(it->buf) + poff, it->len - poff};
+      if (poff < it->len) iov[cnt++] = iovec{const_cast<uint8_t*>(it->Payload()) + poff, it->len - poff};
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -338,7 +375,17 @@ void TcpTransport::WriteLane(int p, int l) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      Fail(PeerClosed(p, StrFormat(" (send: %s)", strerror(errno)).c_str()));
+      const int err = errno;
+      // The peer may have said why before it went (an ABORT or CLOSE still unread): that is the
+      // better error.
+      if (!draining_ && pe.rx != Rx::kDataPending && pe.rx != Rx::kClosed) {
+        draining_ = true;
+        ReadLane(p, l);
+        draining_ = false;
+        if (!status_.ok()) return;
+      }
+      Fail(PeerClosed(p, pe.rx == Rx::kClosed ? " (its communicator was destroyed)"
+                                              : StrFormat(" (send: %s)", strerror(err)).c_str()));
       return;
     }
     size_t left = static_cast<size_t>(n);
@@ -349,7 +396,8 @@ void TcpTransport::WriteLane(int p, int l) {
       s.done += take;
       left -= take;
       if (s.done == kFrameHeaderBytes + s.len) {
-        PartDone(s.id);
+        if (s.id != 0) PartDone(s.id);
+        if (s.ctl == Ctl::kProbe && peers_[p].probe_out) peers_[p].probe_sent_ns = NowNs();
         pe.sends.pop_front();
       } else {
         break;
@@ -400,6 +448,7 @@ void TcpTransport::ReadLane(int p, int l) {
       case Rx::kHeader: dst = pe.hdr + pe.hdr_got; want = kFrameHeaderBytes - pe.hdr_got; break;
       case Rx::kDataBody: dst = pe.recvs.front().buf + pe.body_got; want = pe.recvs.front().len - pe.body_got; break;
       case Rx::kAbortBody: dst = reinterpret_cast<uint8_t*>(pe.reason.data()) + pe.body_got; want = pe.reason.size() - pe.body_got; break;
+      case Rx::kReplyBody: dst = peer.reply_buf + pe.body_got; want = kProbeReplyBytes - pe.body_got; break;
       case Rx::kDataPending:
         if (pe.recvs.empty()) return;  // stop reading until a receive is posted
         MatchPending(p, l);
@@ -463,6 +512,11 @@ void TcpTransport::ReadLane(int p, int l) {
             Fail(Status(static_cast<Code>(pe.cur.code), StrFormat("rank %d aborted", p)).WithPeer(p));
             return;
           }
+        } else if (pe.cur.type == FrameType::kProbe) {
+          OnProbe(p, l);
+          if (!status_.ok()) return;
+        } else if (pe.cur.type == FrameType::kProbeReply) {
+          pe.rx = Rx::kReplyBody;
         } else if (pe.cur.type == FrameType::kClose) {
           pe.rx = Rx::kClosed;
           HLOG_DEBUG(kTcp, "rank %d (%s) closed its communicator (socket %d)", p, peer.addr.c_str(), l);
@@ -490,7 +544,9 @@ void TcpTransport::ReadLane(int p, int l) {
           for (char& c : pe.reason) if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
           Status st = Status(static_cast<Code>(pe.cur.code), StrFormat("rank %d aborted: %s", p, pe.reason.c_str()));
           st.WithPeer(p);
-          if (current_fp_.seq != 0 && pe.cur.fp.seq > current_fp_.seq) {
+          // Also while still in setup (sequence 0): peers that finished their part of it may
+          // already have run, and failed, operation 1 (on a mismatch found among themselves).
+          if (pe.cur.fp.seq > current_fp_.seq) {
             if (deferred_abort_.ok()) {
               deferred_abort_ = st;
               deferred_seq_ = pe.cur.fp.seq;
@@ -501,6 +557,16 @@ void TcpTransport::ReadLane(int p, int l) {
           }
           Fail(st);
           return;
+        }
+        break;
+      }
+      case Rx::kReplyBody: {
+        pe.body_got += got;
+        if (pe.body_got == kProbeReplyBytes) {
+          pe.rx = Rx::kHeader;
+          pe.body_got = 0;
+          OnProbeReply(p, l);
+          if (!status_.ok()) return;
         }
         break;
       }
@@ -535,8 +601,14 @@ bool TcpTransport::SendControl(int p, int l, FrameType type, Code code, const st
   return false;
 }
 
-void TcpTransport::Abort(const std::string& reason, Code code) {
+void TcpTransport::Abort(const std::string& reason, Code code, uint64_t seq) {
   if (code == Code::kSuccess) code = Code::kRemote;
+  if (seq > current_fp_.seq) {
+    // The failed operation never reached this transport (e.g. a mismatch found in shared memory):
+    // the ABORT must name it, not the setup or the operation before.
+    current_fp_ = Fingerprint();
+    current_fp_.seq = seq;
+  }
   // On every lane: the peer may be reading any of them (or waiting on a header held back on one).
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
@@ -559,6 +631,172 @@ void TcpTransport::Interrupt() {
   do {
     n = ::write(event_fd_.get(), &one, sizeof(one));
   } while (n < 0 && errno == EINTR);
+}
+
+// ---- stall probes ----
+
+void TcpTransport::QueueControl(int p, Ctl ctl) {
+  Lane& ln = peers_[p].lanes[0];
+  if (ln.rx == Rx::kClosed) return;  // the peer destroyed its communicator: nobody would answer
+  FrameHeader h;
+  h.type = ctl == Ctl::kProbe ? FrameType::kProbe : FrameType::kProbeReply;
+  h.fp = current_fp_;
+  h.payload_len = ctl == Ctl::kReply ? kProbeReplyBytes : 0;
+  // One unstarted frame of a kind is enough: refresh it instead of queueing another.
+  for (auto& q : ln.sends) {
+    if (q.ctl == ctl && q.done == 0) {
+      EncodeFrameHeader(h, q.hdr);
+      if (ctl == Ctl::kReply) EncodeProbeReply(WhomWeWaitFor(NowNs()), q.ctl_payload);
+      return;
+    }
+  }
+  PendingSend s{};
+  s.ctl = ctl;
+  s.len = h.payload_len;
+  EncodeFrameHeader(h, s.hdr);
+  if (ctl == Ctl::kReply) EncodeProbeReply(WhomWeWaitFor(NowNs()), s.ctl_payload);
+  // Frames are independent on the wire: ahead of DATA not yet started, behind a half-written one
+  // (DATA keeps its order, so receives still match in posting order).
+  auto pos = ln.sends.begin();
+  if (pos != ln.sends.end() && pos->done > 0) ++pos;
+  const bool front = pos == ln.sends.begin();
+  ln.sends.insert(pos, s);
+  if (front) WriteLane(p, 0);
+}
+
+bool TcpTransport::Silent(int p, uint64_t now) const {
+  const Peer& pe = peers_[p];
+  return pe.probe_out && pe.probe_sent_ns != 0 && now - pe.probe_sent_ns >= kSilentMs * 1000000;
+}
+
+ProbeReply TcpTransport::WhomWeWaitFor(uint64_t now) const {
+  ProbeReply r;
+  uint64_t longest = 0;
+  for (size_t i = 0; i < waiting_n_; ++i) {
+    auto it = reqs_.find(waiting_ids_[i]);
+    if (it == reqs_.end() || it->second.done) continue;
+    const int p = it->second.peer;
+    if (r.waits_for < 0) r.waits_for = p;
+    if (Silent(p, now) && now - peers_[p].probe_sent_ns > longest) {
+      longest = now - peers_[p].probe_sent_ns;
+      r.waits_for = p;
+      r.waits_for_silent = true;
+      r.silent_ms = longest / 1000000;
+    }
+  }
+  return r;
+}
+
+void TcpTransport::ProbeTick(const RequestId* ids, size_t n, uint64_t now) {
+  if (current_fp_.seq == 0) return;  // setup exchanges (sequence 0) are not probed
+  probe_want_.assign(static_cast<size_t>(size_), 0);
+  for (size_t i = 0; i < n; ++i) {
+    const ReqInfo& r = reqs_.at(ids[i]);
+    if (!r.done) probe_want_[static_cast<size_t>(r.peer)] = 1;
+  }
+  // Whom those peers said they wait for (in this operation), and so on: probe them too, so a
+  // timeout can name the rank at the end of the chain.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int p = 0; p < size_; ++p) {
+      const Peer& pe = peers_[p];
+      if (!probe_want_[static_cast<size_t>(p)] || pe.reply_ns == 0 || pe.reply_fp.seq != current_fp_.seq) continue;
+      const int w = pe.reply.waits_for;
+      if (w >= 0 && w < size_ && w != rank_ && !probe_want_[static_cast<size_t>(w)] && !peers_[w].lanes.empty()) {
+        probe_want_[static_cast<size_t>(w)] = 1;
+        grew = true;
+      }
+    }
+  }
+  for (int p = 0; p < size_ && status_.ok(); ++p) {
+    if (p == rank_ || peers_[p].lanes.empty()) continue;
+    Peer& pe = peers_[p];
+    if (probe_want_[static_cast<size_t>(p)] && !pe.probe_out) {
+      pe.probe_out = true;
+      pe.probe_sent_ns = 0;
+      QueueControl(p, Ctl::kProbe);
+    }
+    // A peer whose DATA waits here unread (no receive posted) is waiting for us, and its probes
+    // are stuck behind that DATA: tell it unasked whom we wait for.
+    for (const Lane& ln : pe.lanes) {
+      if (ln.rx == Rx::kDataPending && ln.recvs.empty()) {
+        if (status_.ok()) QueueControl(p, Ctl::kReply);
+        break;
+      }
+    }
+  }
+}
+
+void TcpTransport::OnProbe(int p, int l) {
+  const Fingerprint f = peers_[p].lanes[static_cast<size_t>(l)].cur.fp;
+  if (f.seq != 0 && f.seq == current_fp_.seq && f != current_fp_) {
+    Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
+    return;
+  }
+  QueueControl(p, Ctl::kReply);
+}
+
+void TcpTransport::OnProbeReply(int p, int l) {
+  Peer& pe = peers_[p];
+  const Fingerprint f = pe.lanes[static_cast<size_t>(l)].cur.fp;
+  DecodeProbeReply(pe.reply_buf, &pe.reply);
+  pe.reply_fp = f;
+  pe.reply_ns = NowNs();
+  pe.probe_out = false;
+  pe.probe_sent_ns = 0;
+  if (f.seq != 0 && f.seq == current_fp_.seq && f != current_fp_)
+    Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
+}
+
+std::string TcpTransport::Blame(const RequestId* ids, size_t n, uint64_t now, int* culprit) const {
+  *culprit = -1;
+  std::vector<int> via(static_cast<size_t>(size_), -2);  // -2 unseen, -1 waited on here, else who named it
+  std::vector<int> order;
+  for (size_t i = 0; i < n; ++i) {
+    const ReqInfo& r = reqs_.at(ids[i]);
+    if (!r.done && via[static_cast<size_t>(r.peer)] == -2) {
+      via[static_cast<size_t>(r.peer)] = -1;
+      order.push_back(r.peer);
+    }
+  }
+  auto answered_lately = [&](int p) {
+    const Peer& pe = peers_[p];
+    return pe.reply_ns != 0 && pe.reply_fp.seq == current_fp_.seq && now - pe.reply_ns < kSilentMs * 1000000;
+  };
+  int found = -1;
+  uint64_t silent_ms = 0;
+  for (size_t i = 0; i < order.size() && found < 0; ++i) {
+    const int p = order[i];
+    const int from = via[static_cast<size_t>(p)];
+    if (Silent(p, now)) {
+      found = p;
+      silent_ms = (now - peers_[p].probe_sent_ns) / 1000000;
+    } else if (from >= 0 && peers_[from].reply.waits_for == p && peers_[from].reply.waits_for_silent &&
+               !answered_lately(p)) {
+      found = p;  // its waiter found it silent; our own probe has not had the time to
+      silent_ms = peers_[from].reply.silent_ms;
+    }
+    if (found >= 0) break;
+    const Peer& pe = peers_[p];
+    if (pe.reply_ns == 0 || pe.reply_fp.seq != current_fp_.seq) continue;
+    const int w = pe.reply.waits_for;
+    if (w >= 0 && w < size_ && w != rank_ && via[static_cast<size_t>(w)] == -2) {
+      via[static_cast<size_t>(w)] = p;
+      order.push_back(w);
+    }
+  }
+  if (found < 0) return "";
+  *culprit = found;
+  std::string out = StrFormat("rank %d (%s) has not answered for %llu ms (stopped, or busy outside this communicator)",
+                              found, peers_[found].addr.c_str(), Ull(silent_ms));
+  // How this wait leads there: "waits-for chain: rank 0 -> rank 3 -> rank 2".
+  if (via[static_cast<size_t>(found)] >= 0) {
+    std::string chain = StrFormat("rank %d", found);
+    for (int w = via[static_cast<size_t>(found)]; w >= 0; w = via[static_cast<size_t>(w)])
+      chain = StrFormat("rank %d -> ", w) + chain;
+    out += StrFormat("; waits-for chain: rank %d -> ", rank_) + chain;
+  }
+  return out;
 }
 
 std::string TcpTransport::PeerAddress(int peer) const {

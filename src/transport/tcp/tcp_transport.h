@@ -11,6 +11,14 @@
 // Wait/WaitAll/Test; a small Isend writes at once when its socket has nothing queued, and each
 // socket is read through a small buffer (one recv() per burst of small frames, not one per
 // header and payload). Thread-safety: one thread at a time, except Interrupt() (any thread).
+// Stall probes: a wait that has lasted kProbeAfterMs sends a PROBE (its fingerprint, no payload)
+// to every peer it waits on, and again every kProbeEveryMs once answered. Whoever reads a PROBE
+// (any wait, or Progress()) compares fingerprints — the same sequence number with other arguments
+// is a mismatch, reported naming both ranks' arguments — and answers with a PROBE_REPLY: its own
+// fingerprint and the rank its wait is stuck on. So ranks that took different algorithms (a count
+// on both sides of a selection threshold) meet within ~100 ms, and the fast path pays nothing.
+// Replies also let a timeout name the rank that really stopped: the prober follows the replies'
+// "waits for" ranks, probes those too, and blames a rank that leaves a written probe unanswered.
 #pragma once
 
 #include <poll.h>
@@ -42,6 +50,10 @@ class TcpTransport final : public Transport {
   // message is never striped, so it always travels on lane 0.
   static constexpr size_t kEagerWriteMaxBytes = 16 << 10;
   static_assert(kEagerWriteMaxBytes < kStripeMinBytes, "eager sends must fit on lane 0");
+  // Stall probes (see above). A peer that leaves a written probe unanswered this long is "silent".
+  static constexpr uint64_t kProbeAfterMs = 100;
+  static constexpr uint64_t kProbeEveryMs = 100;
+  static constexpr uint64_t kSilentMs = 500;
 
   // fds[peer] is the connection to `peer` (invalid for rank itself); addrs[peer] names it.
   TcpTransport(int rank, int size, std::vector<Fd> fds, std::vector<std::string> addrs);
@@ -57,18 +69,23 @@ class TcpTransport final : public Transport {
   Status Wait(RequestId id, Deadline deadline) override;
   Status WaitAll(const RequestId* ids, size_t n, Deadline deadline) override;
   Status Test(RequestId id, bool* done) override;
-  void Abort(const std::string& reason, Code code) override;
+  void Abort(const std::string& reason, Code code, uint64_t seq = 0) override;
   void Interrupt() override;
   std::string PeerAddress(int peer) const override;
   void SetBusyPollNs(uint64_t ns) override { busy_poll_ns_ = ns; }
+  Status Progress(const Fingerprint& fp) override;
 
  private:
+  enum class Ctl : uint8_t { kNone, kProbe, kReply };  // what a queued frame is (kNone = DATA)
   struct PendingSend {
-    RequestId id;
+    RequestId id;  // 0 for a control frame
     uint8_t hdr[kFrameHeaderBytes];
-    const uint8_t* buf;
+    const uint8_t* buf;  // DATA payload (a control frame's payload is `ctl_payload`)
     size_t len;   // of this stripe's payload
     size_t done;  // bytes of header + payload already written
+    Ctl ctl;
+    uint8_t ctl_payload[kProbeReplyBytes];
+    const uint8_t* Payload() const { return ctl == Ctl::kNone ? buf : ctl_payload; }
   };
   struct PendingRecv {
     RequestId id;
@@ -79,7 +96,7 @@ class TcpTransport final : public Transport {
     uint16_t parts;
     size_t total;    // of the whole message, for messages
   };
-  enum class Rx { kHeader, kDataPending, kDataBody, kAbortBody, kClosed };
+  enum class Rx { kHeader, kDataPending, kDataBody, kAbortBody, kReplyBody, kClosed };
   // One socket to a peer: its own send queue, receive queue and frame parser.
   struct Lane {
     Fd fd;
@@ -99,6 +116,13 @@ class TcpTransport final : public Transport {
   struct Peer {
     std::string addr;
     std::vector<Lane> lanes;  // empty for this rank
+    // Stall probes: this rank's view of the peer.
+    bool probe_out = false;       // our latest PROBE is queued or in flight and not answered
+    uint64_t probe_sent_ns = 0;   // when it was fully written (0 = still queued behind data)
+    uint64_t reply_ns = 0;        // when the peer last answered
+    Fingerprint reply_fp;         // its operation then
+    ProbeReply reply;             // and whom it waited for
+    uint8_t reply_buf[kProbeReplyBytes] = {};
   };
   struct ReqInfo {
     int peer;
@@ -108,6 +132,7 @@ class TcpTransport final : public Transport {
     bool done;
   };
 
+  Status WaitLoop(const RequestId* ids, size_t n, Deadline deadline);
   Status CheckPeer(int peer, const char* what) const;
   RequestId NewRequest(int peer, bool send, size_t len);
   // How a message of `len` bytes to/from `peer` is cut: *n stripes (1 = whole, on lane 0).
@@ -125,6 +150,15 @@ class TcpTransport final : public Transport {
   Status PeerClosed(int p, const char* detail);
   std::string DescribePending(const RequestId* ids, size_t n) const;
   bool SendControl(int p, int l, FrameType type, Code code, const std::string& text);
+  // Stall probes.
+  void QueueControl(int p, Ctl ctl);  // a PROBE or PROBE_REPLY on lane 0, ahead of unstarted DATA
+  void ProbeTick(const RequestId* ids, size_t n, uint64_t now);
+  void OnProbe(int p, int l);
+  void OnProbeReply(int p, int l);
+  bool Silent(int p, uint64_t now) const;
+  ProbeReply WhomWeWaitFor(uint64_t now) const;
+  // The rank this wait is really stuck on, as probes tell ("" when none is known).
+  std::string Blame(const RequestId* ids, size_t n, uint64_t now, int* culprit) const;
 
   const int rank_;
   const int size_;
@@ -144,6 +178,10 @@ class TcpTransport final : public Transport {
   std::vector<pollfd> pfds_;  // scratch, reused across rounds
   std::vector<std::pair<int, int>> pfd_lane_;  // (peer, lane) of pfds_[i]
   uint64_t busy_poll_ns_ = 0;  // waits poll(0) this long before blocking in poll()
+  const RequestId* waiting_ids_ = nullptr;  // the requests of the wait in progress (for replies)
+  size_t waiting_n_ = 0;
+  std::vector<char> probe_want_;  // scratch for ProbeTick
+  bool draining_ = false;         // WriteLane reads a failed socket's last frames (no recursion)
 };
 
 }  // namespace hostccl::net

@@ -29,6 +29,8 @@ const char* FrameTypeName(FrameType t) {
     case FrameType::kRootTable: return "ROOT_TABLE";
     case FrameType::kRootError: return "ROOT_ERROR";
     case FrameType::kClose: return "CLOSE";
+    case FrameType::kProbe: return "PROBE";
+    case FrameType::kProbeReply: return "PROBE_REPLY";
   }
   return "?";
 }
@@ -89,6 +91,13 @@ Status DecodeFrameHeader(const uint8_t* b, size_t len, FrameHeader* out) {
     case FrameType::kRootHello:
     case FrameType::kRootTable: limit = kMaxRootPayload; break;
     case FrameType::kClose: limit = 0; break;
+    case FrameType::kProbe: limit = 0; break;
+    case FrameType::kProbeReply:
+      if (plen != kProbeReplyBytes)
+        return MakeStatus(Code::kPara, "PROBE_REPLY payload %llu bytes, expected %llu",
+                          static_cast<unsigned long long>(plen), static_cast<unsigned long long>(kProbeReplyBytes));
+      limit = kProbeReplyBytes;
+      break;
     default: return MakeStatus(Code::kPara, "unknown frame type %u", type);
   }
   if (plen > limit)
@@ -125,6 +134,18 @@ void DecodeHello(const uint8_t in[kHelloBytes], Hello* out) {
   out->comm_tag = GetU64(in + 16);
   out->rank = GetU32(in + 24);
   out->nranks = GetU32(in + 28);
+}
+
+void EncodeProbeReply(const ProbeReply& r, uint8_t out[kProbeReplyBytes]) {
+  PutU32(out, static_cast<uint32_t>(r.waits_for));
+  PutU32(out + 4, r.waits_for_silent ? 1u : 0u);
+  PutU64(out + 8, r.silent_ms);
+}
+
+void DecodeProbeReply(const uint8_t in[kProbeReplyBytes], ProbeReply* out) {
+  out->waits_for = static_cast<int32_t>(GetU32(in));
+  out->waits_for_silent = (GetU32(in + 4) & 1u) != 0;
+  out->silent_ms = GetU64(in + 8);
 }
 
 bool TokenEqual(const uint8_t a[16], const uint8_t b[16]) {

@@ -13,7 +13,10 @@
 //
 // All integers little endian. Payloads: DATA = the message bytes; ABORT / ROOT_ERROR = reason
 // text (<= kMaxReasonBytes); HELLO = kHelloBytes (token, comm tag, rank, nranks); ROOT_HELLO /
-// ROOT_TABLE = the bootstrap's records (<= kMaxRootPayload); CLOSE = none.
+// ROOT_TABLE = the bootstrap's records (<= kMaxRootPayload); CLOSE = none; PROBE = none (its
+// fingerprint is the prober's operation); PROBE_REPLY = kProbeReplyBytes (waits-for rank i32, -1 =
+// none; flags u32, bit 0 = that rank has not answered the replier's probes; silent ms u64), its
+// fingerprint the replier's operation.
 // DecodeFrameHeader is a pure function over untrusted bytes (fuzzed).
 #pragma once
 
@@ -34,7 +37,8 @@ constexpr uint64_t kMaxDataPayload = 1ull << 48;  // far above any real message,
 constexpr uint64_t kMaxReasonBytes = 1024;
 constexpr uint64_t kHelloBytes = 32;
 constexpr uint64_t kMaxRootPayload = 64ull << 20;
-constexpr uint16_t kMaxLanes = 8;  // sockets per peer pair (HOSTCCL_SOCKETS_PER_PEER)
+constexpr uint16_t kMaxLanes = 8;
+constexpr uint64_t kProbeReplyBytes = 16;  // sockets per peer pair (HOSTCCL_SOCKETS_PER_PEER)
 
 enum class FrameType : uint16_t {
   kData = 1,
@@ -44,6 +48,10 @@ enum class FrameType : uint16_t {
   kRootTable = 5,
   kRootError = 6,
   kClose = 7,  // orderly close: the sender's communicator was destroyed (no payload)
+  // A wait that heard nothing from a peer for a while asks it where it is (docs/reliability.md,
+  // "Stall probes"); the peer answers with its operation and the rank it waits for.
+  kProbe = 8,
+  kProbeReply = 9,
 };
 const char* FrameTypeName(FrameType t);
 
@@ -73,6 +81,15 @@ struct Hello {
 };
 void EncodeHello(const Hello& h, uint8_t out[kHelloBytes]);
 void DecodeHello(const uint8_t in[kHelloBytes], Hello* out);
+
+// The PROBE_REPLY payload.
+struct ProbeReply {
+  int32_t waits_for = -1;      // the rank the replier's wait is stuck on; -1 = not waiting
+  bool waits_for_silent = false;  // ... which has not answered the replier's own probes
+  uint64_t silent_ms = 0;      // for this long
+};
+void EncodeProbeReply(const ProbeReply& r, uint8_t out[kProbeReplyBytes]);
+void DecodeProbeReply(const uint8_t in[kProbeReplyBytes], ProbeReply* out);
 
 // Constant-time comparison of two 16-byte tokens.
 bool TokenEqual(const uint8_t a[16], const uint8_t b[16]);

@@ -1,0 +1,135 @@
+// A rank stopped with SIGSTOP in the middle of a 64 MiB Reduce (issue 14 item 6): 4 ranks as
+// processes, over TCP (the pipelined chain), over shared memory and across two emulated hosts, a
+// 3 s exec timeout (2 s on rank 0, so the root's verdict comes first). Every survivor must fail (within the
+// timeout plus a margin) with an error that blames the stopped rank: the last "X has not answered"
+// or "waiting for ..." in its message must name rank 2 alone, never a healthy neighbour stuck
+// behind it, and never "closed the connection". Rank 0 stops the victim 30 ms into the first
+// call (the calls repeat until one fails, so a fast machine still stops it mid-call), waits for the
+// others to report, then resumes it; the resumed rank must fail too rather than hang.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "fault/fault_util.h"
+
+namespace {
+
+using hostccl::faulttest::DevBuf;
+using hostccl::faulttest::NowMs;
+using hostccl::test::Mode;
+using hostccl::test::RankContext;
+using hostccl::test::RunOptions;
+using hostccl::test::RunRanks;
+
+constexpr int kRanks = 4;
+constexpr int kVictim = 2;
+constexpr int kTimeoutMs = 3000;
+constexpr uint64_t kCount = (64u << 20) / sizeof(float);
+constexpr int kCalls = 8;
+
+// The ranks a message blames: the rank before its last "has not answered", else the list after
+// its last "waiting for rank(s) " (shared memory: "2, 3 of 4"), else every "rank N at" after its
+// last "waiting for " (TCP).
+std::set<int> Blamed(const std::string& msg) {
+  std::set<int> out;
+  size_t p = msg.rfind(" has not answered");
+  if (p != std::string::npos) {
+    size_t r = msg.rfind("rank ", p);
+    if (r != std::string::npos) out.insert(std::atoi(msg.c_str() + r + 5));
+    return out;
+  }
+  p = msg.rfind("waiting for rank(s) ");
+  if (p != std::string::npos) {
+    const char* c = msg.c_str() + p + 20;
+    while (*c >= '0' && *c <= '9') {
+      out.insert(std::atoi(c));
+      while (*c >= '0' && *c <= '9') ++c;
+      if (*c == ',' && c[1] == ' ') c += 2;
+    }
+    return out;
+  }
+  p = msg.rfind("waiting for ");
+  if (p == std::string::npos) return out;
+  for (size_t r = msg.find("rank ", p); r != std::string::npos; r = msg.find("rank ", r + 5))
+    if (msg.compare(r + 5 + std::to_string(std::atoi(msg.c_str() + r + 5)).size(), 4, " at ") == 0)
+      out.insert(std::atoi(msg.c_str() + r + 5));
+  return out;
+}
+
+class StoppedLargeTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  RunOptions o;
+  // Rank 0 (the root, which waits on a healthy neighbour that is stuck behind the victim) times
+  // out first, as when its call started earlier: its own verdict is the one everybody gets.
+  const bool nodes = GetParam() == "nodes";
+  o.rank_env = [nodes](int rank) {
+    std::vector<std::pair<std::string, std::string>> e;
+    if (nodes) e.push_back({"HOSTCCL_NODE_ID", rank < 2 ? "sl-host-a" : "sl-host-b"});
+    e.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", std::to_string(rank == 0 ? kTimeoutMs - 1000 : kTimeoutMs)});
+    return e;
+  };
+  if (!nodes) o.env = hostccl::faulttest::TransportEnv(GetParam());
+  o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
+  o.env.push_back({hostccl::faulttest::kDirVar, dir});
+  o.timeout_s = 90;
+  auto body = [](RankContext& ctx) -> bool {
+    DevBuf send, recv;
+    if (!send.Alloc(kCount * sizeof(float), 1.0f, false) || !recv.Alloc(kCount * sizeof(float), 1.0f, false))
+      return ctx.Fail("aclrtMalloc failed");
+    hostccl::faulttest::PublishPid(ctx.rank);
+    HcclResult enq = HCCL_SUCCESS;
+    if (hostccl::faulttest::ReduceAndSync(ctx, send, recv, 8, &enq) != ACL_SUCCESS || enq != HCCL_SUCCESS)
+      return ctx.Fail(std::string("warm-up call failed: ") + aclGetRecentErrMsg());
+    std::thread stopper;
+    pid_t victim = -1;
+    if (ctx.rank == 0) {
+      victim = hostccl::faulttest::PeerPid(kVictim);
+      if (victim <= 0) return ctx.Fail("rank 2 published no pid");
+      stopper = std::thread([victim] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        kill(victim, SIGSTOP);
+      });
+    }
+    aclError s = ACL_SUCCESS;
+    int64_t took = 0;
+    for (int i = 0; i < kCalls && s == ACL_SUCCESS; ++i) {
+      const int64_t t0 = NowMs();
+      s = hostccl::faulttest::ReduceAndSync(ctx, send, recv, kCount, &enq);
+      took = NowMs() - t0;
+      if (enq != HCCL_SUCCESS) break;
+    }
+    if (stopper.joinable()) stopper.join();
+    const std::string msg = aclGetRecentErrMsg();
+    if (ctx.rank == kVictim) return s != ACL_SUCCESS || enq != HCCL_SUCCESS ? true : ctx.Fail("the resumed rank's calls all succeeded");
+    bool ok = true;
+    if (enq == HCCL_SUCCESS && s == ACL_SUCCESS) ok = ctx.Fail("every call succeeded while rank 2 was stopped");
+    else if (took > kTimeoutMs + 3000 * hostccl::faulttest::kSlowdown)
+      ok = ctx.Fail("failure took " + std::to_string(took) + " ms: " + msg);
+    else if (msg.find("closed the connection") != std::string::npos)
+      ok = ctx.Fail("a survivor reports a closed connection instead of the stopped rank: " + msg);
+    else if (Blamed(msg) != std::set<int>{kVictim})
+      ok = ctx.Fail("the error does not blame rank 2 alone: " + msg);
+    hostccl::faulttest::WriteMark("failed." + std::to_string(ctx.rank), NowMs());
+    if (ctx.rank == 0) {
+      // Resume the victim once every survivor has its error (its resumed call must not hang).
+      for (int r = 1; r < kRanks; ++r)
+        if (r != kVictim) (void)hostccl::faulttest::ReadMark("failed." + std::to_string(r), 20000);
+      kill(victim, SIGCONT);
+    }
+    return ok;
+  };
+  auto res = RunRanks(kRanks, Mode::kProcesses, body, o);
+  EXPECT_TRUE(res.ok) << res.message;
+  hostccl::faulttest::RemoveScratchDir(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, StoppedLargeTest, ::testing::Values("tcp", "shm", "nodes"),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+}  // namespace
