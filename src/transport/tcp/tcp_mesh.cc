@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
+#include <mutex>
 #include <set>
 
 #include "common/env.h"
@@ -69,6 +71,50 @@ bool ReadHelloFrame(int fd, uint8_t* buf, size_t* got, Hello* hello, std::string
   return true;
 }
 
+// Failures of mesh builders of this process, by mesh (comm tag and the members' addresses): the
+// ranks of one communicator that are threads of one process learn at once that a sibling gave up
+// (ran out of descriptors, say) instead of waiting for its connections until the deadline. Tags
+// are unique per communicator (they hash the root's random token) and listener ports are fresh,
+// so an entry never matches a later mesh; the oldest entries go.
+class LocalMeshFailures {
+ public:
+  static LocalMeshFailures& Get() {
+    static LocalMeshFailures f;
+    return f;
+  }
+  static uint64_t Key(uint64_t tag, const std::vector<std::string>& addrs) {
+    uint64_t h = 1469598103934665603ull ^ tag;
+    for (const auto& a : addrs)
+      for (unsigned char c : a + ",") h = (h ^ c) * 1099511628211ull;
+    return h;
+  }
+  void Publish(uint64_t tag, int rank, const Status& st) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (list_.size() >= 64) list_.pop_front();
+    list_.push_back({tag, rank, st});
+  }
+  // The first failure recorded for `tag` by a rank other than `me`, if any.
+  bool Find(uint64_t tag, int me, int* rank, Status* st) {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const auto& e : list_)
+      if (e.tag == tag && e.rank != me) {
+        *rank = e.rank;
+        *st = e.st;
+        return true;
+      }
+    return false;
+  }
+
+ private:
+  struct Entry {
+    uint64_t tag;
+    int rank;
+    Status st;
+  };
+  std::mutex mu_;
+  std::deque<Entry> list_;
+};
+
 struct Outgoing {
   enum class St { kIdle, kConnecting, kSending, kAwaitReply, kDone };
   int peer = -1;
@@ -105,7 +151,15 @@ class MeshBuilder {
   }
 
   Status Run(std::unique_ptr<Transport>* out) {
+    Status st = Build(out);
+    if (!st.ok()) LocalMeshFailures::Get().Publish(LocalMeshFailures::Key(tag_, addrs_), me_, st);
+    return st;
+  }
+
+ private:
+  Status Build(std::unique_ptr<Transport>* out) {
     uint64_t start = NowNs();
+    const uint64_t failure_key = LocalMeshFailures::Key(tag_, addrs_);
     for (int j = me_ + 1; j < n_; ++j) {
       for (int k = 0; k < sockets_; ++k) {
         Outgoing o;
@@ -120,6 +174,11 @@ class MeshBuilder {
     for (;;) {
       for (auto& s : listener_->TakeStashed(tag_)) Admit(std::move(s.fd), s.hello, s.from);
       HOSTCCL_RETURN_IF_ERROR(fatal_);
+      int sibling = -1;
+      Status failed;
+      if (LocalMeshFailures::Get().Find(failure_key, me_, &sibling, &failed))
+        return MakeStatus(failed.code(), "rank %d: rank %d of this communicator, in this process, could not build "
+                          "its TCP mesh: %s", me_, sibling, failed.message().c_str());
       HOSTCCL_RETURN_IF_ERROR(StartDueConnects());
       if (Complete()) break;
       if (deadline_.Expired()) {
@@ -142,7 +201,6 @@ class MeshBuilder {
     return Status::Ok();
   }
 
- private:
   bool Complete() const {
     for (int p = 0; p < n_; ++p)
       for (const Fd& fd : fds_[p])
@@ -238,7 +296,17 @@ class MeshBuilder {
   void AcceptAll() {
     for (;;) {
       SockAddr peer;
-      Fd fd = AcceptOne(listener_->fd(), &peer);
+      int err = 0;
+      Fd fd = AcceptOne(listener_->fd(), &peer, &err);
+      if (OutOfDescriptors(err)) {
+        // The peer's connection stays queued and the listener readable: waiting would spin until
+        // the deadline while the peer believes it is connected. Fail now, naming the limit.
+        if (fatal_.ok())
+          fatal_ = MakeStatus(Code::kUnavail, "rank %d: cannot accept the TCP mesh connections of %d peers "
+                              "(%d socket(s) each): %s", me_, me_, sockets_,
+                              DescriptorError("accept", err).message().c_str());
+        return;
+      }
       if (!fd.valid()) return;
       if (in_.size() >= kMaxIncoming) {
         HLOG_WARN(kTcp, "rank %d: too many unauthenticated connections; dropping the oldest from %s", me_,
@@ -403,10 +471,10 @@ std::deque<TcpListenerImpl::Stashed> TcpListenerImpl::TakeStashed(uint64_t comm_
   return out;
 }
 
-Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out) {
+Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out, uint16_t want_port) {
   Fd fd;
   uint16_t port = 0;
-  HOSTCCL_RETURN_IF_ERROR(ListenOn(ip, 0, &fd, &port));
+  HOSTCCL_RETURN_IF_ERROR(ListenOn(ip, want_port, &fd, &port));
   std::string bare = ip.substr(0, ip.find('%'));
   *out = std::make_unique<TcpListenerImpl>(std::move(fd), ip, port);
   HLOG_DEBUG(kTcp, "data listener on %s", FormatHostPort(bare, port).c_str());

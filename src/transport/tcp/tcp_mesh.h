@@ -13,13 +13,15 @@
 namespace hostccl::net {
 
 // A rank's listening socket for data connections, opened before rendezvous so its address can
-// be published. Bound to `ip` (from boot::ChooseLocalAddress), ephemeral port.
+// be published. Bound to `ip` (from boot::ChooseLocalAddress, or loopback) and `port` (0 =
+// ephemeral); a port in use is kUnavail.
 class TcpListener {
  public:
   virtual ~TcpListener() = default;
   virtual std::string address() const = 0;  // "ip:port" ("[v6]:port" for IPv6)
+  virtual uint16_t port() const = 0;
 };
-Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out);
+Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out, uint16_t port = 0);
 
 // Connects every pair (rank i connects to each j > i and accepts from each j < i), each
 // connection authenticated by `token` and `comm_tag` (a per-communicator value all ranks agree
