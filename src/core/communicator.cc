@@ -363,6 +363,8 @@ Status Communicator::ConnectSub(const Communicator& parent, const std::vector<ui
                         transport.c_str(), parent.name_.c_str());
     return FinishSetup(key_);
   }
+  ClassifyRanks();
+  if (all_local_ && !ThreadsNeedMesh()) return FinishSetup(key_);  // its members are threads of this process
   std::vector<std::string> addrs;
   for (const auto& r : ranks_) addrs.push_back(r.data_addr);
   Deadline deadline = Deadline::AfterMs(boot::ConnectTimeoutMs());
