@@ -265,25 +265,26 @@ Status Communicator::OpenListeners(const boot::RootInfo& root, const CommConfig&
                     net::LoopbackOf(ip).c_str(), st.message().c_str());
 }
 
-// The ranks of this process together need (peers x sockets) descriptors each for the mesh, at
-// once: fail now, naming the limit, rather than halfway through the mesh while the peers wait.
+// The ranks of this process together need (peers x sockets) descriptors each for the mesh, and
+// ranks in several processes one pidfd per peer on top (shared memory watches its peers' pids),
+// at once: fail now, naming the limit, rather than halfway through while the peers wait.
 Status Communicator::CheckDescriptorBudget(int sockets_per_peer) const {
   const std::string& me = ranks_[static_cast<size_t>(rank_)].proc_id;
   int here = 0;
   for (const auto& r : ranks_) here += r.proc_id == me;
-  const int64_t per_rank = static_cast<int64_t>(size_ - 1) * sockets_per_peer;
-  const int64_t need = here * per_rank;
-  constexpr int64_t kSpare = 8;  // shared memory, pidfds, a log file: what setup opens besides sockets
+  const int each = sockets_per_peer + (all_local_ ? 0 : 1);
+  const int64_t need = static_cast<int64_t>(here) * (size_ - 1) * each;
+  constexpr int64_t kSpare = 8;  // a shared segment, an eventfd, a log file: what else setup may open
   return SharedDecisions::Get().Decide(key_ + "/fds", [&]() -> Status {
     const int64_t free_fds = net::FreeDescriptors();
     if (need + kSpare <= free_fds) return Status::Ok();
     return MakeStatus(Code::kUnavail,
-                      "communicator '%s': the %d rank(s) in this process need %lld file descriptors for the TCP "
-                      "mesh (%d peers x %d socket(s) each per rank) plus %lld spare, but only %lld are free: %s; "
-                      "raise it (ulimit -n) or run fewer ranks per process",
-                      name_.c_str(), here, static_cast<long long>(need), size_ - 1, sockets_per_peer,
-                      static_cast<long long>(kSpare), static_cast<long long>(free_fds),
-                      net::DescriptorUsage().c_str());
+                      "communicator '%s': the %d rank(s) in this process need %lld file descriptors (%d peers x "
+                      "%d each per rank: %d socket(s)%s) plus %lld spare, but only %lld are free: %s; raise it "
+                      "(ulimit -n) or run fewer ranks per process",
+                      name_.c_str(), here, static_cast<long long>(need), size_ - 1, each, sockets_per_peer,
+                      all_local_ ? "" : " and a pidfd", static_cast<long long>(kSpare),
+                      static_cast<long long>(free_fds), net::DescriptorUsage().c_str());
   });
 }
 
