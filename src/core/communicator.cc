@@ -84,6 +84,16 @@ class SharedDecisions {
   std::vector<std::pair<std::string, Status>> list_;
 };
 
+// A rank that will not build its mesh tells the ranks in other processes (those of this process
+// decide alike), so they fail at once instead of at the connect timeout.
+void TellOtherProcesses(const std::vector<boot::RankInfo>& ranks, int me, const std::vector<std::string>& addrs,
+                        const uint8_t token[16], uint64_t tag, Deadline deadline) {
+  std::vector<int> others;
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r)
+    if (ranks[static_cast<size_t>(r)].proc_id != ranks[static_cast<size_t>(me)].proc_id) others.push_back(r);
+  if (!others.empty()) net::AbandonTcpMesh(me, others, addrs, token, tag, deadline);
+}
+
 }  // namespace
 
 int64_t ResolveExecTimeoutMs(int64_t config_seconds) {
@@ -338,7 +348,10 @@ Status Communicator::Connect(const boot::RootInfo& root, uint32_t nranks, uint32
   std::vector<std::string> addrs;
   for (const auto& r : ranks_) addrs.push_back(r.data_addr);
   const int sockets = net::SocketsPerPeer();
-  HOSTCCL_RETURN_IF_ERROR(CheckDescriptorBudget(sockets));
+  if (Status st = CheckDescriptorBudget(sockets); !st.ok()) {
+    TellOtherProcesses(ranks_, rank_, addrs, root.token, Fnv1a64(key_), deadline);
+    return st;
+  }
   HOSTCCL_RETURN_IF_ERROR(net::CreateTcpMesh(rank_, size_, listener_.get(), addrs, root.token, Fnv1a64(key_),
                                              deadline, &transport_, sockets));
   return FinishSetup(key_);
@@ -370,7 +383,10 @@ Status Communicator::ConnectSub(const Communicator& parent, const std::vector<ui
   for (const auto& r : ranks_) addrs.push_back(r.data_addr);
   Deadline deadline = Deadline::AfterMs(boot::ConnectTimeoutMs());
   const int sockets = net::SocketsPerPeer();
-  HOSTCCL_RETURN_IF_ERROR(CheckDescriptorBudget(sockets));
+  if (Status st = CheckDescriptorBudget(sockets); !st.ok()) {
+    TellOtherProcesses(ranks_, rank_, addrs, root_.token, Fnv1a64(key_), deadline);
+    return st;
+  }
   HOSTCCL_RETURN_IF_ERROR(net::CreateTcpMesh(rank_, size_, parent.listener_.get(), addrs, root_.token,
                                              Fnv1a64(key_), deadline, &transport_, sockets));
   return FinishSetup(key_);

@@ -218,6 +218,46 @@ TEST(SeveralHosts, ListenOnTheExternalAddress) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
+// A process short of descriptors for the mesh fails with HCCL_E_UNAVAIL and tells the ranks in
+// other processes, which fail at once (HCCL_E_REMOTE) instead of at the 60 s connect timeout.
+// The test body runs from the top in every rank child, so the child of rank 2 (its command line
+// has the harness's --hostccl_child=2,...) lowers its own limit before it joins: room for its
+// listeners and rendezvous, not for the mesh.
+int ChildRankFromCmdline() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string arg;
+  while (std::getline(in, arg, '\0'))
+    if (arg.rfind("--hostccl_child=", 0) == 0) return std::atoi(arg.c_str() + 16);
+  return -1;
+}
+
+TEST(DescriptorLimit, ProcessShortOfDescriptorsFailsItsPeersFast) {
+  if (hostccl::test::IsRankChild() && ChildRankFromCmdline() == 2) {
+    rlimit rl{};
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    int open_now = 0;
+    if (DIR* d = opendir("/proc/self/fd")) {
+      while (dirent* e = readdir(d)) open_now += e->d_name[0] != '.';
+      closedir(d);
+    }
+    rl.rlim_cur = static_cast<rlim_t>(open_now - 1 + 6);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  }
+  RunOptions opts;
+  opts.env.push_back({"HOSTCCL_TRANSPORT", "tcp"});
+  opts.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "60000"});
+  opts.timeout_s = 50;
+  const auto t0 = std::chrono::steady_clock::now();
+  RunResult res = RunRanks(3, Mode::kProcesses, [](RankContext& ctx) { return ctx.Fail("init succeeded"); }, opts);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(res.ok);
+  EXPECT_LT(s, 20.0) << res.message;
+  EXPECT_NE(res.message.find("rank 2: HcclCommInitRootInfo returned 7"), std::string::npos) << res.message;
+  for (int r = 0; r < 2; ++r)
+    EXPECT_NE(res.message.find("rank " + std::to_string(r) + ": HcclCommInitRootInfo returned 21"), std::string::npos)
+        << res.message;
+}
+
 // --- RLIMIT_NOFILE = 64 with 8 thread ranks (a child process; the limit is process-wide) ---
 
 constexpr rlim_t kFdLimit = 64;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "common/log.h"
 #include "mesh_fixture.h"
@@ -144,6 +145,26 @@ TEST(TcpMesh, OutOfDescriptorsFailsEveryRankFastNamingTheLimit) {
   while (std::getline(in, line)) ++lines;
   unlink(log_path);
   EXPECT_LT(lines, 100) << "log lines while out of descriptors";
+}
+
+// A rank that gives up (out of descriptors in another process) tells its peers, which fail at
+// once naming it instead of waiting for the deadline.
+TEST(TcpMesh, AbandonedMeshFailsThePeersAtOnce) {
+  Mesh m;
+  MakeListeners(3, &m);
+  std::thread quitter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    AbandonTcpMesh(2, {0, 1}, m.addrs, kTestToken, 12, Deadline::AfterMs(5000));
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto sts = ConnectMesh(&m, 12, 20000, {0, 1});
+  const int64_t ms = testing::ElapsedMs(t0);
+  quitter.join();
+  EXPECT_LT(ms, 5000) << "the peers waited for the deadline";
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(sts[r].code(), Code::kRemote) << sts[r].ToString();
+    EXPECT_NE(sts[r].message().find("rank 2 (" + m.addrs[2] + ") gave up"), std::string::npos) << sts[r].message();
+  }
 }
 
 TEST(TcpMesh, SubCommunicatorsReuseListenersAndStash) {

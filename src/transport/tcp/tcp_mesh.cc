@@ -257,6 +257,12 @@ class MeshBuilder {
       HLOG_WARN(kTcp, "rank %d: dropped connection from %s: wrong token", me_, from.c_str());
       return;
     }
+    if (h.comm_tag == tag_ && h.nranks == 0 && h.rank < static_cast<uint32_t>(n_) && h.rank != static_cast<uint32_t>(me_)) {
+      // AbandonTcpMesh: that rank will never connect; waiting would only end in the timeout.
+      fatal_ = MakeStatus(Code::kRemote, "rank %d: rank %u (%s) gave up building the TCP mesh (its own error, e.g. "
+                          "out of file descriptors, is in its log)", me_, h.rank, addrs_[h.rank].c_str());
+      return;
+    }
     if (h.comm_tag != tag_) {
       HLOG_DEBUG(kTcp, "rank %d: stashing connection from %s for comm tag %llx", me_, from.c_str(),
                  static_cast<unsigned long long>(h.comm_tag));
@@ -518,9 +524,37 @@ Status CreateTcpMesh(int rank, const std::vector<int>& members_in, TcpListener* 
   if (sockets_per_peer == 0) sockets_per_peer = SocketsPerPeer();
   if (sockets_per_peer < 1 || sockets_per_peer > kMaxLanes)
     return MakeStatus(Code::kPara, "rank %d: %d sockets per peer is outside [1, %d]", rank, sockets_per_peer, kMaxLanes);
-  MeshBuilder b(me, static_cast<int>(members.size()), impl, std::move(addrs), token, comm_tag, deadline,
-                sockets_per_peer);
-  return b.Run(out);
+  Status st;
+  {
+    MeshBuilder b(me, static_cast<int>(members.size()), impl, addrs, token, comm_tag, deadline, sockets_per_peer);
+    st = b.Run(out);
+  }  // its sockets are closed: the descriptors are free for the announcement
+  if (IsDescriptorError(st)) {
+    std::vector<int> everyone;
+    for (int i = 0; i < static_cast<int>(addrs.size()); ++i) everyone.push_back(i);
+    AbandonTcpMesh(me, everyone, addrs, token, comm_tag, deadline);
+  }
+  return st;
+}
+
+void AbandonTcpMesh(int rank, const std::vector<int>& tell, const std::vector<std::string>& addrs,
+                    const uint8_t token[16], uint64_t comm_tag, Deadline deadline) {
+  uint8_t hello[kHelloFrameBytes];
+  MakeHelloFrame(token, comm_tag, static_cast<uint32_t>(rank), 0, 0, 1, hello);
+  for (int j : tell) {
+    if (j == rank || j < 0 || j >= static_cast<int>(addrs.size()) || deadline.Expired()) continue;
+    SockAddr a;
+    if (!ParseHostPort(addrs[j], &a).ok()) continue;
+    const Deadline each = deadline.Earlier(Deadline::AfterMs(500));
+    Fd fd;
+    bool in_progress = false;
+    Status st = StartConnect(a, &fd, &in_progress);
+    if (st.ok() && in_progress) st = PollOne(fd.get(), POLLOUT, each, addrs[j]);
+    if (st.ok() && in_progress) st = ConnectResult(fd.get(), a);
+    if (st.ok()) st = WriteFully(fd.get(), hello, sizeof(hello), each, addrs[j]);
+    HLOG_DEBUG(kTcp, "rank %d: told rank %d (%s) this rank gives up the mesh: %s", rank, j, addrs[j].c_str(),
+               st.ok() ? "sent" : st.message().c_str());
+  }
 }
 
 Status CreateTcpMesh(int rank, int nranks, TcpListener* listener, const std::vector<std::string>& peer_addrs,

@@ -44,6 +44,13 @@ Status CreateTcpMesh(int rank, const std::vector<int>& members, TcpListener* lis
                      uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out,
                      int sockets_per_peer = 0);
 
+// Tells the mesh builders of ranks `tell` (indices into peer_addrs) that rank `rank` gives up (a
+// HELLO with nranks 0, right token and tag), so they fail at once naming it instead of waiting
+// for its connections until the deadline. Best effort: one connection at a time, each bounded by
+// 500 ms and all by `deadline`. CreateTcpMesh does it itself when it runs out of descriptors.
+void AbandonTcpMesh(int rank, const std::vector<int>& tell, const std::vector<std::string>& peer_addrs,
+                    const uint8_t token[16], uint64_t comm_tag, Deadline deadline);
+
 constexpr int kDefaultSocketsPerPeer = 1;
 // HOSTCCL_SOCKETS_PER_PEER, checked (out of range -> the default, with a warning once).
 int SocketsPerPeer();
