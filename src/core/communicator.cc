@@ -8,7 +8,6 @@
 
 #include "algo/barrier/barrier.h"
 #include "algo/reduce/reduce_algorithms.h"
-#include "bootstrap/local_address.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "common/status.h"

@@ -1,6 +1,7 @@
-// Communicator: one rank's membership in a group of ranks, with its peers (TCP mesh and, when
-// every rank is a thread of this process, a LocalGroup), its configuration, its sticky error
-// state and its reusable scratch. Operations are enqueued on runtime streams and run there.
+// Communicator: one rank's membership in a group of ranks, with its peers (a LocalGroup when
+// every rank is a thread of this process, else a TCP mesh, over loopback on one host), its
+// configuration, its sticky error state and its reusable scratch. Operations are enqueued on
+// runtime streams and run there.
 //
 // Lifetime: owned by shared_ptr; the C handle (HcclComm) is a registered id, not a pointer, so a
 // destroyed or garbage handle is recognised. Enqueued tasks hold a reference, so Destroy() may
