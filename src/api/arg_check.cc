@@ -79,13 +79,20 @@ Status CheckReduce(const ReduceCall& c, Checked* out) {
     return Reject(fn, rank, Status(Code::kPara, "comm is not a live communicator (destroyed or never created)"));
   if (c.root >= static_cast<uint32_t>(comm->size()))
     return Reject(fn, rank, MakeStatus(Code::kPara, "root %u >= rankSize %d", c.root, comm->size()));
-  // 8. hostccl additions: alignment, overlap, device-buffer size, communicator state.
+  // 8. hostccl additions: alignment, device-buffer size, overlap, communicator state.
   if (reinterpret_cast<uintptr_t>(c.send) % es != 0)
     return Reject(fn, rank, MakeStatus(Code::kPara, "sendBuf %p is not aligned to %zu bytes (the size of %s)",
                                        c.send, static_cast<size_t>(es), DataTypeName(c.dtype)));
   if (reinterpret_cast<uintptr_t>(c.recv) % es != 0)
     return Reject(fn, rank, MakeStatus(Code::kPara, "recvBuf %p is not aligned to %zu bytes (the size of %s)",
                                        c.recv, static_cast<size_t>(es), DataTypeName(c.dtype)));
+  // The size check comes before the overlap check: a count given in bytes makes two neighbouring
+  // aclrtMalloc buffers look overlapping, and "count is a number of elements" is what happened.
+  auto send_alloc = rt::FindAllocation(c.send);
+  auto recv_alloc = c.recv == c.send ? send_alloc : rt::FindAllocation(c.recv);
+  Status sz = CheckDeviceSize("sendBuf", c.send, send_alloc, c.count, c.dtype);
+  if (sz.ok()) sz = CheckDeviceSize("recvBuf", c.recv, recv_alloc, c.count, c.dtype);
+  if (!sz.ok()) return Reject(fn, rank, sz);
   const uint64_t bytes = c.count * es;
   const uintptr_t s = reinterpret_cast<uintptr_t>(c.send), r = reinterpret_cast<uintptr_t>(c.recv);
   if (s != r && s < r + bytes && r < s + bytes)
@@ -93,11 +100,6 @@ Status CheckReduce(const ReduceCall& c, Checked* out) {
                                        "sendBuf %p and recvBuf %p overlap partially (%llu bytes each); they "
                                        "must be equal (in place) or disjoint",
                                        c.send, c.recv, static_cast<unsigned long long>(bytes)));
-  auto send_alloc = rt::FindAllocation(c.send);
-  auto recv_alloc = c.recv == c.send ? send_alloc : rt::FindAllocation(c.recv);
-  Status sz = CheckDeviceSize("sendBuf", c.send, send_alloc, c.count, c.dtype);
-  if (sz.ok()) sz = CheckDeviceSize("recvBuf", c.recv, recv_alloc, c.count, c.dtype);
-  if (!sz.ok()) return Reject(fn, rank, sz);
   if (comm->failed()) {
     Status e = comm->error();
     return Reject(fn, rank, Status(e.code(), "communicator failed earlier: " + e.message()));

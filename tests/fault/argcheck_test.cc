@@ -15,6 +15,7 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -299,6 +300,40 @@ TEST_F(ArgCheck, CountLargerThanAllocationIsParaError) {
   ExpectStillWorks();
 }
 
+// Issue 14: a count given in bytes with two buffers from consecutive aclrtMalloc calls (which the
+// kernel usually maps next to each other) was reported as "overlap partially". The size check
+// runs before the overlap check, so the message says what happened.
+TEST_F(ArgCheck, CountInBytesWithConsecutiveBuffersSaysCountIsInElements) {
+  constexpr size_t kBytes = 4096;  // 1024 fp32; the caller passes count = 4096 (bytes)
+  std::vector<std::unique_ptr<DevBuf>> keep;
+  DevBuf* a = nullptr;
+  DevBuf* b = nullptr;
+  for (int i = 0; i < 16 && a == nullptr; ++i) {
+    keep.push_back(std::make_unique<DevBuf>());
+    keep.back()->Alloc(kBytes, static_cast<unsigned char>(i));
+    keep.push_back(std::make_unique<DevBuf>());
+    keep.back()->Alloc(kBytes, static_cast<unsigned char>(i + 100));
+    DevBuf* x = keep[keep.size() - 2].get();
+    DevBuf* y = keep.back().get();
+    const uintptr_t px = reinterpret_cast<uintptr_t>(x->ptr), py = reinterpret_cast<uintptr_t>(y->ptr);
+    if ((px > py ? px - py : py - px) < kBytes * 4) a = x, b = y;  // the byte count's ranges overlap
+  }
+  if (a == nullptr) GTEST_SKIP() << "no two consecutive aclrtMalloc buffers within 16 KiB of each other";
+  for (auto [s, r] : {std::pair{a, b}, std::pair{b, a}}) {
+    EXPECT_EQ(HcclReduce(s->ptr, r->ptr, kBytes, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm_, stream_),
+              HCCL_E_PARA);
+    const std::string msg = aclGetRecentErrMsg();
+    EXPECT_NE(msg.find("count is a number of elements"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("overlap"), std::string::npos) << msg;
+    EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+    EXPECT_TRUE(s->Unchanged() && r->Unchanged());
+  }
+  // The same buffers with the count in elements are fine.
+  ASSERT_EQ(HcclReduce(a->ptr, b->ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm_, stream_),
+            HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+}
+
 TEST_F(ArgCheck, NonRootBufferTooSmallIsParaError) {
   MakeTwoRankComm();
   ExpectRejected(HCCL_E_PARA, [&] {
@@ -331,7 +366,7 @@ TEST_F(ArgCheck, ChecksRunInHcclOrder) {
   // 3 (count) before 4 (dtype) and 5 (op).
   ExpectRejected(HCCL_E_PARA, R(send_.ptr, recv_.ptr, kMaxCount + 1, AsDtype(255), AsOp(255), 0, comm_, stream_),
                  "huge count + bad dtype + bad op");
-  // 4 / 5 (not supported) before 7 (root) and 8 (alignment, overlap, size).
+  // 4 / 5 (not supported) before 7 (root) and 8 (alignment, size, overlap).
   ExpectRejected(HCCL_E_NOT_SUPPORT, R(send_.ptr, recv_.ptr, 4, AsDtype(13), SUM, 5, comm_, stream_), "dtype 13 + bad root");
   ExpectRejected(HCCL_E_NOT_SUPPORT, R(send_.ptr, recv_.ptr, 4, F32, AsOp(4), 5, comm_, stream_), "op 4 + bad root");
   ExpectRejected(HCCL_E_NOT_SUPPORT, R(send_.at(2), recv_.ptr, 4, AsDtype(15), SUM, 0, comm_, stream_),
