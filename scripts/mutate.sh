@@ -7,13 +7,14 @@
 #
 # Each patch is a unified diff (as `git diff` writes it) preceded by three header lines:
 #   Mutant: what the bug is
-#   Area: kernels | algorithms | transport | checks | bootstrap | runtime
+#   Area: kernels | algorithms | transport | checks | bootstrap | runtime | common
 #   Tests: a ctest -R regex of the tests expected to catch it (run first, as a shortcut)
 # The hinted tests are part of the default suite, so a mutant they kill is killed by the default
 # suite; only when they pass is the whole default suite run (a survivor always costs one full run).
 #
-# Usage: bash scripts/mutate.sh [--only REGEX] [--full] [--keep] [--workdir DIR]
+# Usage: bash scripts/mutate.sh [--only REGEX] [--skip REGEX] [--full] [--keep] [--workdir DIR]
 #   --only REGEX  run only mutants whose file name matches
+#   --skip REGEX  leave out mutants whose file name matches
 #   --full        skip the hint shortcut: run the whole default suite for every mutant
 #   --keep        keep the scratch worktree and its build (faster next time)
 #   --workdir DIR scratch worktree (default /tmp/hostccl-mutate)
@@ -21,14 +22,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-ONLY="" FULL=0 KEEP=0 WORK=/tmp/hostccl-mutate
+ONLY="" SKIP="" FULL=0 KEEP=0 WORK=/tmp/hostccl-mutate
 while (($#)); do
   case "$1" in
     --only) ONLY="$2"; shift 2 ;;
+    --skip) SKIP="$2"; shift 2 ;;
     --full) FULL=1; shift ;;
     --keep) KEEP=1; shift ;;
     --workdir) WORK="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "mutate.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -66,6 +68,7 @@ killed=0 total=0
 for patch in "$REPO"/tests/mutants/*.patch; do
   name=$(basename "$patch" .patch)
   [[ -n "$ONLY" && ! "$name" =~ $ONLY ]] && continue
+  [[ -n "$SKIP" && "$name" =~ $SKIP ]] && continue
   total=$((total + 1))
   area=$(sed -n 's/^Area: *//p' "$patch" | head -1)
   hint=$(sed -n 's/^Tests: *//p' "$patch" | head -1)
@@ -79,7 +82,7 @@ for patch in "$REPO"/tests/mutants/*.patch; do
       result=no-build
     else
       log="$WORK/build/mutate-$name-tests.log"
-      if ((FULL == 0)) && [[ -n "$hint" ]] && ! run_tests "$log" -R "$hint"; then
+      if ((FULL == 0)) && [[ -n "$hint" ]] && ! run_tests "$log" --stop-on-failure -R "$hint"; then
         result=killed by="hinted"
       elif run_tests "$log" --stop-on-failure; then
         result=survived
