@@ -3,7 +3,9 @@
 # in a scratch worktree of HEAD, rebuilds incrementally, runs the tests, and prints a score table.
 # A mutant is "killed" when the build succeeds and the default suite (ctest -LE long) fails;
 # "survived" when the whole default suite passes with the bug in; "stale" when the patch no longer
-# applies to HEAD (rewrite it); "no-build" when the mutated code does not compile (rewrite it too).
+# applies to HEAD (rewrite it); "no-build" when the mutated code does not compile (rewrite it too);
+# "unclean" when the test that failed also fails without the mutant (a flaky or broken test: fix
+# it first). A kill is confirmed by rerunning the catching test on the reverted tree.
 #
 # Each patch is a unified diff (as `git diff` writes it) preceded by three header lines:
 #   Mutant: what the bug is
@@ -30,7 +32,7 @@ while (($#)); do
     --full) FULL=1; shift ;;
     --keep) KEEP=1; shift ;;
     --workdir) WORK="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "mutate.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -91,10 +93,21 @@ for patch in "$REPO"/tests/mutants/*.patch; do
       fi
       if [[ $result == killed ]]; then
         by="$by: $(grep -m1 -E '^\s*[0-9]+ - .*\((Failed|Timeout|Subprocess|SEGFAULT|Exception)' "$log" |
-                   sed -E 's/^\s*[0-9]+ - //; s/ \(.*//')"
+                   sed -E 's/^\s*[0-9]+ - //; s/ \(.*//; s/  # .*//')"
       fi
     fi
     git -C "$WORK" apply -R "$patch"
+    # A kill counts only when the catching test passes without the mutant: a flaky or already
+    # failing test would otherwise "kill" every mutant.
+    caught="${by#*: }"
+    if [[ $result == killed && -n "$caught" ]]; then
+      re="^$(printf '%s' "$caught" | sed 's/[][\.*^$+?(){}|]/\\&/g')( |\$)"
+      if ! cmake --build "$WORK/build" -j"$(nproc)" >>"$WORK/build/mutate-$name.log" 2>&1 ||
+         ! (cd "$WORK/build" && ctest --timeout 300 -R "$re") >"$WORK/build/mutate-$name-clean.log" 2>&1 ||
+         grep -q 'No tests were found' "$WORK/build/mutate-$name-clean.log"; then
+        result=unclean by="$caught fails without the mutant too (see mutate-$name-clean.log)"
+      fi
+    fi
   fi
   [[ $result == killed ]] && killed=$((killed + 1))
   ROWS+=("$(printf '| %s | %s | %s | %s | %ss |' "$name" "$area" "$result" "$by" "$(($(date +%s) - start))")")
