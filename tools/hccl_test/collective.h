@@ -1,0 +1,72 @@
+// The library-free half of an hccl_test tool: what one collective does to the buffers, described
+// as data so that the shared driver (driver.cc) runs and checks any collective the same way.
+//   - buffer sizes for a per-rank count;
+//   - which rank starts with its input in the (single) buffer of an in-place-only collective;
+//   - the expected output of each rank: a list of segments, each a slice of one rank's input or of
+//     the rank-order fold (check.h), starting at some element of that pattern; every byte of the
+//     output buffer outside the segments must keep the guard byte;
+//   - the bus factor of the wide/JSON busbw column.
+// A new operator is one model here (a few lines) plus one tool file with its library call.
+// Pure functions, unit-tested in tests/tools/hccl_test_collective_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hostccl::tools {
+
+// One call as seen by one rank.
+struct Point {
+  uint64_t count = 0;  // elements per rank (hccl_test: bytes / element size)
+  int dtype = 4;       // HcclDataType value
+  int op = 0;          // HcclReduceOp value (0 for data-movement collectives)
+  int root = 0;
+  int rank = 0;
+  int ranks = 1;
+};
+
+struct Segment {
+  enum class Pattern { kFold, kInput };
+  Pattern pattern = Pattern::kFold;  // kFold: rank-order fold of all inputs; kInput: one input
+  int source = 0;                    // kInput: whose input
+  uint64_t offset = 0;               // first element in the output buffer
+  uint64_t count = 0;                // elements
+  uint64_t phase = 0;                // element index of the pattern at `offset`
+};
+using Expectation = std::vector<Segment>;  // empty: the whole buffer keeps the guard
+
+struct CollectiveModel {
+  const char* name = "";     // executable name ("all_reduce_test")
+  const char* call = "";     // library entry point ("HcclAllReduce"), for messages
+  bool reduction = true;     // -o matters; -d all = the reducible types
+  bool rooted = true;        // -r is the collective's root (else only the printing rank)
+  bool one_buffer = false;   // one buffer is input and output (Broadcast): no recvBuf
+  uint64_t (*send_count)(uint64_t count, int ranks) = nullptr;
+  uint64_t (*recv_count)(uint64_t count, int ranks) = nullptr;  // unused when one_buffer
+  // one_buffer only: whether this rank's buffer holds its input before the call.
+  bool (*has_input)(const Point& p) = nullptr;
+  Expectation (*expect)(const Point& p) = nullptr;
+  // hccl_test's data_size is the per-rank buffer; algbw = data_size / time; busbw = algbw x this.
+  double (*bus_factor)(int ranks) = nullptr;
+};
+
+const CollectiveModel& ReduceModel();
+const CollectiveModel& AllReduceModel();
+const CollectiveModel& BroadcastModel();
+
+// The data types a tool runs for -d all: the reducible ones for reductions, every type the check
+// knows (all of hccl_test's names) for data movement.
+std::vector<int> AllTypesFor(const CollectiveModel& m);
+
+// Fills the output image of one rank before the checked call: guard bytes everywhere, and the
+// bitwise complement of the expected data in every segment (an element the library never writes
+// cannot pass).
+void PrepareOutput(const Point& p, const Expectation& e, void* buf, uint64_t bytes);
+
+// Number of wrong elements in the segments plus guard bytes lost outside them. With `report`,
+// appends up to 8 lines per segment ("index i: expected X, got Y") and a guard summary.
+uint64_t CheckOutput(const Point& p, const Expectation& e, const void* buf, uint64_t bytes,
+                     std::string* report);
+
+}  // namespace hostccl::tools
