@@ -184,6 +184,37 @@ TEST(HcclTestCollective, SegmentsWithOffsetPhaseAndGuardGaps) {
   EXPECT_EQ(FoldPeriod(kInt32, 0, 3, 5000, 0), ExpectedPeriod(kInt32, 0, 3, 5000));
 }
 
+TEST(HcclTestCollective, InPlaceKeepsTheInputWhereNothingIsWritten) {
+  const uint64_t count = 1200;
+  for (const CollectiveModel* m : {&ReduceModel(), &AllReduceModel()}) {
+    ASSERT_NE(m->in_place_send_offset, nullptr) << m->name;
+    for (int rank : {0, 1}) {
+      Point p = At(rank, 3, 0, count, kFp32, 0);
+      p.in_place = true;
+      EXPECT_EQ(m->in_place_send_offset(p), 0u);
+      Expectation e = m->expect(p);
+      std::vector<uint8_t> input = Input(kFp32, 0, rank, count), before(count * 4);
+      PrepareInPlace(p, e, 0, input.data(), input.size(), before.data(), before.size());
+      EXPECT_EQ(before, input);  // sendBuf == recvBuf: the image is the input
+      std::vector<uint8_t> fold(count * 4), period = ExpectedPeriod(kFp32, 0, 3, kPeriod);
+      for (uint64_t i = 0; i < count; ++i)
+        std::memcpy(fold.data() + i * 4, period.data() + (i % kPeriod) * 4, 4);
+      const bool gets_result = m == &AllReduceModel() || rank == 0;
+      // Untouched buffer: right only where no result is due (a Reduce non-root).
+      EXPECT_EQ(CheckOutput(p, e, before.data(), before.size(), nullptr, before.data()) == 0,
+                !gets_result) << m->name << " rank " << rank;
+      // The result: right only where it is due; a written non-root buffer is wrong.
+      std::string report;
+      EXPECT_EQ(CheckOutput(p, e, fold.data(), fold.size(), &report, before.data()) == 0,
+                gets_result) << m->name << " rank " << rank;
+      if (!gets_result) {
+        EXPECT_NE(report.find("must keep their input"), std::string::npos);
+      }
+    }
+  }
+  EXPECT_EQ(BroadcastModel().in_place_send_offset, nullptr);  // in place by definition
+}
+
 TEST(HcclTestCollective, BusFactors) {
   EXPECT_DOUBLE_EQ(ReduceModel().bus_factor(8), 1.0);
   EXPECT_DOUBLE_EQ(BroadcastModel().bus_factor(8), 1.0);
@@ -194,13 +225,15 @@ TEST(HcclTestCollective, BusFactors) {
 }
 
 TEST(HcclTestCollective, OptionsAndColumnsOfDataMovement) {
-  std::vector<std::string> args = {"broadcast_test", "-d", "all", "--skip-unimplemented"};
+  std::vector<std::string> args = {"broadcast_test", "-d", "all", "--skip-unimplemented",
+                                   "--in-place"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   ParseResult r = ParseOptions(static_cast<int>(argv.size()), argv.data());
   ASSERT_EQ(r.error, "");
   EXPECT_TRUE(r.options.all_dtypes);
   EXPECT_TRUE(r.options.skip_unimplemented);
+  EXPECT_TRUE(r.options.in_place);
   EXPECT_NE(UsageText("broadcast_test").find("--skip-unimplemented"), std::string::npos);
   Row row;
   row.op = -1;
@@ -208,8 +241,9 @@ TEST(HcclTestCollective, OptionsAndColumnsOfDataMovement) {
   row.dtype = kInt128;
   std::string wide = WideRow(row);
   EXPECT_NE(wide.find(" int128   none    -1 "), std::string::npos) << wide;
-  EXPECT_NE(RowsToJson({"broadcast_test", 2, 1, 1, false}, {row}).find("\"redop\": \"none\""),
-            std::string::npos);
+  std::string js = RowsToJson({"broadcast_test", 2, 1, 1, false, true}, {row});
+  EXPECT_NE(js.find("\"redop\": \"none\""), std::string::npos);
+  EXPECT_NE(js.find("\"placement\": \"in-place\""), std::string::npos);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ namespace hostccl::tools {
 namespace {
 
 uint64_t SameCount(uint64_t count, int) { return count; }
+uint64_t OffsetZero(const Point&) { return 0; }
 double BusFactorOne(int) { return 1.0; }
 
 std::vector<uint8_t> PeriodOf(const Point& p, const Segment& s) {
@@ -42,6 +43,7 @@ const CollectiveModel& ReduceModel() {
       if (p.rank != p.root) return Expectation{};
       return Expectation{{Segment::Pattern::kFold, 0, 0, p.count, 0}};
     };
+    c.in_place_send_offset = OffsetZero;  // sendBuf == recvBuf (a non-root's input stays)
     c.bus_factor = BusFactorOne;
     return c;
   }();
@@ -62,6 +64,7 @@ const CollectiveModel& AllReduceModel() {
     c.expect = [](const Point& p) {
       return Expectation{{Segment::Pattern::kFold, 0, 0, p.count, 0}};
     };
+    c.in_place_send_offset = OffsetZero;  // sendBuf == recvBuf
     c.bus_factor = [](int n) { return n > 0 ? 2.0 * (n - 1) / n : 0.0; };
     return c;
   }();
@@ -108,9 +111,30 @@ void PrepareOutput(const Point& p, const Expectation& e, void* buf, uint64_t byt
   }
 }
 
+void PrepareInPlace(const Point& p, const Expectation& e, uint64_t send_offset, const void* input,
+                    uint64_t input_bytes, void* buf, uint64_t bytes) {
+  PrepareOutput(p, e, buf, bytes);
+  const uint64_t at = send_offset * static_cast<uint64_t>(TypeBytes(p.dtype));
+  if (at >= bytes) return;
+  std::memcpy(static_cast<uint8_t*>(buf) + at, input, std::min(input_bytes, bytes - at));
+}
+
+namespace {
+
+// Bytes of b[from, to) that differ from `before` (or from the guard byte when before is null).
+uint64_t ChangedBytes(const uint8_t* b, const uint8_t* before, uint64_t from, uint64_t to) {
+  if (before == nullptr) return CountGuardViolations(b + from, to - from);
+  uint64_t n = 0;
+  for (uint64_t i = from; i < to; ++i) n += b[i] != before[i];
+  return n;
+}
+
+}  // namespace
+
 uint64_t CheckOutput(const Point& p, const Expectation& e, const void* buf, uint64_t bytes,
-                     std::string* report) {
+                     std::string* report, const void* before_image) {
   const uint8_t* b = static_cast<const uint8_t*>(buf);
+  const uint8_t* before = static_cast<const uint8_t*>(before_image);
   const uint64_t elem = static_cast<uint64_t>(TypeBytes(p.dtype));
   if (elem == 0) {
     if (report) *report += "unknown data type " + std::to_string(p.dtype) + ": cannot check\n";
@@ -129,13 +153,14 @@ uint64_t CheckOutput(const Point& p, const Expectation& e, const void* buf, uint
   std::sort(covered.begin(), covered.end());
   uint64_t guard_lost = 0, pos = 0;
   for (const auto& [begin, end] : covered) {
-    if (begin > pos) guard_lost += CountGuardViolations(b + pos, begin - pos);
+    if (begin > pos) guard_lost += ChangedBytes(b, before, pos, begin);
     pos = std::max(pos, end);
   }
-  if (bytes > pos) guard_lost += CountGuardViolations(b + pos, bytes - pos);
+  if (bytes > pos) guard_lost += ChangedBytes(b, before, pos, bytes);
   if (guard_lost && report) {
     *report += "bytes outside the result written: " + std::to_string(guard_lost) +
-               " bytes lost the guard 0xA5\n";
+               (before ? " bytes changed (in place: they must keep their input)\n"
+                       : " bytes lost the guard 0xA5\n");
   }
   return wrong + guard_lost;
 }

@@ -24,6 +24,7 @@ struct Point {
   int root = 0;
   int rank = 0;
   int ranks = 1;
+  bool in_place = false;  // --in-place: sendBuf lies inside recvBuf (see in_place_send_offset)
 };
 
 struct Segment {
@@ -47,6 +48,9 @@ struct CollectiveModel {
   // one_buffer only: whether this rank's buffer holds its input before the call.
   bool (*has_input)(const Point& p) = nullptr;
   Expectation (*expect)(const Point& p) = nullptr;
+  // --in-place: where sendBuf lies inside recvBuf, in elements (HCCL's accepted in-place forms);
+  // nullptr = the collective has no in-place form (or is in place by definition: one_buffer).
+  uint64_t (*in_place_send_offset)(const Point& p) = nullptr;
   // hccl_test's data_size is the per-rank buffer; algbw = data_size / time; busbw = algbw x this.
   double (*bus_factor)(int ranks) = nullptr;
 };
@@ -64,9 +68,16 @@ std::vector<int> AllTypesFor(const CollectiveModel& m);
 // cannot pass).
 void PrepareOutput(const Point& p, const Expectation& e, void* buf, uint64_t bytes);
 
-// Number of wrong elements in the segments plus guard bytes lost outside them. With `report`,
-// appends up to 8 lines per segment ("index i: expected X, got Y") and a guard summary.
+// The image before an in-place call: PrepareOutput, then the rank's input (`input`, `input_bytes`)
+// written at the send offset. Outside the segments this input must survive the call.
+void PrepareInPlace(const Point& p, const Expectation& e, uint64_t send_offset, const void* input,
+                    uint64_t input_bytes, void* buf, uint64_t bytes);
+
+// Number of wrong elements in the segments plus bytes changed outside them: compared with the
+// guard byte, or with `before` (the image before the call, for in-place calls) when given. With
+// `report`, appends up to 8 lines per segment ("index i: expected X, got Y") and a summary of the
+// bytes changed outside.
 uint64_t CheckOutput(const Point& p, const Expectation& e, const void* buf, uint64_t bytes,
-                     std::string* report);
+                     std::string* report, const void* before = nullptr);
 
 }  // namespace hostccl::tools

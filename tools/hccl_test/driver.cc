@@ -170,32 +170,44 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   pt.root = static_cast<int>(a.root);
   pt.rank = c.rank;
   pt.ranks = c.ranks;
+  // --in-place: one recvBuf with sendBuf inside it (where the model says).
+  const bool in_place = c.opt.in_place && !m.one_buffer && m.in_place_send_offset != nullptr;
+  pt.in_place = in_place;
   const uint64_t send_bytes = m.send_count(a.count, c.ranks) * static_cast<uint64_t>(elem);
   const uint64_t recv_bytes =
       m.one_buffer ? send_bytes : m.recv_count(a.count, c.ranks) * static_cast<uint64_t>(elem);
   const Expectation expect = m.expect(pt);
 
+  // `send` is the buffer the host image goes to: sendBuf, or the single buffer (one-buffer
+  // collective, or recvBuf of an in-place call).
+  const bool single = m.one_buffer || in_place;
+  const uint64_t image_bytes = in_place ? recv_bytes : send_bytes;
   DeviceBuffer send, recv;
-  if (!Ok(send.Alloc(send_bytes, c.opt.host_buffers), c.rank,
-          m.one_buffer ? "aclrtMalloc(buf)" : "aclrtMalloc(sendBuf)"))
+  if (!Ok(send.Alloc(image_bytes, c.opt.host_buffers), c.rank,
+          single ? "aclrtMalloc(buf)" : "aclrtMalloc(sendBuf)"))
     return false;
-  if (!m.one_buffer &&
-      !Ok(recv.Alloc(recv_bytes, c.opt.host_buffers), c.rank, "aclrtMalloc(recvBuf)"))
+  if (!single && !Ok(recv.Alloc(recv_bytes, c.opt.host_buffers), c.rank, "aclrtMalloc(recvBuf)"))
     return false;
-  a.send = send.ptr;
-  a.recv = m.one_buffer ? send.ptr : recv.ptr;
-  // The input image. A one-buffer collective's rank without input (a Broadcast non-root) starts
-  // from the prepared output image instead (complement of the expected data).
-  std::unique_ptr<uint8_t[]> host_send(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);
+  const uint64_t send_offset = in_place ? m.in_place_send_offset(pt) : 0;
+  a.send = static_cast<uint8_t*>(send.ptr) + send_offset * static_cast<uint64_t>(elem);
+  a.recv = single ? send.ptr : recv.ptr;
+  // The image. A one-buffer collective's rank without input (a Broadcast non-root) starts from
+  // the prepared output image (complement of the expected data); an in-place call from the
+  // prepared output with the input written over it at the send offset.
+  std::unique_ptr<uint8_t[]> host_send(new uint8_t[std::max<uint64_t>(image_bytes, 1)]);
   const bool has_input = !m.one_buffer || m.has_input == nullptr || m.has_input(pt);
-  if (has_input) {
+  if (in_place) {
+    std::unique_ptr<uint8_t[]> input(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);
+    FillInput(dtype, a.op, c.rank, m.send_count(a.count, c.ranks), input.get());
+    PrepareInPlace(pt, expect, send_offset, input.get(), send_bytes, host_send.get(), image_bytes);
+  } else if (has_input) {
     FillInput(dtype, a.op, c.rank, m.send_count(a.count, c.ranks), host_send.get());
   } else {
     PrepareOutput(pt, expect, host_send.get(), send_bytes);
   }
-  if (send_bytes &&
-      !Ok(aclrtMemcpy(send.ptr, send_bytes, host_send.get(), send_bytes, ACL_MEMCPY_HOST_TO_DEVICE),
-          c.rank, "aclrtMemcpy(H2D sendBuf)"))
+  if (image_bytes && !Ok(aclrtMemcpy(send.ptr, image_bytes, host_send.get(), image_bytes,
+                                     ACL_MEMCPY_HOST_TO_DEVICE),
+                         c.rank, "aclrtMemcpy(H2D sendBuf)"))
     return false;
 
   const bool calibrate = c.opt.time_budget_s > 0;
@@ -268,12 +280,12 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   // The checked call: fresh inputs, recv prepared (guard / anti-expected), one call, copy back.
   uint64_t wrong = 0;
   if (c.opt.check != 0) {
-    if (send_bytes && !Ok(aclrtMemcpy(send.ptr, send_bytes, host_send.get(), send_bytes,
-                                      ACL_MEMCPY_HOST_TO_DEVICE),
-                          c.rank, "aclrtMemcpy(H2D sendBuf)"))
+    if (image_bytes && !Ok(aclrtMemcpy(send.ptr, image_bytes, host_send.get(), image_bytes,
+                                       ACL_MEMCPY_HOST_TO_DEVICE),
+                           c.rank, "aclrtMemcpy(H2D sendBuf)"))
       return false;
     std::unique_ptr<uint8_t[]> host_recv(new uint8_t[std::max<uint64_t>(recv_bytes, 1)]);
-    if (!m.one_buffer) {
+    if (!single) {
       PrepareOutput(pt, expect, host_recv.get(), recv_bytes);
       if (recv_bytes && !Ok(aclrtMemcpy(recv.ptr, recv_bytes, host_recv.get(), recv_bytes,
                                         ACL_MEMCPY_HOST_TO_DEVICE),
@@ -288,16 +300,16 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
                           c.rank, "aclrtMemcpy(D2H recvBuf)"))
       return false;
     wrong += CheckOutput(pt, expect, host_recv.get(), recv_bytes,
-                         c.opt.check == 2 ? detail : nullptr);
-    // sendBuf must be unchanged (the calls are out of place; a one-buffer collective's buffer is
-    // checked above as its output).
+                         c.opt.check == 2 ? detail : nullptr, in_place ? host_send.get() : nullptr);
+    // sendBuf must be unchanged (out-of-place calls; a single buffer is checked above as the
+    // output).
     std::unique_ptr<uint8_t[]> send_after(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);
-    if (!m.one_buffer && send_bytes &&
+    if (!single && send_bytes &&
         !Ok(aclrtMemcpy(send_after.get(), send_bytes, send.ptr, send_bytes,
                         ACL_MEMCPY_DEVICE_TO_HOST),
             c.rank, "aclrtMemcpy(D2H sendBuf)"))
       return false;
-    if (!m.one_buffer && send_bytes &&
+    if (!single && send_bytes &&
         std::memcmp(send_after.get(), host_send.get(), send_bytes) != 0) {
       uint64_t changed = 0;
       for (uint64_t i = 0; i < send_bytes; ++i) changed += send_after[i] != host_send[i];
@@ -384,7 +396,9 @@ int RunSweep(Context& c) {
     }
   }
   if (is_root && !c.opt.json_path.empty()) {
-    RunInfo info{c.model->name, c.ranks, c.opt.iters, c.opt.warmup_iters, c.opt.isolated};
+    const bool in_place =
+        c.model->one_buffer || (c.opt.in_place && c.model->in_place_send_offset != nullptr);
+    RunInfo info{c.model->name, c.ranks, c.opt.iters, c.opt.warmup_iters, c.opt.isolated, in_place};
     std::FILE* f = std::fopen(c.opt.json_path.c_str(), "w");
     if (f == nullptr) {
       std::fprintf(stderr, "rank %d: cannot write --json file '%s'\n", c.rank,
@@ -438,6 +452,10 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
   const bool is_root = c.rank == c.opt.root;
   if (is_root) {
     for (const auto& n : c.opt.notes) std::printf("%s\n", n.c_str());
+    if (c.opt.in_place && spec.model->one_buffer)
+      std::printf("note: --in-place: %s is in place by definition\n", spec.model->call);
+    else if (c.opt.in_place && spec.model->in_place_send_offset == nullptr)
+      std::printf("note: --in-place is ignored: %s has no in-place form\n", spec.model->call);
   }
   const int64_t npus = c.opt.npus > 0 ? c.opt.npus : devices;
   const int device = static_cast<int>(c.rank % npus);

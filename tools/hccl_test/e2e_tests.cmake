@@ -11,8 +11,13 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
     COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:reduce_test>
             --sizes 8,4K,1M -I -T 0.05 -W 1 --json ${CMAKE_CURRENT_BINARY_DIR}/e2e_reduce.json)
   add_test(NAME hccl_test_e2e_reduce_no_launcher COMMAND $<TARGET_FILE:reduce_test> -b 1K -e 64K -f 4 -d bfp16 -o max)
+  # sendBuf == recvBuf: the root's buffer gets the fold, the others' keep their input.
+  add_test(NAME hccl_test_e2e_reduce_in_place
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:reduce_test>
+            -b 8 -e 1M -f 8 -d all -o all -r 1 -n 2 -w 1 -W 1 -c 2 --in-place)
   set(e2e hccl_test_e2e_reduce_4ranks_fp32 hccl_test_e2e_reduce_3ranks_all_types_ops
-      hccl_test_e2e_reduce_isolated_budget_json hccl_test_e2e_reduce_no_launcher)
+      hccl_test_e2e_reduce_isolated_budget_json hccl_test_e2e_reduce_no_launcher
+      hccl_test_e2e_reduce_in_place)
 
   # all_reduce_test and broadcast_test: the same runs. --skip-unimplemented makes a tool exit 77
   # (ctest: skipped) only when the library answers its very first call with HCCL_E_NOT_SUPPORT
@@ -28,6 +33,9 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
   add_test(NAME hccl_test_e2e_all_reduce_isolated_budget_json
     COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:all_reduce_test>
             --sizes 8,4K,1M -I -T 0.05 -W 1 --json ${CMAKE_CURRENT_BINARY_DIR}/e2e_all_reduce.json ${skip})
+  add_test(NAME hccl_test_e2e_all_reduce_in_place
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:all_reduce_test>
+            -b 8 -e 1M -f 8 -d all -o all -r 1 -n 2 -w 1 -W 1 -c 2 --in-place ${skip})
   add_test(NAME hccl_test_e2e_all_reduce_no_launcher
     COMMAND $<TARGET_FILE:all_reduce_test> -b 1K -e 64K -f 4 -d bfp16 -o max ${skip})
   add_test(NAME hccl_test_e2e_broadcast_4ranks_fp32
@@ -42,7 +50,8 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
   add_test(NAME hccl_test_e2e_broadcast_no_launcher
     COMMAND $<TARGET_FILE:broadcast_test> -b 1K -e 64K -f 4 -d int8 ${skip})
   set(e2e_new hccl_test_e2e_all_reduce_4ranks_fp32 hccl_test_e2e_all_reduce_3ranks_all_types_ops
-      hccl_test_e2e_all_reduce_isolated_budget_json hccl_test_e2e_all_reduce_no_launcher
+      hccl_test_e2e_all_reduce_isolated_budget_json hccl_test_e2e_all_reduce_in_place
+      hccl_test_e2e_all_reduce_no_launcher
       hccl_test_e2e_broadcast_4ranks_fp32 hccl_test_e2e_broadcast_3ranks_all_types
       hccl_test_e2e_broadcast_isolated_host_buffers hccl_test_e2e_broadcast_no_launcher)
   set_tests_properties(${e2e_new} PROPERTIES SKIP_RETURN_CODE 77)

@@ -127,6 +127,7 @@ std::string UsageText(const char* prog) {
        "\t[--json <file>] write every row as JSON (root rank)\n"
        "\t[--sizes <a,b,...>] exactly these sizes (replaces -b/-e/-i/-f)\n"
        "\t[--host-buffers] sendBuf/recvBuf from malloc instead of aclrtMalloc (not shareable)\n"
+       "\t[--in-place] sendBuf inside recvBuf (Reduce/AllReduce: sendBuf == recvBuf)\n"
        "\t[-T,--time-budget <seconds>] calibrate the iterations of each size to about this long\n"
        "\t                  (from the warm-up's slowest rank; 3..5000 iterations; replaces -n)\n"
        "\t[--skip-unimplemented] exit 77 (skipped) when the library answers the first call with\n"
@@ -167,6 +168,7 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
       {"sizes", required_argument, nullptr, 'L'},
       {"host-buffers", no_argument, nullptr, 'H'},
       {"skip-unimplemented", no_argument, nullptr, 'U'},
+      {"in-place", no_argument, nullptr, 'P'},
       {nullptr, 0, nullptr, 0},
   };
   std::optional<uint64_t> begin = o.min_bytes, end = o.max_bytes;
@@ -275,6 +277,9 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
         break;
       case 'U':
         o.skip_unimplemented = true;
+        break;
+      case 'P':
+        o.in_place = true;
         break;
       case 'J':
         o.json_path = arg;

@@ -45,6 +45,7 @@ struct Options {
   double time_budget_s =
       0;                  // -T / --time-budget: iterations calibrated to this many seconds (0 = -n)
   bool host_buffers = false;  // --host-buffers: malloc'd buffers instead of aclrtMalloc
+  bool in_place = false;      // --in-place: sendBuf inside recvBuf (the collective's in-place form)
   std::string json_path;  // --json FILE
   bool skip_unimplemented = false;  // --skip-unimplemented: exit 77 if the operator does not exist
   std::vector<std::string> notes;  // accepted-but-ignored options, reported by the root

@@ -66,10 +66,11 @@ std::string WideRow(const Row& r) {
 std::string RowsToJson(const RunInfo& info, const std::vector<Row>& rows) {
   std::string s = Fmt(
       "{\n  \"test\": \"%s\",\n  \"ranks\": %d,\n  \"iters\": %lld,\n  \"warmup_iters\": %lld,\n"
-      "  \"timing\": \"%s\",\n  \"rows\": [",
+      "  \"timing\": \"%s\",\n  \"placement\": \"%s\",\n  \"rows\": [",
       info.test.c_str(), info.ranks, static_cast<long long>(info.iters),
       static_cast<long long>(info.warmup_iters),
-      info.isolated ? "isolated-median" : "back-to-back");
+      info.isolated ? "isolated-median" : "back-to-back",
+      info.in_place ? "in-place" : "out-of-place");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     s +=

@@ -42,6 +42,7 @@ struct RunInfo {
   int64_t iters = 0;
   int64_t warmup_iters = 0;
   bool isolated = false;
+  bool in_place = false;
 };
 std::string RowsToJson(const RunInfo& info, const std::vector<Row>& rows);
 
