@@ -215,6 +215,66 @@ TEST(HcclTestCollective, InPlaceKeepsTheInputWhereNothingIsWritten) {
   EXPECT_EQ(BroadcastModel().in_place_send_offset, nullptr);  // in place by definition
 }
 
+// A later operator is one model: AllGather's, written here as the proof (hccl_test's all_gather_test
+// conventions: data_size aligned to the rank count, sendCount = ceil(C / n), alg_bandwidth over the
+// n x sendCount receive bytes; every rank gets block i = rank i's input).
+CollectiveModel AllGatherLikeModel() {
+  CollectiveModel c;
+  c.name = "all_gather_test";
+  c.call = "HcclAllGather";
+  c.reduction = false;
+  c.rooted = false;
+  c.send_count = [](uint64_t count, int) { return count; };
+  c.recv_count = [](uint64_t count, int n) { return count * static_cast<uint64_t>(n); };
+  c.expect = [](const Point& p) {
+    Expectation e;
+    for (int i = 0; i < p.ranks; ++i)
+      e.push_back({Segment::Pattern::kInput, i, static_cast<uint64_t>(i) * p.count, p.count, 0});
+    return e;
+  };
+  c.data_size = RankSizeAlignedSize;
+  c.call_count = [](uint64_t elements, int n) {
+    return (elements + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n);
+  };
+  c.alg_bytes = [](uint64_t count, uint64_t tb, int n) {
+    return count * tb * static_cast<uint64_t>(n);
+  };
+  c.bus_factor = [](int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0.0; };
+  return c;
+}
+
+TEST(HcclTestCollective, SizesOfARowAndALaterOperatorAsOneModel) {
+  // Defaults: data_size = the sweep size, count = size / type size, alg bytes = data_size.
+  RowSizes d = SizesFor(AllReduceModel(), 4098, 4, 3);
+  EXPECT_EQ(d.data_size, 4098u);
+  EXPECT_EQ(d.count, 1024u);
+  EXPECT_EQ(d.alg_bytes, 4098u);
+  EXPECT_EQ(RankSizeAlignedSize(5, 8), 8u);
+  EXPECT_EQ(RankSizeAlignedSize(100, 8), 96u);
+  EXPECT_EQ(RankSizeAlignedSize(16u << 20, 3), (16u << 20) / 3 * 3);
+  EXPECT_EQ(RankSizeAlignedSize((32u << 20) + 5, 3), ((32u << 20) + 5) / 1536 * 1536);
+  const CollectiveModel ag = AllGatherLikeModel();
+  RowSizes r = SizesFor(ag, 1000, 4, 3);  // 1000 -> 999 B -> 249 fp32 -> sendCount 83
+  EXPECT_EQ(r.data_size, 999u);
+  EXPECT_EQ(r.count, 83u);
+  EXPECT_EQ(r.alg_bytes, 83u * 4 * 3);
+  const int ranks = 3;
+  for (int rank = 0; rank < ranks; ++rank) {
+    Point p = At(rank, ranks, 0, r.count, kFp32);
+    Expectation e = ag.expect(p);
+    const uint64_t total = ag.recv_count(r.count, ranks);
+    std::vector<uint8_t> out(total * 4);
+    PrepareOutput(p, e, out.data(), out.size());
+    EXPECT_EQ(CheckOutput(p, e, out.data(), out.size(), nullptr), total);
+    for (int i = 0; i < ranks; ++i) FillInput(kFp32, 0, i, r.count, out.data() + i * r.count * 4);
+    EXPECT_EQ(CheckOutput(p, e, out.data(), out.size(), nullptr), 0u);
+    // Blocks 1 and 2 swapped: wrong.
+    FillInput(kFp32, 0, 2, r.count, out.data() + 1 * r.count * 4);
+    FillInput(kFp32, 0, 1, r.count, out.data() + 2 * r.count * 4);
+    EXPECT_GT(CheckOutput(p, e, out.data(), out.size(), nullptr), r.count);
+  }
+}
+
 TEST(HcclTestCollective, BusFactors) {
   EXPECT_DOUBLE_EQ(ReduceModel().bus_factor(8), 1.0);
   EXPECT_DOUBLE_EQ(BroadcastModel().bus_factor(8), 1.0);

@@ -92,6 +92,23 @@ const CollectiveModel& BroadcastModel() {
   return m;
 }
 
+uint64_t RankSizeAlignedSize(uint64_t size, int ranks) {
+  const uint64_t n = ranks > 0 ? static_cast<uint64_t>(ranks) : 1;
+  if (size < n) return n;
+  const uint64_t unit = size <= (16ull << 20) ? n : n * 512;
+  return size / unit * unit;
+}
+
+RowSizes SizesFor(const CollectiveModel& m, uint64_t size, int type_bytes, int ranks) {
+  RowSizes r;
+  const uint64_t tb = type_bytes > 0 ? static_cast<uint64_t>(type_bytes) : 1;
+  r.data_size = m.data_size ? m.data_size(size, ranks) : size;
+  const uint64_t elements = CountForBytes(r.data_size, static_cast<int>(tb));
+  r.count = m.call_count ? m.call_count(elements, ranks) : elements;
+  r.alg_bytes = m.alg_bytes ? m.alg_bytes(r.count, tb, ranks) : r.data_size;
+  return r;
+}
+
 std::vector<int> AllTypesFor(const CollectiveModel& m) {
   std::vector<int> out;
   for (const auto& t : AllTestTypes()) {

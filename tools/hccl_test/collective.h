@@ -51,9 +51,31 @@ struct CollectiveModel {
   // --in-place: where sendBuf lies inside recvBuf, in elements (HCCL's accepted in-place forms);
   // nullptr = the collective has no in-place form (or is in place by definition: one_buffer).
   uint64_t (*in_place_send_offset)(const Point& p) = nullptr;
-  // hccl_test's data_size is the per-rank buffer; algbw = data_size / time; busbw = algbw x this.
+  // hccl_test's size arithmetic (collectives.md section 4 tables). Each is optional (nullptr):
+  //   data_size   the row's size from the sweep size (rank-size alignment: RankSizeAlignedSize);
+  //               default: unchanged;
+  //   call_count  the count passed to the call from C = data_size / type size (AllGather:
+  //               ceil(C / n)); default: C;
+  //   alg_bytes   the bytes alg_bandwidth divides by, from that count (AllGather:
+  //               n x count x type size); default: data_size.
+  uint64_t (*data_size)(uint64_t size, int ranks) = nullptr;
+  uint64_t (*call_count)(uint64_t elements, int ranks) = nullptr;
+  uint64_t (*alg_bytes)(uint64_t count, uint64_t type_bytes, int ranks) = nullptr;
+  // busbw = algbw x this (the nccl-tests factor).
   double (*bus_factor)(int ranks) = nullptr;
 };
+
+// hccl_test's alignment of data_size for the tools that split buffers into n blocks
+// (check_data_count): < n -> n; <= 16 MiB -> a multiple of n; above -> a multiple of n x 512.
+uint64_t RankSizeAlignedSize(uint64_t size, int ranks);
+
+// The numbers of one row, from the sweep size: data_size, the call's count, the alg_bandwidth bytes.
+struct RowSizes {
+  uint64_t data_size = 0;
+  uint64_t count = 0;
+  uint64_t alg_bytes = 0;
+};
+RowSizes SizesFor(const CollectiveModel& m, uint64_t size, int type_bytes, int ranks);
 
 const CollectiveModel& ReduceModel();
 const CollectiveModel& AllReduceModel();

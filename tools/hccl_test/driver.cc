@@ -155,7 +155,8 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   const CollectiveModel& m = *c.model;
   const int elem = FindTestType(dtype)->bytes;
   CallArgs a;
-  a.count = CountForBytes(bytes, elem);
+  const RowSizes sizes = SizesFor(m, bytes, elem, c.ranks);
+  a.count = sizes.count;
   a.dtype = dtype;
   a.op = m.reduction ? op : 0;
   a.root = static_cast<uint32_t>(c.opt.root);
@@ -330,14 +331,14 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   row->min_us = static_cast<double>(-out[1]) / 1000.0;
   if (!ReduceStats(c, sums, 1, HCCL_REDUCE_SUM, a.root, out)) return false;
 
-  row->bytes = bytes;
+  row->bytes = sizes.data_size;
   row->count = a.count;
   row->dtype = dtype;
   row->op = m.reduction ? op : -1;                      // printed as "none"
   row->root = m.rooted ? static_cast<int>(a.root) : -1;  // printed as -1 (nccl-tests)
   row->time_us = time_us;
   row->iters = iters;
-  row->algbw = AlgBandwidthGBs(bytes, time_us);
+  row->algbw = AlgBandwidthGBs(sizes.alg_bytes, time_us);
   row->busbw = row->algbw * m.bus_factor(c.ranks);
   row->wrong = static_cast<uint32_t>(c.rank) == a.root ? static_cast<uint64_t>(out[0]) : wrong;
   row->check = c.opt.check == 0 ? CheckState::kNull
