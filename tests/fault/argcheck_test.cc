@@ -6,6 +6,9 @@
 // exactly its table's dtype/op combinations. Public API only.
 #include <acl/acl.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
 #include <hccl/hccl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -511,8 +514,15 @@ TEST(ArgCheckSoc, EveryProfileMatchesTable) {
     std::vector<char*> envp;
     for (auto& s : env) envp.push_back(s.data());
     envp.push_back(nullptr);
+    // The child's XML report shows that it really ran the case (a filter that matches nothing
+    // would also exit 0).
+    char report[] = "/tmp/hostccl_soc_child_XXXXXX";
+    const int report_fd = mkstemp(report);
+    ASSERT_GE(report_fd, 0);
+    close(report_fd);
     std::vector<std::string> args = {g_self, "--gtest_filter=ArgCheck.DISABLED_SocProfileChild",
-                                      "--gtest_also_run_disabled_tests"};
+                                      "--gtest_also_run_disabled_tests",
+                                      std::string("--gtest_output=xml:") + report};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -521,6 +531,12 @@ TEST(ArgCheckSoc, EveryProfileMatchesTable) {
     int st = 0;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);  // bounded by the ctest TIMEOUT; the child makes no collective waits
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "profile " << p.name << " (child output above)";
+    std::ifstream in(report);
+    const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    unlink(report);
+    EXPECT_TRUE(xml.find("name=\"DISABLED_SocProfileChild\"") != std::string::npos &&
+                xml.find("status=\"run\" result=\"completed\"") != std::string::npos)
+        << "profile " << p.name << ": the child did not run its case:\n" << xml;
   }
 }
 
