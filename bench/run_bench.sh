@@ -5,7 +5,8 @@
 #
 #   bench/run_bench.sh [--quick] [--ops "reduce allreduce broadcast"] [--libs "hostccl ompi-vader mpich gloo"]
 #                      [--ranks "2 4 8"] [--reps 3] [--budget 0.2] [--warmup 2] [--build-dir DIR] [--out DIR]
-#   bench/run_bench.sh --tables-only results/<run>   (rebuild the tables and plots from the run's .tsv files)
+#   bench/run_bench.sh --tables-only results/<run> [--remeasure]   (rebuild the tables and plots from the
+#                      run's .tsv files; --remeasure adds a membw probe taken now)
 #
 # fp32 sum, root 0, sizes 8 B then 16 B x 4^k up to 256 MiB; every library runs the same program
 # (bench/bench_common.h: hostccl_coll_bench on hostccl's public API, mpi_coll_bench.{openmpi,mpich},
@@ -14,8 +15,8 @@
 # the first launch; later launches only time). Each configuration is launched --reps times; the
 # tables use the median over launches of the per-call time (max over ranks). Libraries: hostccl,
 # ompi-vader, ompi-tcp (only when listed in --libs), mpich, gloo.
-# Writes results/<date>/: machine.txt, membw.txt (bench/membw before and after the launches: R =
-# streaming read, W = non-temporal write, all cores; the bound uses the better of the two), raw/
+# Writes results/<date>/: machine.txt, membw.txt (bench/membw before each collective and after the
+# launches: R = streaming read, W = non-temporal write, all cores; the bound uses the best), raw/
 # (every launch's output; not committed), and per collective <op>/: launches.tsv, runs.tsv,
 # isolated.tsv, medians.tsv, tables.md (one table per rank count with our ratio to each peer and
 # the memory-traffic bound, then isolated small calls), <op>_bw.{png,svg} (gnuplot).
@@ -35,6 +36,7 @@ budget=0.2
 warmup=2
 quick=0
 tables_only=0
+remeasure=0
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -47,7 +49,8 @@ while (($#)); do
     --budget) budget=$2; shift ;;
     --warmup) warmup=$2; shift ;;
     --tables-only) tables_only=1; out=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --remeasure) remeasure=1 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "run_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -122,7 +125,7 @@ prefix_for() {  # lib nranks -> launcher and program
 
 # --- machine and memory bandwidth (for the bound) ---
 membw() {
-  echo "# $1"
+  echo "# $1 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   timeout -k 5 180 "$bin/membw" -s 1G -r 5 2>&1
 }
 if ((!tables_only)); then
@@ -135,8 +138,9 @@ if ((!tables_only)); then
     echo "hostccl: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo '(with local changes)')"
     dpkg-query -W -f='${Package} ${Version}\n' openmpi-bin mpich libgloo-dev 2>/dev/null
   } >"$out/machine.txt"
-  membw "before the launches" >"$out/membw.txt"
+  : >"$out/membw.txt"
 fi
+((tables_only && remeasure)) && membw "re-measured with --tables-only at $(date -u +%FT%TZ)" >>"$out/membw.txt"
 llc=$(( $(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0) ))
 ((llc > 0)) || llc=$(( $(sed 's/K$//' /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo 0) * 1024 ))
 read_bw() { awk -v k="$1" '$1 == k && $2 + 0 > best { best = $2 + 0 } END { printf "%.2f", best }' "$out/membw.txt"; }
@@ -176,6 +180,7 @@ if ((!tables_only)); then
     printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$d/isolated.tsv"
     printf 'launch\tranks\top\texit\tseconds\tcommand\n' >"$d/launches.tsv"
     : >"$d/na.tsv"
+    membw "before $op" >>"$out/membw.txt"
     common="--sizes $sizes -d fp32 -o sum -r 0 -w $warmup -T $budget"
     for n in $ranks_list; do
       for rep in $(seq 1 "$reps"); do
@@ -207,7 +212,7 @@ else
   ops=$(for d in "$out"/*/; do [[ -f $d/runs.tsv ]] && basename "$d"; done | tr '\n' ' ')
 fi
 R=$(read_bw R); W=$(read_bw W)
-echo "== memory: R = $R GB/s (streaming read), W = $W GB/s (non-temporal write), all cores, better of before/after"
+echo "== memory: R = $R GB/s (streaming read), W = $W GB/s (non-temporal write), all cores, best of the probes in membw.txt"
 
 median_tsv() {  # in.tsv -> lib ranks size median_us algbw launches wrong
   tail -n +2 "$1" | sort -t$'\t' -k1,1 -k2,2n -k4,4n -k5,5g | awk -F'\t' '
