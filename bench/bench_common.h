@@ -1,13 +1,23 @@
-/* Shared driver of the peer benchmarks (mpi_reduce_bench.c, gloo_reduce_bench.cc): the same
- * options, sizes, timing modes, inputs, exact check and output columns as reduce_test -W 1, so
- * bench/run_bench.sh parses every library the same way. Compiles as C99 and as C++.
+/* Shared driver of the side-by-side benchmarks (hostccl_coll_bench.cc, mpi_coll_bench.c,
+ * gloo_coll_bench.cc): one program per library, the collective chosen with --op. Every program
+ * takes the same options, sizes, timing modes, inputs and exact check, and prints the columns of
+ * reduce_test -W 1, so bench/run_bench.sh parses every library the same way. Compiles as C99 and
+ * as C++.
  *
  * A program supplies a bench_comm (rank, size, barrier, max over ranks, stats to the root, the
- * reduce call) and calls bench_main(). Single-threaded; every rank runs the same call sequence.
+ * collective call; optionally a stream sync and its own buffer allocator) and calls bench_main().
+ * Single-threaded; every rank runs the same call sequence.
  *
+ * Collectives (kBenchColls; adding one = a row there, a case in bench_recv_elems/bench_expected
+ * and a call in each program):
+ *   reduce     send -> recv on the root (recv = count elements)
+ *   allreduce  send -> recv on every rank
+ *   broadcast  in place on one buffer (the send buffer), from the root
  * Inputs are small integers, exact in every type: sum x = r%3 + 1 + i%5, prod x = 2 on the rank
- * i%size else 1, max/min x = (5r + i) % 11. The root's recv buffer is set to 0xFF bytes before the
- * checked call and every element is compared exactly; every rank checks its send buffer. */
+ * i%size else 1, max/min x = (5r + i) % 11. Before the checked call every checked output is set to
+ * 0xFF bytes, and every element is compared exactly with the rank-order fold (reduce, allreduce)
+ * or the root's input (broadcast); every rank also checks that its send buffer is unchanged
+ * (broadcast: the root only). */
 #ifndef HOSTCCL_BENCH_COMMON_H
 #define HOSTCCL_BENCH_COMMON_H
 
@@ -29,6 +39,25 @@ static const bench_type kBenchTypes[] = {
 enum { kBenchNumTypes = 10, kBenchMaxSizes = 256 };
 static const char* const kBenchOps[] = {"sum", "prod", "max", "min"};
 
+/* The collectives, in --op order. */
+enum { BENCH_REDUCE = 0, BENCH_ALLREDUCE = 1, BENCH_BROADCAST = 2, kBenchNumColls = 3 };
+typedef struct {
+  const char* name; /* --op value */
+  int uses_redop;   /* -o matters */
+  int in_place;     /* one buffer (the send buffer) */
+} bench_coll;
+static const bench_coll kBenchColls[kBenchNumColls] = {
+    {"reduce", 1, 0},
+    {"allreduce", 1, 0},
+    {"broadcast", 0, 1},
+};
+
+/* bench_comm.run's results besides 0 (success) */
+enum { BENCH_RUN_ERROR = 1, BENCH_RUN_UNSUPPORTED = 2 };
+/* bench_main's exit status when the library does not offer the collective: the root has printed
+ * one line "n/a (<reason>)" and no rows */
+enum { BENCH_EXIT_UNSUPPORTED = 3 };
+
 typedef struct {
   uint64_t sizes[kBenchMaxSizes];
   int nsizes;
@@ -39,6 +68,7 @@ typedef struct {
   int op;          /* index into kBenchOps */
   int root;
   int check;
+  int coll; /* --op: index into kBenchColls */
 } bench_opts;
 
 typedef struct {
@@ -49,7 +79,14 @@ typedef struct {
   /* min and max of t, and the sum of wrong, at the root */
   void (*stats_to_root)(void* ctx, int root, double t, double wrong, double* tmin, double* tmax,
                         double* wsum);
-  int (*reduce)(void* ctx, const void* send, void* recv, size_t count, int dtype, int op, int root);
+  /* One call of collective `coll` (BENCH_*): 0, BENCH_RUN_ERROR (message printed) or
+     BENCH_RUN_UNSUPPORTED (the library does not offer it; *why* set to a short reason). With a
+     `sync`, the call may only enqueue: bench_main calls sync before it reads a clock or a buffer. */
+  int (*run)(void* ctx, int coll, void* send, void* recv, size_t count, int dtype, int op, int root,
+             const char** why);
+  int (*sync)(void* ctx);                    /* optional: wait for enqueued calls; 0 = ok */
+  void* (*alloc)(void* ctx, uint64_t bytes); /* optional: the library's buffers (zeroed) */
+  void (*release)(void* ctx, void* p);       /* with alloc */
 } bench_comm;
 
 static double bench_now_us(void) {
@@ -80,7 +117,7 @@ static void bench_usage(const char* prog) {
       "seconds]\n"
       "          [-I] [-d int8|uint8|int16|uint16|int32|uint32|int64|uint64|fp32|fp64] [-o "
       "sum|prod|max|min]\n"
-      "          [-r root] [-c 0|1]\n"
+      "          [-r root] [-c 0|1] [--op reduce|allreduce|broadcast]\n"
       "Output columns match reduce_test -W 1 (times in us, bandwidth in GB/s = 1e9 B/s).\n",
       prog);
 }
@@ -117,6 +154,12 @@ static int bench_parse(int argc, char** argv, bench_opts* o, int rank) {
       if (factor <= 1.0) goto bad;
     } else if (!strcmp(a, "--sizes"))
       list = v;
+    else if (!strcmp(a, "--op")) {
+      int k = 0;
+      while (k < kBenchNumColls && strcmp(kBenchColls[k].name, v)) ++k;
+      if (k == kBenchNumColls) goto bad;
+      o->coll = k;
+    }
     else if (!strcmp(a, "-n"))
       o->iters = atol(v);
     else if (!strcmp(a, "-w"))
@@ -254,20 +297,33 @@ static void bench_fill(int dtype, int op, int rank, int size, void* buf, uint64_
   }
 }
 
-static uint64_t bench_check_root(int dtype, int op, int size, const void* buf, uint64_t count) {
+/* Element count of the recv buffer for a per-rank count (0 = the collective has none). */
+static uint64_t bench_recv_elems(int coll, uint64_t count, int size) {
+  (void)size;
+  return kBenchColls[coll].in_place ? 0 : count;
+}
+
+/* The expected output element i (period 55 * size), as a double. */
+static double bench_expected(int coll, int op, int size, int root, uint64_t i) {
+  double acc;
+  if (coll == BENCH_BROADCAST) return bench_input(op, root, size, i);
+  acc = bench_input(op, 0, size, i);
+  for (int r = 1; r < size; ++r) {
+    double x = bench_input(op, r, size, i);
+    acc = op == 0   ? acc + x
+          : op == 1 ? acc * x
+          : op == 2 ? (x > acc ? x : acc)
+                    : (x < acc ? x : acc);
+  }
+  return acc;
+}
+
+/* Number of elements of buf that differ from the expected output. */
+static uint64_t bench_check_output(int coll, int dtype, int op, int size, int root, const void* buf,
+                                   uint64_t count) {
   uint64_t period = 55ull * (uint64_t)size, wrong = 0;
   double* exp = (double*)malloc(period * sizeof(double));
-  for (uint64_t i = 0; i < period; ++i) {
-    double acc = bench_input(op, 0, size, i);
-    for (int r = 1; r < size; ++r) {
-      double x = bench_input(op, r, size, i);
-      acc = op == 0   ? acc + x
-            : op == 1 ? acc * x
-            : op == 2 ? (x > acc ? x : acc)
-                      : (x < acc ? x : acc);
-    }
-    exp[i] = acc;
-  }
+  for (uint64_t i = 0; i < period; ++i) exp[i] = bench_expected(coll, op, size, root, i);
   for (uint64_t i = 0; i < count; ++i) wrong += bench_load(dtype, buf, i) != exp[i % period];
   free(exp);
   return wrong;
@@ -278,34 +334,57 @@ static int bench_cmp_double(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
-static void* bench_alloc(uint64_t bytes) {
+static void* bench_alloc(const bench_comm* c, uint64_t bytes) {
   void* p = NULL;
-  if (posix_memalign(&p, 4096, bytes ? bytes : 64)) return NULL;
-  memset(p, 0, bytes ? bytes : 64); /* touched before timing */
+  if (bytes == 0) bytes = 64;
+  if (c->alloc) return c->alloc(c->ctx, bytes); /* zeroed, touched */
+  if (posix_memalign(&p, 4096, bytes)) return NULL;
+  memset(p, 0, bytes); /* touched before timing */
   return p;
 }
 
-/* Runs the sweep; returns 0 when everything ran and checked, 1 on wrong results, 2 on errors. */
+static void bench_free(const bench_comm* c, void* p) {
+  if (!p) return;
+  if (c->release)
+    c->release(c->ctx, p);
+  else
+    free(p);
+}
+
+/* One call, completed (synced) when `complete`; returns a BENCH_RUN_* value. */
+static int bench_call(const bench_opts* o, const bench_comm* c, void* send, void* recv,
+                      uint64_t count, int complete, const char** why) {
+  int rc = c->run(c->ctx, o->coll, send, recv, (size_t)count, o->dtype, o->op, o->root, why);
+  if (rc == 0 && complete && c->sync && c->sync(c->ctx)) rc = BENCH_RUN_ERROR;
+  return rc;
+}
+
+/* Runs the sweep; returns 0 when everything ran and checked, 1 on wrong results, 2 on errors,
+ * BENCH_EXIT_UNSUPPORTED when the library does not offer the collective. */
 static int bench_main(const bench_opts* o, const bench_comm* c) {
   const int esz = kBenchTypes[o->dtype].bytes;
+  const bench_coll* coll = &kBenchColls[o->coll];
   int status = 0;
   if (o->root < 0 || o->root >= c->size) {
     if (c->rank == 0) fprintf(stderr, "root %d out of range for %d ranks\n", o->root, c->size);
     return 2;
   }
   if (c->rank == o->root) {
+    printf("# %s\n", coll->name);
     printf("#%11s %12s %7s %6s %5s %12s %12s %12s %9s %9s %7s %s\n", "size(B)", "count", "type",
            "redop", "root", "time(us)", "min(us)", "max(us)", "algbw", "busbw", "#wrong", "check");
     fflush(stdout);
   }
   for (int s = 0; s < o->nsizes; ++s) {
     uint64_t bytes = o->sizes[s], count = bytes / (uint64_t)esz, wrong = 0;
-    void* send = bench_alloc(count * esz);
-    void* recv = bench_alloc(count * esz);
-    void* ref = bench_alloc(count * esz);
+    uint64_t rcount = bench_recv_elems(o->coll, count, c->size);
+    void* send = bench_alloc(c, count * esz);
+    void* recv = bench_alloc(c, rcount * esz);
+    void* ref = malloc(count > 0 ? count * esz : 1);
     double t = 0, tmin = 0, tmax = 0, wsum = 0;
     long iters = o->iters, warm = o->warmup, i;
-    int warm_timed = 0;
+    int warm_timed = 0, rc = 0;
+    const char* why = NULL;
     double* samples;
     if (!send || !recv || !ref) {
       fprintf(stderr, "rank %d: out of memory\n", c->rank);
@@ -316,11 +395,23 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
     if (o->budget_s > 0 && warm < 2) warm = 2;
     c->barrier(c->ctx);
     t = bench_now_us();
-    for (i = 0; i < warm; ++i) {
+    for (i = 0; i < warm && rc == 0; ++i) {
       if (i == 1)
         t = bench_now_us(); /* the first call may pay one-time costs: calibrate on the rest */
-      if (c->reduce(c->ctx, send, recv, count, o->dtype, o->op, o->root)) return 2;
+      rc = bench_call(o, c, send, recv, count, 1, &why);
     }
+    if (rc == BENCH_RUN_UNSUPPORTED) {
+      /* Every rank gets the same answer from its own call: nobody waits for a partner. */
+      if (c->rank == o->root) {
+        printf("n/a (%s)\n", why ? why : "not supported");
+        fflush(stdout);
+      }
+      bench_free(c, send);
+      bench_free(c, recv);
+      free(ref);
+      return BENCH_EXIT_UNSUPPORTED;
+    }
+    if (rc) return 2;
     if (o->budget_s > 0) {
       double mine = (bench_now_us() - t) / (double)(warm - 1);
       double per = c->max_all(c->ctx, mine);
@@ -341,14 +432,15 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
       c->barrier(c->ctx);
       t = bench_now_us();
       for (i = 0; i < iters; ++i)
-        if (c->reduce(c->ctx, send, recv, count, o->dtype, o->op, o->root)) return 2;
+        if (bench_call(o, c, send, recv, count, 0, &why)) return 2;
+      if (c->sync && c->sync(c->ctx)) return 2;
       t = iters > 0 ? (bench_now_us() - t) / (double)iters : 0;
     } else {
       for (i = 0; i < iters; ++i) {
         double t0;
         c->barrier(c->ctx);
         t0 = bench_now_us();
-        if (c->reduce(c->ctx, send, recv, count, o->dtype, o->op, o->root)) return 2;
+        if (bench_call(o, c, send, recv, count, 1, &why)) return 2;
         samples[i] = bench_now_us() - t0;
       }
       qsort(samples, (size_t)iters, sizeof(double), bench_cmp_double);
@@ -358,25 +450,35 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
     }
     free(samples);
     if (o->check) {
-      if (c->rank == o->root) memset(recv, 0xFF, count * esz);
-      if (c->reduce(c->ctx, send, recv, count, o->dtype, o->op, o->root)) return 2;
-      if (c->rank == o->root) wrong += bench_check_root(o->dtype, o->op, c->size, recv, count);
-      if (memcmp(send, ref, count * esz) != 0) wrong += 1;
+      /* the outputs this rank checks, preset to 0xFF */
+      void* out = coll->in_place ? send : recv;
+      int checks_out = o->coll == BENCH_REDUCE ? c->rank == o->root : 1;
+      if (coll->in_place) {
+        if (c->rank != o->root) memset(send, 0xFF, count * esz);
+      } else if (checks_out) {
+        memset(recv, 0xFF, count * esz);
+      }
+      if (bench_call(o, c, send, recv, count, 1, &why)) return 2;
+      if (checks_out)
+        wrong += bench_check_output(o->coll, o->dtype, o->op, c->size, o->root, out, count);
+      if ((!coll->in_place || c->rank == o->root) && memcmp(send, ref, count * esz) != 0)
+        wrong += 1;
     }
     c->stats_to_root(c->ctx, o->root, t, (double)wrong, &tmin, &tmax, &wsum);
     if (c->rank == o->root) {
       double algbw = t > 0 ? (double)bytes / t / 1e3 : 0;
       printf("%12llu %12llu %7s %6s %5d %12.2f %12.2f %12.2f %9.5f %9.5f %7llu %s\n",
              (unsigned long long)bytes, (unsigned long long)count, kBenchTypes[o->dtype].name,
-             kBenchOps[o->op], o->root, t, tmin, tmax, algbw, algbw, (unsigned long long)wsum,
+             coll->uses_redop ? kBenchOps[o->op] : "-", o->root, t, tmin, tmax, algbw, algbw,
+             (unsigned long long)wsum,
              !o->check  ? "NULL"
              : wsum > 0 ? "failed"
                         : "success");
       fflush(stdout);
       if (wsum > 0) status = 1;
     }
-    free(send);
-    free(recv);
+    bench_free(c, send);
+    bench_free(c, recv);
     free(ref);
   }
   return status;

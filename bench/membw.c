@@ -1,9 +1,25 @@
-/* membw: streaming memory bandwidth of this machine for the reduce bound.
- *   R = read bandwidth (2 threads each summing half of a large array),
- *   W = write bandwidth (2 threads each memset-ing half), in GB/s (1e9 B/s), best of -r runs.
- * The bound for an N-rank Reduce of S bytes: at least N*S bytes read and S written, so
- * algbw <= 1 / (N/R + 1/W). Usage: membw [-s bytes(M suffix ok)] [-r reps] [-t threads].
- * Prints "R <GB/s>" and "W <GB/s>" lines (bench/run_bench.sh parses them). */
+/* membw: the memory bandwidths behind the memory-traffic bounds of bench/run_bench.sh.
+ *
+ *   R = streaming read bandwidth: every online CPU runs one thread that reads its share of a large
+ *       array with vector loads into 8 independent integer accumulators (no floating-point add
+ *       chain, so the loop is limited by memory, not by add latency);
+ *   W = non-temporal write bandwidth: every thread writes its share with streaming (non-temporal)
+ *       vector stores, then a store fence, so no line is read for ownership;
+ *   Wc = ordinary write bandwidth (memset), printed for information only;
+ *   C = copy bandwidth (bytes copied per second: streaming reads and non-temporal stores at once),
+ *       which shows whether reads and writes overlap: the sum model below needs 1/C >= 1/R + 1/W.
+ * In GB/s (1e9 B/s), the best of -r runs. All threads start together (a barrier); each run takes the
+ * longest thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so on a machine shared with other work the
+ * slices other processes take do not count; on an idle machine it is the wall time. When threads
+ * run one at a time under load the figure can only come out higher (one thread alone gets more of
+ * the memory), which keeps a bound computed from it a bound. The array (default 1 GiB) must be far
+ * larger than the last-level cache.
+ *
+ * An operator that must read Rb bytes and write Wb bytes in total (over all ranks) cannot take
+ * less than Rb/R + Wb/W seconds: R and W are the whole machine's bandwidths with all cores busy.
+ *
+ * Usage: membw [-s bytes (K/M/G suffix)] [-r reps] [-t threads (default: online CPUs)].
+ * Prints "R <GB/s>", "W <GB/s>", "Wc <GB/s>" and "C <GB/s>" lines (bench/run_bench.sh parses R and W). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -11,102 +27,239 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#define MEMBW_KERNEL "avx2"
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#define MEMBW_KERNEL "sse2"
+#else
+#define MEMBW_KERNEL "scalar"
+#endif
+
+enum { kRead = 0, kWriteNT = 1, kWriteMemset = 2, kCopyNT = 3 };
 
 typedef struct {
-  const double* src;
-  double* dst;
+  unsigned char* p; /* 64-byte aligned, n a multiple of 256 */
   size_t n;
-  double sum;
+  uint64_t sink;
   pthread_barrier_t* bar;
-  int write;
+  int mode;
   double t_start, t_end;
 } job;
 
+/* The calling thread's CPU time: time slices that other processes take on a shared machine do
+   not count (measuring wall time there underestimates the memory, and a bound from an
+   underestimate is no bound). */
 static double now_s(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void* run(void* p) {
-  job* j = (job*)p;
-  pthread_barrier_wait(j->bar);
-  /* Each worker times itself: a coordinating thread may be descheduled (3 threads, 2 cores). */
-  j->t_start = now_s();
-  if (j->write) {
-    memset(j->dst, 1, j->n * sizeof(double));
-  } else {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (size_t i = 0; i + 4 <= j->n; i += 4) {
-      s0 += j->src[i];
-      s1 += j->src[i + 1];
-      s2 += j->src[i + 2];
-      s3 += j->src[i + 3];
-    }
-    j->sum = s0 + s1 + s2 + s3;
+static uint64_t read_stream(const unsigned char* p, size_t n) {
+#if defined(__AVX2__)
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  for (size_t i = 0; i < n; i += 256) {
+    const __m256i* v = (const __m256i*)(p + i);
+    a0 = _mm256_add_epi64(a0, _mm256_load_si256(v + 0));
+    a1 = _mm256_add_epi64(a1, _mm256_load_si256(v + 1));
+    a2 = _mm256_add_epi64(a2, _mm256_load_si256(v + 2));
+    a3 = _mm256_add_epi64(a3, _mm256_load_si256(v + 3));
+    a4 = _mm256_add_epi64(a4, _mm256_load_si256(v + 4));
+    a5 = _mm256_add_epi64(a5, _mm256_load_si256(v + 5));
+    a6 = _mm256_add_epi64(a6, _mm256_load_si256(v + 6));
+    a7 = _mm256_add_epi64(a7, _mm256_load_si256(v + 7));
   }
-  j->t_end = now_s();
+  a0 = _mm256_add_epi64(_mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)),
+                        _mm256_add_epi64(_mm256_add_epi64(a4, a5), _mm256_add_epi64(a6, a7)));
+  uint64_t out[4];
+  _mm256_storeu_si256((__m256i*)out, a0);
+  return out[0] + out[1] + out[2] + out[3];
+#else
+  const uint64_t* q = (const uint64_t*)p;
+  uint64_t s[8] = {0};
+  for (size_t i = 0; i < n / 8; i += 8)
+    for (int k = 0; k < 8; ++k) s[k] += q[i + k];
+  return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+#endif
+}
+
+static void write_nt(unsigned char* p, size_t n) {
+#if defined(__AVX2__)
+  const __m256i v = _mm256_set1_epi8(1);
+  for (size_t i = 0; i < n; i += 256) {
+    __m256i* d = (__m256i*)(p + i);
+    _mm256_stream_si256(d + 0, v);
+    _mm256_stream_si256(d + 1, v);
+    _mm256_stream_si256(d + 2, v);
+    _mm256_stream_si256(d + 3, v);
+    _mm256_stream_si256(d + 4, v);
+    _mm256_stream_si256(d + 5, v);
+    _mm256_stream_si256(d + 6, v);
+    _mm256_stream_si256(d + 7, v);
+  }
+  _mm_sfence();
+#elif defined(__SSE2__)
+  const __m128i v = _mm_set1_epi8(1);
+  for (size_t i = 0; i < n; i += 64) {
+    __m128i* d = (__m128i*)(p + i);
+    _mm_stream_si128(d + 0, v);
+    _mm_stream_si128(d + 1, v);
+    _mm_stream_si128(d + 2, v);
+    _mm_stream_si128(d + 3, v);
+  }
+  _mm_sfence();
+#else
+  memset(p, 1, n); /* no portable non-temporal store: an ordinary write */
+#endif
+}
+
+/* dst = src with streaming loads and non-temporal stores (both 64-byte aligned, n % 256 == 0). */
+static void copy_nt(unsigned char* dst, const unsigned char* src, size_t n) {
+#if defined(__AVX2__)
+  for (size_t i = 0; i < n; i += 128) {
+    const __m256i* s = (const __m256i*)(src + i);
+    __m256i* d = (__m256i*)(dst + i);
+    __m256i v0 = _mm256_load_si256(s + 0), v1 = _mm256_load_si256(s + 1);
+    __m256i v2 = _mm256_load_si256(s + 2), v3 = _mm256_load_si256(s + 3);
+    _mm256_stream_si256(d + 0, v0);
+    _mm256_stream_si256(d + 1, v1);
+    _mm256_stream_si256(d + 2, v2);
+    _mm256_stream_si256(d + 3, v3);
+  }
+  _mm_sfence();
+#elif defined(__SSE2__)
+  for (size_t i = 0; i < n; i += 64) {
+    const __m128i* s = (const __m128i*)(src + i);
+    __m128i* d = (__m128i*)(dst + i);
+    __m128i v0 = _mm_load_si128(s + 0), v1 = _mm_load_si128(s + 1);
+    __m128i v2 = _mm_load_si128(s + 2), v3 = _mm_load_si128(s + 3);
+    _mm_stream_si128(d + 0, v0);
+    _mm_stream_si128(d + 1, v1);
+    _mm_stream_si128(d + 2, v2);
+    _mm_stream_si128(d + 3, v3);
+  }
+  _mm_sfence();
+#else
+  memcpy(dst, src, n);
+#endif
+}
+
+static void* run(void* arg) {
+  job* j = (job*)arg;
   pthread_barrier_wait(j->bar);
+  /* Each worker times itself, in its own CPU time. */
+  j->t_start = now_s();
+  if (j->mode == kRead)
+    j->sink = read_stream(j->p, j->n);
+  else if (j->mode == kWriteNT)
+    write_nt(j->p, j->n);
+  else if (j->mode == kCopyNT)
+    copy_nt(j->p, j->p + j->n, j->n); /* the second half of the share to the first */
+  else
+    memset(j->p, 1, j->n);
+  j->t_end = now_s();
   return NULL;
 }
 
-static double measure(double* a, size_t n, int threads, int write, int reps) {
+static double measure(unsigned char* a, size_t n, int threads, int mode, int reps) {
   double best = 0;
+  size_t per = (n / (size_t)threads) & ~(size_t)255;
+  if (mode == kCopyNT) per = (per / 2) & ~(size_t)255; /* copies per bytes, reads per more */
   for (int r = 0; r < reps; ++r) {
-    pthread_t tid[64];
-    job jobs[64];
+    pthread_t tid[256];
+    job jobs[256];
     pthread_barrier_t bar;
-    pthread_barrier_init(&bar, NULL, (unsigned)threads + 1);
-    size_t per = n / (size_t)threads;
+    pthread_barrier_init(&bar, NULL, (unsigned)threads);
     for (int t = 0; t < threads; ++t) {
-      jobs[t].src = a + (size_t)t * per;
-      jobs[t].dst = a + (size_t)t * per;
+      jobs[t].p = a + (size_t)t * per * (mode == kCopyNT ? 2 : 1);
       jobs[t].n = per;
       jobs[t].bar = &bar;
-      jobs[t].write = write;
+      jobs[t].mode = mode;
       pthread_create(&tid[t], NULL, run, &jobs[t]);
     }
-    pthread_barrier_wait(&bar);
-    pthread_barrier_wait(&bar);
-    for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
-    double t0 = jobs[0].t_start, t1 = jobs[0].t_end;
-    for (int t = 1; t < threads; ++t) {
-      if (jobs[t].t_start < t0) t0 = jobs[t].t_start;
-      if (jobs[t].t_end > t1) t1 = jobs[t].t_end;
+    uint64_t sink = 0;
+    for (int t = 0; t < threads; ++t) {
+      pthread_join(tid[t], NULL);
+      sink += jobs[t].sink;
     }
-    double dt = t1 - t0;
     pthread_barrier_destroy(&bar);
-    double gbs = (double)(per * (size_t)threads * sizeof(double)) / dt / 1e9;
+    double dt = 0; /* the longest thread's CPU time */
+    for (int t = 0; t < threads; ++t)
+      if (jobs[t].t_end - jobs[t].t_start > dt) dt = jobs[t].t_end - jobs[t].t_start;
+    double gbs = (double)(per * (size_t)threads) / dt / 1e9;
     if (gbs > best) best = gbs;
-    if (!write && jobs[0].sum == 12345.678) printf(" "); /* keeps the reads alive */
+    if (mode == kRead && sink == 0x123456789abcdefull) printf(" "); /* keeps the reads alive */
   }
   return best;
 }
 
+static int parse_bytes(const char* s, size_t* out) {
+  char* e;
+  unsigned long long v = strtoull(s, &e, 0);
+  if (e == s) return -1;
+  if (*e == 'K' || *e == 'k') v <<= 10, ++e;
+  else if (*e == 'M' || *e == 'm') v <<= 20, ++e;
+  else if (*e == 'G' || *e == 'g') v <<= 30, ++e;
+  if (*e) return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  size_t bytes = 256ull << 20;
-  int reps = 5, threads = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "-s")) {
-      char* e;
-      bytes = strtoull(argv[i + 1], &e, 0);
-      if (*e == 'M' || *e == 'm') bytes <<= 20;
-      if (*e == 'K' || *e == 'k') bytes <<= 10;
-    } else if (!strcmp(argv[i], "-r")) {
-      reps = atoi(argv[i + 1]);
-    } else if (!strcmp(argv[i], "-t")) {
-      threads = atoi(argv[i + 1]);
+  size_t bytes = 1ull << 30;
+  int reps = 5;
+  long threads = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int i = 1; i < argc; ++i) {
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      printf("usage: membw [-s bytes] [-r reps] [-t threads]\n");
+      return 0;
     }
+    if (!v) {
+      fprintf(stderr, "membw: option %s needs a value\n", argv[i]);
+      return 2;
+    }
+    if (!strcmp(argv[i], "-s")) {
+      if (parse_bytes(v, &bytes)) return 2;
+    } else if (!strcmp(argv[i], "-r")) {
+      reps = atoi(v);
+    } else if (!strcmp(argv[i], "-t")) {
+      threads = atol(v);
+    } else {
+      fprintf(stderr, "membw: unknown option %s\n", argv[i]);
+      return 2;
+    }
+    ++i;
   }
-  if (threads < 1 || threads > 64 || reps < 1) return 2;
-  size_t n = bytes / sizeof(double);
-  double* a = NULL;
-  if (posix_memalign((void**)&a, 4096, n * sizeof(double))) return 2;
-  /* Distinct values on every page: identical pages could be merged by the host (KSM) and read from cache. */
-  for (size_t i = 0; i < n; ++i) a[i] = (double)i * 1.000001;
-  printf("R %.2f\n", measure(a, n, threads, 0, reps));
-  printf("W %.2f\n", measure(a, n, threads, 1, reps));
-  printf("# %zu MiB array, %d threads, best of %d\n", bytes >> 20, threads, reps);
+  if (threads < 1 || threads > 256 || reps < 1 || bytes < (size_t)threads * 4096) {
+    fprintf(stderr, "membw: bad -t/-r/-s\n");
+    return 2;
+  }
+  unsigned char* a = NULL;
+  if (posix_memalign((void**)&a, 4096, bytes)) {
+    fprintf(stderr, "membw: cannot allocate %zu bytes\n", bytes);
+    return 2;
+  }
+  /* Distinct values on every page, so no two pages can be merged (KSM) and served from one cached
+     copy; this also faults every page in before timing. */
+  for (size_t i = 0; i < bytes / 8; ++i) ((uint64_t*)a)[i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+  double r = measure(a, bytes, (int)threads, kRead, reps);
+  double w = measure(a, bytes, (int)threads, kWriteNT, reps);
+  double wc = measure(a, bytes, (int)threads, kWriteMemset, reps);
+  double c = measure(a, bytes, (int)threads, kCopyNT, reps);
+  printf("R %.2f\n", r);
+  printf("W %.2f\n", w);
+  printf("Wc %.2f\n", wc);
+  printf("C %.2f\n", c);
+  printf("# %zu MiB array, %ld threads (all online CPUs unless -t), %s kernel, best of %d;\n"
+         "# R streaming read, W non-temporal store, Wc memset (ordinary stores), C copy (streaming\n"
+         "# read + non-temporal store, bytes copied; reads and writes share the bandwidth when\n"
+         "# 1/C >= 1/R + 1/W), GB/s = 1e9 B/s\n",
+         bytes >> 20, threads, MEMBW_KERNEL, reps);
   free(a);
   return 0;
 }

@@ -1,40 +1,56 @@
 #!/bin/bash
-# run_bench.sh: hostccl's Reduce side by side with Open MPI (vader and tcp BTLs), MPICH and gloo.
+# run_bench.sh: each collective of hostccl side by side with Open MPI (vader), MPICH and gloo, each
+# peer running its own collective (MPI_Reduce/MPI_Allreduce/MPI_Bcast, gloo::reduce/allreduce/
+# broadcast).
 #
-#   bench/run_bench.sh [--quick] [--build-dir DIR] [--out DIR] [--ranks "2 4 8"] [--reps 3] [--budget 0.2] [--warmup 2]
-#   bench/run_bench.sh --tables-only results/<run>   (re-measure membw; rebuild tables and plot)
+#   bench/run_bench.sh [--quick] [--ops "reduce allreduce broadcast"] [--libs "hostccl ompi-vader mpich gloo"]
+#                      [--ranks "2 4 8"] [--reps 3] [--budget 0.2] [--warmup 2] [--build-dir DIR] [--out DIR]
+#   bench/run_bench.sh --tables-only results/<run> [--remeasure]   (rebuild the tables and plots from the
+#                      run's .tsv files; --remeasure adds a membw probe taken now)
 #
-# fp32 sum, root 0, sizes 8 B then 16 B x 4^k up to 256 MiB; every library gets the same sizes, the
-# same iteration rule (2 warm-up calls, then iterations calibrated to --budget seconds per size from
-# the slowest rank's warm-up, 1..5000) and the same exact check (on the first launch; the later
-# launches only time). Each configuration is launched --reps times; the tables use the median over launches of the per-call time (max over ranks).
-# Writes results/<date>/: raw/ (every launch's output; not committed, results/.gitignore: rerun to
-# regenerate), runs.tsv (the rows parsed from raw/, enough for --tables-only), medians.tsv,
-# machine.txt, membw.txt, tables.md (one table per rank count, with our ratio to each peer and the
-# memory-traffic bound 1/(N/R + 1/W)), reduce_bw.{png,svg} (gnuplot). Every launch is bounded by
-# `timeout`. --quick: sizes 8 B, 64 KiB and 16 MiB, ranks 2 and 4, one launch (a smoke test).
+# fp32 sum, root 0, sizes 8 B then 16 B x 4^k up to 256 MiB; every library runs the same program
+# (bench/bench_common.h: hostccl_coll_bench on hostccl's public API, mpi_coll_bench.{openmpi,mpich},
+# gloo_coll_bench) with the same iteration rule (2 warm-up calls, then iterations calibrated to
+# --budget seconds per size from the slowest rank's warm-up, 1..5000) and the same exact check (on
+# the first launch; later launches only time). Each configuration is launched --reps times; the
+# tables use the median over launches of the per-call time (max over ranks). Libraries: hostccl,
+# ompi-vader, ompi-tcp (only when listed in --libs), mpich, gloo.
+# Writes results/<date>/: machine.txt, membw.txt (bench/membw before each collective and after the
+# launches: R = streaming read, W = non-temporal write, all cores; the bound uses the best), raw/
+# (every launch's output; not committed), and per collective <op>/: launches.tsv, runs.tsv,
+# isolated.tsv, medians.tsv, tables.md (one table per rank count with our ratio to each peer and
+# the memory-traffic bound, then isolated small calls), <op>_bw.{png,svg} (gnuplot).
+# A collective hostccl does not offer yet (HCCL_E_NOT_SUPPORT, exit status 3) shows as
+# "n/a (HCCL_E_NOT_SUPPORT)" and is not launched again. Every launch is bounded by `timeout`.
+# --quick: sizes 8 B, 64 KiB and 16 MiB, ranks 2 and 4, one launch (a smoke test).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 out=""
+ops="reduce allreduce broadcast"
+libs_req="hostccl ompi-vader mpich gloo"
 ranks_list="2 4 8"
 reps=3
 budget=0.2
 warmup=2
 quick=0
 tables_only=0
+remeasure=0
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --build-dir) build=$2; shift ;;
     --out) out=$2; shift ;;
+    --ops) ops=$2; shift ;;
+    --libs) libs_req=$2; shift ;;
     --ranks) ranks_list=$2; shift ;;
     --reps) reps=$2; shift ;;
     --budget) budget=$2; shift ;;
     --warmup) warmup=$2; shift ;;
-    --tables-only) tables_only=1; out=$2; shift ;;  # re-measure membw, rebuild tables/plot from DIR/runs.tsv
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --tables-only) tables_only=1; out=$2; shift ;;
+    --remeasure) remeasure=1 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "run_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -48,166 +64,212 @@ launch_timeout=${LAUNCH_TIMEOUT:-300}
 [[ -n $out ]] || out=$repo/results/$(date +%Y%m%d-%H%M%S)$( ((quick)) && echo -quick)
 mkdir -p "$out/raw"
 
-# --- build what is missing ---
-bin=$build/bin
-need=()
-for t in reduce_test hcclrun membw; do [[ -x $bin/$t ]] || need+=("$t"); done
-if ((${#need[@]})) || [[ ! -x $bin/mpi_reduce_bench.openmpi && ! -x $bin/mpi_reduce_bench.mpich ]]; then
-  echo "== building bench tools in $build"
-  [[ -f $build/CMakeCache.txt ]] || cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
-  cmake --build "$build" --target bench_tools hcclrun -j2 >/dev/null || { echo "build failed" >&2; exit 1; }
-fi
-export LD_LIBRARY_PATH=$build/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-
-# --- machine and memory bandwidth (for the bound) ---
-((tables_only)) || {
-  echo "date: $(date -u +%FT%TZ)"; uname -a
-  lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|L1d|L2|L3|Flags' | sed 's/^Flags:.*avx512/Flags: (avx512 present) .../'
-  free -g | head -2
-  echo "hostccl: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo '(with local changes)')"
-  dpkg-query -W -f='${Package} ${Version}\n' openmpi-bin mpich libgloo-dev 2>/dev/null
-} >"$out/machine.txt"
-timeout -k 5 120 "$bin/membw" -s 256M -r 5 >"$out/membw.txt" 2>&1
-R=$(awk '$1=="R"{print $2}' "$out/membw.txt"); W=$(awk '$1=="W"{print $2}' "$out/membw.txt")
-echo "== memory: R=${R} GB/s (2-thread read), W=${W} GB/s (2-thread write)"
-
-# --- the libraries (name, command prefix; the bench arguments follow) ---
-common="--sizes $sizes -d fp32 -o sum -r 0 -w $warmup -T $budget"
-ompi="mpirun.openmpi --allow-run-as-root --oversubscribe"
-libs=()
-[[ -x $bin/reduce_test && -x $bin/hcclrun ]] && libs+=(hostccl)
-[[ -x $bin/mpi_reduce_bench.openmpi ]] && command -v mpirun.openmpi >/dev/null && libs+=(ompi-vader ompi-tcp)
-[[ -x $bin/mpi_reduce_bench.mpich ]] && command -v mpiexec.mpich >/dev/null && libs+=(mpich)
-[[ -x $bin/gloo_reduce_bench ]] && libs+=(gloo)
-cmd_for() {  # lib nranks rep -> command line
-  # Every library's result is checked exactly on the first launch; later launches only time
-  # (the check costs an extra call plus host-side passes, which dominated the 8-rank launches).
-  local args="$common -c $(( $3 == 1 ? 1 : 0 ))"
+# --- the collectives: bytes every rank set must read and write, in units of S (the per-rank
+# message size, the size column), for the best single-pass algorithm at n ranks; adding a
+# collective = a line here, an entry in bench_common.h's kBenchColls and a call per program ---
+traffic() {  # op n -> "read write footprint" (footprint = distinct bytes touched / S)
+  local n=$2
   case "$1" in
-    hostccl) echo "$bin/hcclrun -n $2 $bin/reduce_test -W 1 $args" ;;
-    ompi-vader) echo "env OMPI_MCA_btl=self,vader $ompi -np $2 $bin/mpi_reduce_bench.openmpi $args" ;;
-    ompi-tcp) echo "env OMPI_MCA_btl=self,tcp $ompi -np $2 $bin/mpi_reduce_bench.openmpi $args" ;;
-    mpich) echo "mpiexec.mpich -n $2 $bin/mpi_reduce_bench.mpich $args" ;;
-    gloo) echo "$here/gloo_launch.sh $2 $bin/gloo_reduce_bench $args" ;;
+    reduce) echo "$n 1 $((n + 1))" ;;                        # n inputs read once, one output written
+    allreduce) echo "$n $n $((2 * n))" ;;                    # n inputs read once, the result written to n recvBufs
+    broadcast) echo "$((n - 1)) $((n - 1)) $n" ;;            # S read per non-root, S written per non-root
+    allgather) echo "$((n * n)) $((n * n)) $((n + n * n))" ;;   # S = per-rank input; n outputs of n*S
+    reducescatter) echo "$((n * n)) $n $((n * n + n))" ;;       # S = per-rank output; n inputs of n*S
+    alltoall) echo "$n $n $((2 * n))" ;;                     # S = per-rank input
+    *) echo "0 0 0" ;;
+  esac
+}
+traffic_text() {
+  case "$1" in
+    reduce) echo "the root's result needs all n inputs read once (n*S) and one output written (S): bound = S / (n*S/R + S/W) = 1 / (n/R + 1/W)" ;;
+    allreduce) echo "single-pass slice AllReduce: the n inputs read once (n*S) and the result written into every rank's recvBuf (n*S): bound = 1 / (n/R + n/W)" ;;
+    broadcast) echo "each non-root reads the root's S once and writes S into its own buffer: bound = 1 / ((n-1)/R + (n-1)/W)" ;;
+    *) echo "see docs/performance.md" ;;
   esac
 }
 
+# --- build what is missing ---
+bin=$build/bin
 if ((!tables_only)); then
-printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$out/runs.tsv"
-printf 'lib\tranks\trep\texit\tseconds\tcommand\n' >"$out/launches.tsv"
-start_all=$(date +%s)
-for n in $ranks_list; do
-  for rep in $(seq 1 "$reps"); do
-    for lib in "${libs[@]}"; do
-      cmd=$(cmd_for "$lib" "$n" "$rep")
-      raw=$out/raw/${lib}_n${n}_r${rep}.txt
-      t0=$(date +%s.%N)
-      timeout -k 5 "$launch_timeout" $cmd >"$raw" 2>&1
-      rc=$?
-      secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-      printf '%s\t%s\t%s\t%s\t%.1f\t%s\n' "$lib" "$n" "$rep" "$rc" "$secs" "$cmd" >>"$out/launches.tsv"
-      printf '== %-10s ranks %s launch %s: exit %s, %.1f s\n' "$lib" "$n" "$rep" "$rc" "$secs"
-      # Rows: size count type redop root time min max algbw busbw #wrong check (hcclrun prefixes "[r] ").
-      sed 's/^\[[0-9]*\] //' "$raw" | awk -v lib="$lib" -v n="$n" -v rep="$rep" \
-        '$1 ~ /^[0-9]+$/ && NF >= 12 { t = $8; bw = t > 0 ? $1 / t / 1e3 : 0;
-          printf "%s\t%s\t%s\t%s\t%s\t%.6f\t%s\n", lib, n, rep, $1, t, bw, $11 }' >>"$out/runs.tsv"
-    done
-  done
-done
-echo "== sweep launches took $(( $(date +%s) - start_all )) s"
-
-# --- isolated small calls: a barrier before each call, median; hostccl with the fingerprint
-# check on and off (HOSTCCL_CHECK_ARGS=0), next to Open MPI vader ---
-printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$out/isolated.tsv"
-iso="--sizes $iso_sizes -d fp32 -o sum -r 0 -w $warmup -T $budget -I -c 0"
-for n in $ranks_list; do
-  for rep in $(seq 1 "$reps"); do
-    for lib in hostccl hostccl-nocheck ompi-vader; do
-      case $lib in
-        hostccl) cmd="$bin/hcclrun -n $n $bin/reduce_test -W 1 $iso" ;;
-        hostccl-nocheck) cmd="env HOSTCCL_CHECK_ARGS=0 $bin/hcclrun -n $n $bin/reduce_test -W 1 $iso" ;;
-        ompi-vader) [[ " ${libs[*]} " == *" ompi-vader "* ]] || continue
-          cmd="env OMPI_MCA_btl=self,vader $ompi -np $n $bin/mpi_reduce_bench.openmpi $iso" ;;
-      esac
-      raw=$out/raw/isolated_${lib}_n${n}_r${rep}.txt
-      timeout -k 5 "$launch_timeout" $cmd >"$raw" 2>&1
-      rc=$?
-      printf '%s\t%s\t%s\t%s\t-\t%s\n' "isolated-$lib" "$n" "$rep" "$rc" "$cmd" >>"$out/launches.tsv"
-      sed 's/^\[[0-9]*\] //' "$raw" | awk -v lib="$lib" -v n="$n" -v rep="$rep" \
-        '$1 ~ /^[0-9]+$/ && NF >= 12 { printf "%s\t%s\t%s\t%s\t%s\t0\t%s\n", lib, n, rep, $1, $8, $11 }' >>"$out/isolated.tsv"
-    done
-  done
-done
-echo "== all launches took $(( $(date +%s) - start_all )) s"
-else
-  reps=$(tail -n +2 "$out/runs.tsv" | cut -f3 | sort -n | tail -1)
-  ranks_list=$(tail -n +2 "$out/runs.tsv" | cut -f2 | sort -nu | tr '\n' ' ')
+  if [[ ! -x $bin/hostccl_coll_bench || ! -x $bin/hcclrun || ! -x $bin/membw ]]; then
+    echo "== building bench tools in $build"
+    [[ -f $build/CMakeCache.txt ]] || cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+    cmake --build "$build" --target bench_tools hcclrun -j2 >/dev/null || { echo "build failed" >&2; exit 1; }
+  fi
 fi
+export LD_LIBRARY_PATH=$build/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-# --- medians over launches ---
-printf 'lib\tranks\tsize\ttime_us\talgbw\tlaunches\twrong\n' >"$out/medians.tsv"
-tail -n +2 "$out/runs.tsv" | sort -t$'\t' -k1,1 -k2,2n -k4,4n -k5,5g | awk -F'\t' '
-  function flush() { if (key == "") return; m = c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2;
-    split(key, k, SUBSEP); printf "%s\t%s\t%s\t%.3f\t%.6f\t%d\t%d\n", k[1], k[2], k[3], m, (m > 0 ? k[3] / m / 1e3 : 0), c, w }
-  { nk = $1 SUBSEP $2 SUBSEP $4; if (nk != key) { flush(); key = nk; c = 0; w = 0 } v[++c] = $5; w += $7 }
-  END { flush() }' >>"$out/medians.tsv"
-
-# --- isolated small calls: median over launches, min-max range ---
-iso_table() {
-  [[ -s $out/isolated.tsv ]] || return 0
-  echo
-  echo "## Isolated small calls (a barrier before each call; per-launch median over calls, max over ranks)"
-  echo
-  echo "Median over $reps launches, in us, with the range over launches; 'check off' = HOSTCCL_CHECK_ARGS=0"
-  echo "(no fingerprint comparison). 'x ompi-vader' = Open MPI's time / hostccl's (check on)."
-  echo
-  echo "| ranks | size | hostccl (check on) | hostccl (check off) | ompi-vader | x ompi-vader |"
-  echo "|---:|---:|---:|---:|---:|---:|"
-  tail -n +2 "$out/isolated.tsv" | sort -t$'\t' -k2,2n -k4,4n -k1,1 -k5,5g | awk -F'\t' '
-    function flush() { if (key == "") return; m = c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2;
-      split(key, k, SUBSEP); med[k[1], k[2], k[3]] = m; lo[k[1], k[2], k[3]] = v[1]; hi[k[1], k[2], k[3]] = v[c];
-      if (!((k[2], k[3]) in row)) { row[k[2], k[3]] = 1; rows[++nr] = k[2] SUBSEP k[3] } }
-    { nk = $1 SUBSEP $2 SUBSEP $4; if (nk != key) { flush(); key = nk; c = 0 } v[++c] = $5 }
-    function human(s) { return s >= 1048576 ? s / 1048576 " MiB" : s >= 1024 ? s / 1024 " KiB" : s " B" }
-    function cell(l, n, s) { return ((l, n, s) in med) ? sprintf("%.2f (%.2f-%.2f)", med[l, n, s], lo[l, n, s], hi[l, n, s]) : "-" }
-    END { flush();
-      for (i = 1; i <= nr; i++) { split(rows[i], r, SUBSEP); n = r[1]; s = r[2];
-        ratio = "-";
-        if ((("hostccl", n, s) in med) && (("ompi-vader", n, s) in med) && med["hostccl", n, s] > 0)
-          ratio = sprintf("%.2f", med["ompi-vader", n, s] / med["hostccl", n, s]);
-        printf "| %s | %s | %s | %s | %s | %s |\n", n, human(s), cell("hostccl", n, s), cell("hostccl-nocheck", n, s), cell("ompi-vader", n, s), ratio } }'
+# --- the libraries (name -> command prefix; the bench arguments follow) ---
+ompi="mpirun.openmpi --allow-run-as-root --oversubscribe"
+libs=()
+for lib in $libs_req; do
+  case $lib in
+    hostccl) [[ -x $bin/hostccl_coll_bench && -x $bin/hcclrun ]] && libs+=(hostccl) ;;
+    ompi-vader|ompi-tcp) [[ -x $bin/mpi_coll_bench.openmpi ]] && command -v mpirun.openmpi >/dev/null && libs+=("$lib") ;;
+    mpich) [[ -x $bin/mpi_coll_bench.mpich ]] && command -v mpiexec.mpich >/dev/null && libs+=(mpich) ;;
+    gloo) [[ -x $bin/gloo_coll_bench ]] && libs+=(gloo) ;;
+    *) echo "run_bench.sh: unknown library $lib" >&2; exit 2 ;;
+  esac
+done
+((tables_only)) && libs=($(cat "$out/libs.txt" 2>/dev/null || echo "$libs_req"))
+prefix_for() {  # lib nranks -> launcher and program
+  case "$1" in
+    hostccl) echo "$bin/hcclrun -n $2 $bin/hostccl_coll_bench" ;;
+    hostccl-nocheck) echo "env HOSTCCL_CHECK_ARGS=0 $bin/hcclrun -n $2 $bin/hostccl_coll_bench" ;;
+    ompi-vader) echo "env OMPI_MCA_btl=self,vader $ompi -np $2 $bin/mpi_coll_bench.openmpi" ;;
+    ompi-tcp) echo "env OMPI_MCA_btl=self,tcp $ompi -np $2 $bin/mpi_coll_bench.openmpi" ;;
+    mpich) echo "mpiexec.mpich -n $2 $bin/mpi_coll_bench.mpich" ;;
+    gloo) echo "$here/gloo_launch.sh $2 $bin/gloo_coll_bench" ;;
+  esac
 }
 
-# --- tables: time (us) up to 64 KiB, algbw (GB/s) from 256 KiB; ratios; the traffic bound ---
-{
-  echo "# Reduce, fp32 sum, root 0 - hostccl vs peers"
+# --- machine and memory bandwidth (for the bound) ---
+membw() {
+  echo "# $1 (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  timeout -k 5 180 "$bin/membw" -s 1G -r 5 2>&1
+}
+if ((!tables_only)); then
+  printf '%s\n' "${libs[@]}" >"$out/libs.txt"
+  {
+    echo "date: $(date -u +%FT%TZ)"; uname -a
+    lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|L1d|L2|L3|Flags' | sed 's/^Flags:.*avx512/Flags: (avx512 present) .../'
+    free -g | head -2
+    echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "hostccl: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo '(with local changes)')"
+    dpkg-query -W -f='${Package} ${Version}\n' openmpi-bin mpich libgloo-dev 2>/dev/null
+  } >"$out/machine.txt"
+  : >"$out/membw.txt"
+fi
+((tables_only && remeasure)) && membw "re-measured with --tables-only at $(date -u +%FT%TZ)" >>"$out/membw.txt"
+llc=$(( $(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0) ))
+((llc > 0)) || llc=$(( $(sed 's/K$//' /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo 0) * 1024 ))
+read_bw() { awk -v k="$1" '$1 == k && $2 + 0 > best { best = $2 + 0 } END { printf "%.2f", best }' "$out/membw.txt"; }
+
+# --- launches ---
+# run_one op lib n tag args -> appends to <op>/launches.tsv, returns the exit status
+run_one() {
+  local op=$1 lib=$2 n=$3 tag=$4; shift 4
+  local cmd raw t0 rc secs
+  cmd="$(prefix_for "$lib" "$n") --op $op $*"
+  raw=$out/raw/${op}_${tag}_${lib}_n${n}.txt
+  t0=$(date +%s.%N)
+  timeout -k 5 "$launch_timeout" $cmd >"$raw" 2>&1
+  rc=$?
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$tag-$lib" "$n" "$op" "$rc" "$secs" "$cmd" >>"$out/$op/launches.tsv"
+  printf '== %-9s %-16s ranks %s %-6s: exit %s, %s s\n' "$op" "$lib" "$n" "$tag" "$rc" "$secs"
+  if ((rc == 3)) && grep -q '^\(\[[0-9]*\] \)\?n/a (' "$raw"; then
+    sed -n 's/^\(\[[0-9]*\] \)\?\(n\/a (.*)\)$/\2/p' "$raw" | head -1 | sed "s/^/$lib\t/" >>"$out/$op/na.tsv"
+  fi
+  return $rc
+}
+# rows: size count type redop root time min max algbw busbw #wrong check (hcclrun prefixes "[r] ")
+rows() {  # raw lib n rep
+  sed 's/^\[[0-9]*\] //' "$1" | awk -v lib="$2" -v n="$3" -v rep="$4" \
+    '$1 ~ /^[0-9]+$/ && NF >= 12 { t = $8; bw = t > 0 ? $1 / t / 1e3 : 0;
+      printf "%s\t%s\t%s\t%s\t%s\t%.6f\t%s\n", lib, n, rep, $1, t, bw, $11 }'
+}
+is_na() { [[ -s $out/$1/na.tsv ]] && cut -f1 "$out/$1/na.tsv" | grep -qx "$2"; }
+
+start_all=$(date +%s)
+if ((!tables_only)); then
+  for op in $ops; do
+    d=$out/$op
+    mkdir -p "$d"
+    printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$d/runs.tsv"
+    printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$d/isolated.tsv"
+    printf 'launch\tranks\top\texit\tseconds\tcommand\n' >"$d/launches.tsv"
+    : >"$d/na.tsv"
+    membw "before $op" >>"$out/membw.txt"
+    common="--sizes $sizes -d fp32 -o sum -r 0 -w $warmup -T $budget"
+    for n in $ranks_list; do
+      for rep in $(seq 1 "$reps"); do
+        for lib in "${libs[@]}"; do
+          is_na "$op" "$lib" && continue
+          # Every library's result is checked exactly on the first launch; later launches only time.
+          run_one "$op" "$lib" "$n" "r$rep" $common -c $((rep == 1 ? 1 : 0))
+          rows "$out/raw/${op}_r${rep}_${lib}_n${n}.txt" "$lib" "$n" "$rep" >>"$d/runs.tsv"
+        done
+      done
+    done
+    # Isolated small calls: a barrier before each call, median; hostccl with the fingerprint
+    # check on and off (HOSTCCL_CHECK_ARGS=0), next to Open MPI vader.
+    iso="--sizes $iso_sizes -d fp32 -o sum -r 0 -w $warmup -T $budget -I -c 0"
+    for n in $ranks_list; do
+      for rep in $(seq 1 "$reps"); do
+        for lib in hostccl hostccl-nocheck ompi-vader; do
+          [[ " ${libs[*]} " == *" ${lib%-nocheck} "* ]] || continue
+          is_na "$op" "${lib%-nocheck}" && continue
+          run_one "$op" "$lib" "$n" "iso$rep" $iso
+          rows "$out/raw/${op}_iso${rep}_${lib}_n${n}.txt" "$lib" "$n" "$rep" >>"$d/isolated.tsv"
+        done
+      done
+    done
+    echo "== $op: launches so far took $(($(date +%s) - start_all)) s"
+  done
+  membw "after the launches" >>"$out/membw.txt"
+else
+  ops=$(for d in "$out"/*/; do [[ -f $d/runs.tsv ]] && basename "$d"; done | tr '\n' ' ')
+fi
+R=$(read_bw R); W=$(read_bw W)
+echo "== memory: R = $R GB/s (streaming read), W = $W GB/s (non-temporal write), all cores, best of the probes in membw.txt"
+
+median_tsv() {  # in.tsv -> lib ranks size median_us algbw launches wrong
+  tail -n +2 "$1" | sort -t$'\t' -k1,1 -k2,2n -k4,4n -k5,5g | awk -F'\t' '
+    function flush() { if (key == "") return; m = c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2;
+      split(key, k, SUBSEP); printf "%s\t%s\t%s\t%.3f\t%.6f\t%d\t%d\t%.3f\t%.3f\n", k[1], k[2], k[3], m, (m > 0 ? k[3] / m / 1e3 : 0), c, w, v[1], v[c] }
+    { nk = $1 SUBSEP $2 SUBSEP $4; if (nk != key) { flush(); key = nk; c = 0; w = 0 } v[++c] = $5; w += $7 }
+    END { flush() }'
+}
+
+tables() {  # op
+  local op=$1 d=$out/$1 na_cell="" n rd wr fp
+  [[ -s $d/na.tsv ]] && na_cell=$(awk -F'\t' '$1 == "hostccl" { print $2; exit }' "$d/na.tsv")
+  printf 'lib\tranks\tsize\ttime_us\talgbw\tlaunches\twrong\tmin_us\tmax_us\n' >"$d/medians.tsv"
+  median_tsv "$d/runs.tsv" >>"$d/medians.tsv"
+  local nreps
+  nreps=$(tail -n +2 "$d/runs.tsv" | cut -f3 | sort -n | tail -1)
+  echo "# $op, fp32 sum, root 0 - hostccl vs peers (each peer's own $op)"
   echo
-  echo "Machine: see machine.txt. Memory: R = $R GB/s (2-thread read), W = $W GB/s (2-thread write)."
-  echo "Each cell: median over $reps launch(es) of the per-call time (max over ranks); sizes up to 64 KiB show"
-  echo "time in us (lower is better), larger sizes show algbw = size / time in GB/s (higher is better)."
-  echo "'x peer' = how many times better hostccl is than that peer (time ratio or bandwidth ratio)."
-  echo "bound = 1 / (N/R + 1/W): the root must read N inputs and write one output."
-  echo "Results are checked exactly on each configuration's first launch; a wrong one is marked '!'."
-  for n in $ranks_list; do
+  echo "Machine: see ../machine.txt. Memory (../membw.txt): R = $R GB/s streaming read, W = $W GB/s"
+  echo "non-temporal write, all cores busy. Each cell: median over ${nreps:-0} launch(es) of the per-call"
+  echo "time (max over ranks); sizes up to 64 KiB show time in us (lower is better), larger sizes"
+  echo "algbw = size / time in GB/s (higher is better). 'x peer' = how many times better hostccl is"
+  echo "than that peer. Memory-traffic bound (S = size, n = ranks): $(traffic_text "$op")."
+  echo "'in cache' = every byte the call touches fits in the last-level cache ($((llc >> 20)) MiB), so the"
+  echo "memory bound does not apply. Results are checked exactly on each configuration's first"
+  echo "launch; a wrong one is marked '!'."
+  [[ -n $na_cell ]] && { echo; echo "hostccl: $na_cell - $op is not offered by this build; only the peers ran."; }
+  for n in $(tail -n +2 "$d/medians.tsv" | cut -f2 | sort -nu); do
+    read -r rd wr fp <<<"$(traffic "$op" "$n")"
     echo
     echo "## $n ranks"
     echo
-    awk -F'\t' -v n="$n" -v R="$R" -v W="$W" -v libs="${libs[*]}" '
+    awk -F'\t' -v n="$n" -v R="$R" -v W="$W" -v rd="$rd" -v wr="$wr" -v fp="$fp" -v llc="$llc" \
+        -v na="$na_cell" -v libs="${libs[*]}" '
       NR > 1 && $2 == n { t[$1, $3] = $4; b[$1, $3] = $5; bad[$1, $3] = $7; if (!($3 in seen)) { seen[$3] = 1; sz[++ns] = $3 } }
       function human(s) { return s >= 1048576 ? s / 1048576 " MiB" : s >= 1024 ? s / 1024 " KiB" : s " B" }
       END {
         nl = split(libs, L, " ");
-        hdr = "| size | unit |"; sep = "|---:|---|";
-        for (i = 1; i <= nl; i++) { hdr = hdr " " L[i] " |"; sep = sep "---:|" }
+        hdr = "| size | unit | hostccl | bound GB/s | hostccl / bound |"; sep = "|---:|---|---:|---:|---:|";
+        for (i = 1; i <= nl; i++) if (L[i] != "hostccl") { hdr = hdr " " L[i] " |"; sep = sep "---:|" }
         for (i = 1; i <= nl; i++) if (L[i] != "hostccl") { hdr = hdr " x " L[i] " |"; sep = sep "---:|" }
-        hdr = hdr " bound GB/s | hostccl / bound |"; sep = sep "---:|---:|";
         print hdr; print sep;
         for (k = 1; k <= ns; k++) for (j = k + 1; j <= ns; j++) if (sz[j] + 0 < sz[k] + 0) { x = sz[k]; sz[k] = sz[j]; sz[j] = x }
-        bound = (R > 0 && W > 0) ? 1 / (n / R + 1 / W) : 0;
+        bound = (R > 0 && W > 0 && rd + wr > 0) ? 1 / (rd / R + wr / W) : 0;
         for (k = 1; k <= ns; k++) {
           s = sz[k]; small = s + 0 <= 65536;
           line = "| " human(s) " | " (small ? "us" : "GB/s") " |";
+          if (("hostccl", s) in t) line = line " " (small ? sprintf("%.2f", t["hostccl", s]) : sprintf("%.3f", b["hostccl", s])) (bad["hostccl", s] > 0 ? "!" : "") " |";
+          else line = line " " (na != "" ? na : "-") " |";
+          if (small || bound <= 0) line = line " - | - |";
+          else {
+            frac = (("hostccl", s) in b) ? sprintf("%.0f%%", 100 * b["hostccl", s] / bound) : "-";
+            if (fp * s <= llc) frac = frac " (in cache)";
+            line = line sprintf(" %.2f | %s |", bound, frac);
+          }
           for (i = 1; i <= nl; i++) {
+            if (L[i] == "hostccl") continue;
             if (!((L[i], s) in t)) { line = line " - |"; continue }
             v = small ? sprintf("%.2f", t[L[i], s]) : sprintf("%.3f", b[L[i], s]);
             line = line " " v (bad[L[i], s] > 0 ? "!" : "") " |"
@@ -217,47 +279,78 @@ iso_table() {
             if (!(("hostccl", s) in t) || !((L[i], s) in t) || t["hostccl", s] <= 0) { line = line " - |"; continue }
             line = line sprintf(" %.2f |", t[L[i], s] / t["hostccl", s])
           }
-          if (small) line = line " - | - |";
-          else line = line sprintf(" %.2f | %s |", bound, (("hostccl", s) in b && bound > 0) ? sprintf("%.0f%%", 100 * b["hostccl", s] / bound) : "-");
           print line
         }
-      }' "$out/medians.tsv"
+      }' "$d/medians.tsv"
   done
-  iso_table
+  if [[ $(wc -l <"$d/isolated.tsv") -gt 1 ]]; then
+    echo
+    echo "## Isolated small calls (a barrier before each call; per-launch median over calls, max over ranks)"
+    echo
+    echo "Median over launches, in us, with the range over launches; 'check off' = HOSTCCL_CHECK_ARGS=0"
+    echo "(no fingerprint comparison). 'x ompi-vader' = Open MPI's time / hostccl's (check on)."
+    echo
+    echo "| ranks | size | hostccl (check on) | hostccl (check off) | ompi-vader | x ompi-vader |"
+    echo "|---:|---:|---:|---:|---:|---:|"
+    median_tsv "$d/isolated.tsv" | awk -F'\t' -v na="$na_cell" '
+      { med[$1, $2, $3] = $4; lo[$1, $2, $3] = $8; hi[$1, $2, $3] = $9;
+        if (!(($2, $3) in row)) { row[$2, $3] = 1; rows[++nr] = $2 SUBSEP $3 } }
+      function human(s) { return s >= 1048576 ? s / 1048576 " MiB" : s >= 1024 ? s / 1024 " KiB" : s " B" }
+      function cell(l, n, s) { return ((l, n, s) in med) ? sprintf("%.2f (%.2f-%.2f)", med[l, n, s], lo[l, n, s], hi[l, n, s]) : (l ~ /^hostccl/ && na != "" ? na : "-") }
+      END {
+        for (i = 1; i <= nr; i++) for (j = i + 1; j <= nr; j++) {
+          split(rows[i], a, SUBSEP); split(rows[j], b, SUBSEP);
+          if (b[1] + 0 < a[1] + 0 || (b[1] + 0 == a[1] + 0 && b[2] + 0 < a[2] + 0)) { x = rows[i]; rows[i] = rows[j]; rows[j] = x } }
+        for (i = 1; i <= nr; i++) { split(rows[i], r, SUBSEP); n = r[1]; s = r[2];
+          ratio = "-";
+          if ((("hostccl", n, s) in med) && (("ompi-vader", n, s) in med) && med["hostccl", n, s] > 0)
+            ratio = sprintf("%.2f", med["ompi-vader", n, s] / med["hostccl", n, s]);
+          printf "| %s | %s | %s | %s | %s | %s |\n", n, human(s), cell("hostccl", n, s), cell("hostccl-nocheck", n, s), cell("ompi-vader", n, s), ratio } }'
+  fi
   echo
-  echo "Launches that failed (exit status != 0):"
-  awk -F'\t' 'NR > 1 && $4 != 0 { printf "- %s, %s ranks, launch %s: exit %s after %s s\n", $1, $2, $3, $4, $5; f = 1 } END { if (!f) print "- none" }' "$out/launches.tsv"
-} >"$out/tables.md"
+  echo "Launches that failed (exit status other than 0 and 3 = n/a):"
+  awk -F'\t' 'NR > 1 && $4 != 0 && $4 != 3 { printf "- %s, %s ranks: exit %s after %s s\n", $1, $2, $4, $5; f = 1 } END { if (!f) print "- none" }' "$d/launches.tsv"
+}
 
-# --- plot: algbw vs size, one line per library, one panel per rank count ---
-mkdir -p "$out/plot"
-for lib in "${libs[@]}"; do
-  for n in $ranks_list; do
-    awk -F'\t' -v l="$lib" -v n="$n" 'NR > 1 && $1 == l && $2 == n { print $3, $5 }' "$out/medians.tsv" | sort -n >"$out/plot/${lib}_n${n}.dat"
+plot() {  # op: algbw vs size, one line per library, one panel per rank count, bound dashed
+  local op=$1 d=$out/$1 np lib n rd wr fp bound term ext plot_cmd ranks_here
+  command -v gnuplot >/dev/null || return 0
+  mkdir -p "$d/plot"
+  ranks_here=$(tail -n +2 "$d/medians.tsv" | cut -f2 | sort -nu | tr '\n' ' ')
+  [[ -n $ranks_here ]] || return 0
+  for lib in "${libs[@]}"; do
+    for n in $ranks_here; do
+      awk -F'\t' -v l="$lib" -v n="$n" 'NR > 1 && $1 == l && $2 == n { print $3, $5 }' "$d/medians.tsv" | sort -n >"$d/plot/${lib}_n${n}.dat"
+    done
   done
-done
-if command -v gnuplot >/dev/null; then
-  np=$(echo "$ranks_list" | wc -w)
+  np=$(echo "$ranks_here" | wc -w)
   for term in "pngcairo size $((560 * np)),480 font ',10'" "svg size $((560 * np)),480"; do
     ext=png; [[ $term == svg* ]] && ext=svg
     {
       echo "set terminal $term"
-      echo "set output '$out/reduce_bw.$ext'"
-      echo "set multiplot layout 1,$np title 'Reduce fp32 sum, root 0: algbw (GB/s) vs size (median of $reps launches)'"
+      echo "set output '$d/${op}_bw.$ext'"
+      echo "set multiplot layout 1,$np title '$op fp32 sum, root 0: algbw (GB/s) vs size (median of launches); dashed: memory-traffic bound'"
       echo "set logscale xy; set grid; set key bottom right; set xlabel 'bytes per rank'; set ylabel 'GB/s'"
       echo "set format y '%g'; set xtics ('8' 8, '256' 256, '8K' 8192, '256K' 262144, '8M' 8388608, '256M' 268435456)"
-      for n in $ranks_list; do
-        bound=$(awk -v n="$n" -v R="$R" -v W="$W" 'BEGIN { if (R > 0 && W > 0) printf "%.3f", 1 / (n / R + 1 / W); else print 0 }')
+      for n in $ranks_here; do
+        read -r rd wr fp <<<"$(traffic "$op" "$n")"
+        bound=$(awk -v R="$R" -v W="$W" -v rd="$rd" -v wr="$wr" 'BEGIN { if (R > 0 && W > 0 && rd + wr > 0) printf "%.3f", 1 / (rd / R + wr / W); else print 0 }')
         echo "set title '$n ranks'"
-        plot="plot"
+        plot_cmd="plot"
         for lib in "${libs[@]}"; do
-          plot="$plot '$out/plot/${lib}_n${n}.dat' using 1:2 with linespoints title '$lib',"
+          [[ -s $d/plot/${lib}_n${n}.dat ]] && plot_cmd="$plot_cmd '$d/plot/${lib}_n${n}.dat' using 1:2 with linespoints title '$lib',"
         done
-        echo "$plot $bound with lines dashtype 2 lc rgb 'black' title 'memory bound'"
+        echo "$plot_cmd $bound with lines dashtype 2 lc rgb 'black' title 'memory bound'"
       done
       echo "unset multiplot"
-    } | gnuplot 2>>"$out/plot/gnuplot.log"
+    } | gnuplot 2>>"$out/raw/gnuplot_$op.log"
   done
-fi
-echo "== results in $out (tables.md, reduce_bw.png/svg, medians.tsv; raw/ is not committed)"
-cat "$out/tables.md"
+}
+
+for op in $ops; do
+  [[ -f $out/$op/runs.tsv ]] || continue
+  tables "$op" >"$out/$op/tables.md"
+  plot "$op"
+done
+echo "== all launches took $(($(date +%s) - start_all)) s; results in $out (<op>/tables.md, <op>/<op>_bw.png|svg; raw/ not committed)"
+for op in $ops; do [[ -f $out/$op/tables.md ]] && cat "$out/$op/tables.md"; done

@@ -21,7 +21,7 @@ find_bin() {
   local b
   for b in "$here/build/bin/$1" "$here"/build*/bin/"$1"; do [[ -x "$b" ]] && { echo "$b"; return; }; done
 }
-reduce_test="$(find_bin reduce_test)" mpi_bench="$(find_bin mpi_reduce_bench.openmpi)"
+reduce_test="$(find_bin reduce_test)" mpi_bench="$(find_bin mpi_coll_bench.openmpi)"
 probe="$here/tests/multihost/link_probe.py"
 size=64M iters=3 launches=3 rate=1gbit ompi=1 only=. extra=() per_host=2
 usage="usage: $0 [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--launches 3] [--rate 1gbit] [--per-host 2] [--no-ompi] [--only REGEX] [-e NAME=VALUE]..."
@@ -41,7 +41,7 @@ while (($#)); do
   esac
 done
 [[ -x "$reduce_test" ]] || { echo "bench_multihost: reduce_test not found (build the reduce_test target)" >&2; exit 2; }
-[[ $ompi == 1 && ! -x "$mpi_bench" ]] && { echo "bench_multihost: mpi_reduce_bench.openmpi not found; hostccl only" >&2; ompi=0; }
+[[ $ompi == 1 && ! -x "$mpi_bench" ]] && { echo "bench_multihost: mpi_coll_bench.openmpi not found; hostccl only" >&2; ompi=0; }
 mpi_args=(-b "$size" -e "$size" -d fp32 -o sum -r 0 -n "$iters" -w 1 -I -c 1)
 args=("${mpi_args[@]}" -W 1)
 log="$(mktemp /tmp/bench_multihost.XXXXXX)"

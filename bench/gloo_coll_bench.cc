@@ -1,8 +1,11 @@
-// gloo::reduce benchmark with reduce_test's sizes, modes, types, ops, root and output columns.
+// gloo side of bench/run_bench.sh: each collective is gloo's own (--op reduce: gloo::reduce,
+// allreduce: gloo::allreduce with AllreduceOptions, broadcast: gloo::broadcast with
+// BroadcastOptions), with bench_common.h's sizes, modes, types, ops, root, check and output columns.
 // Rendezvous through a FileStore directory (GLOO_STORE) under a per-run prefix (GLOO_PREFIX), TCP
 // device on loopback; RANK and SIZE from the environment. Start it with bench/gloo_launch.sh.
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
+#include <gloo/broadcast.h>
 #include <gloo/math.h>
 #include <gloo/reduce.h>
 #include <gloo/rendezvous/context.h>
@@ -72,55 +75,81 @@ void StatsToRoot(void* p, int, double t, double wrong, double* tmin, double* tma
 }
 
 template <typename T>
-void TypedReduce(Gloo* g, const void* send, void* recv, size_t count, int op, int root) {
-  gloo::ReduceOptions opts(g->ctx);
-  // gloo uses `out` on every rank as scratch, so it must be full size everywhere.
-  opts.setInput(static_cast<T*>(const_cast<void*>(send)), count);
-  opts.setOutput(static_cast<T*>(recv), count);
-  opts.setReduceFunction(OpFn<T>(op));
-  opts.setRoot(root);
-  opts.setTag(++g->tag);
-  gloo::reduce(opts);
+void TypedRun(Gloo* g, int coll, void* send, void* recv, size_t count, int op, int root) {
+  T* in = static_cast<T*>(send);
+  T* out = static_cast<T*>(recv);
+  switch (coll) {
+    case BENCH_REDUCE: {
+      gloo::ReduceOptions opts(g->ctx);
+      // gloo uses `out` on every rank as scratch, so it must be full size everywhere.
+      opts.setInput(in, count);
+      opts.setOutput(out, count);
+      opts.setReduceFunction(OpFn<T>(op));
+      opts.setRoot(root);
+      opts.setTag(++g->tag);
+      gloo::reduce(opts);
+      break;
+    }
+    case BENCH_ALLREDUCE: {
+      gloo::AllreduceOptions opts(g->ctx);
+      opts.setInput(in, count);
+      opts.setOutput(out, count);
+      opts.setReduceFunction(OpFn<T>(op));
+      opts.setTag(++g->tag);
+      gloo::allreduce(opts);
+      break;
+    }
+    default: {  // BENCH_BROADCAST: in place on the send buffer
+      gloo::BroadcastOptions opts(g->ctx);
+      opts.setOutput(in, count);
+      opts.setRoot(root);
+      opts.setTag(++g->tag);
+      gloo::broadcast(opts);
+      break;
+    }
+  }
 }
 
-int Reduce(void* p, const void* send, void* recv, size_t count, int dtype, int op, int root) {
+int Run(void* p, int coll, void* send, void* recv, size_t count, int dtype, int op, int root,
+        const char**) {
   auto* g = static_cast<Gloo*>(p);
+  if (coll < 0 || coll >= kBenchNumColls) return BENCH_RUN_UNSUPPORTED;
   try {
     switch (dtype) {
       case 0:
-        TypedReduce<int8_t>(g, send, recv, count, op, root);
+        TypedRun<int8_t>(g, coll, send, recv, count, op, root);
         break;
       case 1:
-        TypedReduce<uint8_t>(g, send, recv, count, op, root);
+        TypedRun<uint8_t>(g, coll, send, recv, count, op, root);
         break;
       case 2:
-        TypedReduce<int16_t>(g, send, recv, count, op, root);
+        TypedRun<int16_t>(g, coll, send, recv, count, op, root);
         break;
       case 3:
-        TypedReduce<uint16_t>(g, send, recv, count, op, root);
+        TypedRun<uint16_t>(g, coll, send, recv, count, op, root);
         break;
       case 4:
-        TypedReduce<int32_t>(g, send, recv, count, op, root);
+        TypedRun<int32_t>(g, coll, send, recv, count, op, root);
         break;
       case 5:
-        TypedReduce<uint32_t>(g, send, recv, count, op, root);
+        TypedRun<uint32_t>(g, coll, send, recv, count, op, root);
         break;
       case 6:
-        TypedReduce<int64_t>(g, send, recv, count, op, root);
+        TypedRun<int64_t>(g, coll, send, recv, count, op, root);
         break;
       case 7:
-        TypedReduce<uint64_t>(g, send, recv, count, op, root);
+        TypedRun<uint64_t>(g, coll, send, recv, count, op, root);
         break;
       case 8:
-        TypedReduce<float>(g, send, recv, count, op, root);
+        TypedRun<float>(g, coll, send, recv, count, op, root);
         break;
       default:
-        TypedReduce<double>(g, send, recv, count, op, root);
+        TypedRun<double>(g, coll, send, recv, count, op, root);
         break;
     }
   } catch (const std::exception& e) {
-    fprintf(stderr, "rank %d: gloo::reduce failed: %s\n", g->ctx->rank, e.what());
-    return 1;
+    fprintf(stderr, "rank %d: gloo %s failed: %s\n", g->ctx->rank, kBenchColls[coll].name, e.what());
+    return BENCH_RUN_ERROR;
   }
   return 0;
 }
@@ -138,7 +167,7 @@ int main(int argc, char** argv) {
   const char* prefix = getenv("GLOO_PREFIX");
   if (rank < 0 || size < 1 || !store_dir) {
     fprintf(stderr,
-            "gloo_reduce_bench: set RANK, SIZE and GLOO_STORE (use bench/gloo_launch.sh)\n");
+            "gloo_coll_bench: set RANK, SIZE and GLOO_STORE (use bench/gloo_launch.sh)\n");
     return 2;
   }
   bench_opts o;
@@ -160,7 +189,7 @@ int main(int argc, char** argv) {
     c.barrier = Barrier;
     c.max_all = MaxAll;
     c.stats_to_root = StatsToRoot;
-    c.reduce = Reduce;
+    c.run = Run;
     return bench_main(&o, &c);
   } catch (const std::exception& e) {
     fprintf(stderr, "rank %d: gloo error: %s\n", rank, e.what());

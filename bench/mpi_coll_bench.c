@@ -1,5 +1,7 @@
-/* MPI_Reduce benchmark with reduce_test's sizes, modes, types, ops, root and output columns.
- * Built twice (Open MPI via mpicc.openmpi, MPICH via mpicc.mpich) by bench/CMakeLists.txt. */
+/* MPI side of bench/run_bench.sh: each collective is MPI's own (--op reduce: MPI_Reduce,
+ * allreduce: MPI_Allreduce, broadcast: MPI_Bcast), with bench_common.h's sizes, modes, types, ops,
+ * root, check and output columns. Built twice (Open MPI via mpicc.openmpi, MPICH via mpicc.mpich)
+ * by bench/CMakeLists.txt. */
 #include <mpi.h>
 
 #include "bench_common.h"
@@ -45,11 +47,25 @@ static void StatsToRoot(void* ctx, int root, double t, double wrong, double* tmi
   MPI_Reduce(&wrong, wsum, 1, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
 }
 
-static int Reduce(void* ctx, const void* send, void* recv, size_t count, int dtype, int op,
-                  int root) {
+static int Run(void* ctx, int coll, void* send, void* recv, size_t count, int dtype, int op,
+               int root, const char** why) {
+  int rc;
   (void)ctx;
-  return MPI_Reduce(send, recv, (int)count, MpiType(dtype), MpiOp(op), root, MPI_COMM_WORLD) !=
-         MPI_SUCCESS;
+  (void)why;
+  switch (coll) {
+    case BENCH_REDUCE:
+      rc = MPI_Reduce(send, recv, (int)count, MpiType(dtype), MpiOp(op), root, MPI_COMM_WORLD);
+      break;
+    case BENCH_ALLREDUCE:
+      rc = MPI_Allreduce(send, recv, (int)count, MpiType(dtype), MpiOp(op), MPI_COMM_WORLD);
+      break;
+    case BENCH_BROADCAST:
+      rc = MPI_Bcast(send, (int)count, MpiType(dtype), root, MPI_COMM_WORLD);
+      break;
+    default:
+      return BENCH_RUN_UNSUPPORTED;
+  }
+  return rc == MPI_SUCCESS ? 0 : BENCH_RUN_ERROR;
 }
 
 int main(int argc, char** argv) {
@@ -63,7 +79,7 @@ int main(int argc, char** argv) {
   c.barrier = Barrier;
   c.max_all = MaxAll;
   c.stats_to_root = StatsToRoot;
-  c.reduce = Reduce;
+  c.run = Run;
   rc = bench_parse(argc, argv, &o, c.rank);
   if (rc == 0)
     rc = bench_main(&o, &c);
