@@ -63,12 +63,18 @@ HOSTCCL_API HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, 
   });
 }
 
+HOSTCCL_API HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
+                                     HcclReduceOp op, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kAllReduce, sendBuf, recvBuf, count, EnumBits(dataType), EnumBits(op),
+                            0, comm, stream});
+  });
+}
+
 #define HOSTCCL_OP_NOT_SUPPORTED(name) \
   ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
 
-HOSTCCL_API HcclResult HcclAllReduce(void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclAllReduce);
-}
+
 HOSTCCL_API HcclResult HcclBroadcast(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclBroadcast);
 }

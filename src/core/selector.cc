@@ -83,6 +83,12 @@ const char* DefaultRuleText(CollKind op) {
     // chain), several hosts chain host by host.
     case CollKind::kReduce:
       return "reduce=direct#reduce=shm#reduce:0-262145:gather#reduce=node_chain#reduce=chain";  // gather: <= 256 KiB
+    // Threads fold slices in place; processes of one host send small inputs inline in the arrival
+    // (one arrival; <= 4 KiB) and fold slices of the mapped buffers above; over TCP small inputs go
+    // to everyone in one hop (flat), larger ones reduce-scatter + allgather; several hosts: node.
+    case CollKind::kAllReduce:
+      return "allreduce=direct#allreduce:0-4097:shm_inline#allreduce=shm#allreduce:0-16385:flat#"
+             "allreduce=node#allreduce=rs_ag";
     case CollKind::kBarrier:
       return "barrier=local#barrier=shm#barrier=tcp";
     default:
