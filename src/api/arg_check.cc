@@ -113,7 +113,7 @@ Status CheckOp(const OpCall& c, Checked* out) {
   if (o.root != RootRule::kNoRoot && c.root >= static_cast<uint32_t>(comm->size()))
     return Reject(fn, rank, MakeStatus(Code::kPara, "%s %u >= rankSize %d", o.root == RootRule::kRoot ? "root" : "peer",
                                        c.root, comm->size()));
-  // 8. hostccl additions: alignment, overlap, device-buffer size, communicator state.
+  // 8. hostccl additions: alignment, device-buffer size, overlap, communicator state.
   const bool has_send = o.send != BufRule::kNone, has_recv = o.recv != BufRule::kNone && !one_buffer;
   if (has_send && reinterpret_cast<uintptr_t>(c.send) % es != 0)
     return Reject(fn, rank, MakeStatus(Code::kPara, "%s %p is not aligned to %zu bytes (the size of %s)",
@@ -124,6 +124,15 @@ Status CheckOp(const OpCall& c, Checked* out) {
                                        c.recv, static_cast<size_t>(es), DataTypeName(c.dtype)));
   const uint64_t send_elems = Elems(o.send, c.count, comm->size());
   const uint64_t recv_elems = Elems(o.recv, c.count, comm->size());
+  // The size check comes before the overlap check: a count given in bytes makes two neighbouring
+  // aclrtMalloc buffers look overlapping, and "count is a number of elements" is what happened.
+  std::optional<rt::Allocation> send_alloc, recv_alloc;
+  if (has_send) send_alloc = rt::FindAllocation(c.send);
+  if (has_recv) recv_alloc = c.recv == c.send ? send_alloc : rt::FindAllocation(c.recv);
+  Status sz = has_send ? CheckDeviceSize(one_buffer ? "buf" : "sendBuf", c.send, send_alloc, send_elems, c.dtype)
+                       : Status::Ok();
+  if (sz.ok() && has_recv) sz = CheckDeviceSize("recvBuf", c.recv, recv_alloc, recv_elems, c.dtype);
+  if (!sz.ok()) return Reject(fn, rank, sz);
   if (has_send && has_recv) {
     // Equal (in place) or disjoint. TODO(AllGather/ReduceScatter/Scatter): their NCCL-style
     // in-place offsets (collectives.md 1.6) when those operators land.
@@ -135,13 +144,6 @@ Status CheckOp(const OpCall& c, Checked* out) {
                                          "must be equal (in place) or disjoint",
                                          c.send, c.recv, static_cast<unsigned long long>(sb)));
   }
-  std::optional<rt::Allocation> send_alloc, recv_alloc;
-  if (has_send) send_alloc = rt::FindAllocation(c.send);
-  if (has_recv) recv_alloc = c.recv == c.send ? send_alloc : rt::FindAllocation(c.recv);
-  Status sz = has_send ? CheckDeviceSize(one_buffer ? "buf" : "sendBuf", c.send, send_alloc, send_elems, c.dtype)
-                       : Status::Ok();
-  if (sz.ok() && has_recv) sz = CheckDeviceSize("recvBuf", c.recv, recv_alloc, recv_elems, c.dtype);
-  if (!sz.ok()) return Reject(fn, rank, sz);
   if (comm->failed()) {
     Status e = comm->error();
     return Reject(fn, rank, Status(e.code(), "communicator failed earlier: " + e.message()));

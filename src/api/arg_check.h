@@ -1,5 +1,6 @@
 // Argument checks of the operators, in HCCL's order with HCCL's codes (semantics.md §1), plus
-// hostccl's additions (alignment, partial overlap, "count is in bytes", communicator state).
+// hostccl's additions, in this order: alignment, "count is in bytes" (device-buffer size), partial
+// overlap, communicator state.
 // Every rejection logs one error line naming the function, rank, argument, value and expectation.
 #pragma once
 

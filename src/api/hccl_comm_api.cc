@@ -149,9 +149,11 @@ HOSTCCL_API HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices, HcclComm
     std::vector<std::shared_ptr<core::Communicator>> made(ndev);
     std::vector<Status> results(ndev);
     std::vector<std::thread> threads;
+    core::CommConfig cfg;
+    cfg.threads_of_one_process = true;  // no data listener, no TCP mesh: the LocalGroup serves them
     for (uint32_t i = 0; i < ndev; ++i) {
       threads.emplace_back([&, i] {
-        results[i] = core::Communicator::CreateFromRootInfo(root, ndev, i, devices[i], core::CommConfig(), &made[i]);
+        results[i] = core::Communicator::CreateFromRootInfo(root, ndev, i, devices[i], cfg, &made[i]);
       });
     }
     for (auto& t : threads) t.join();

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/clock.h"
 #include "common/env.h"
 
 namespace hostccl {
@@ -102,13 +103,9 @@ bool LogEnabled(LogLevel level, Subsys subsys) {
          (s.mask.load(std::memory_order_relaxed) >> static_cast<int>(subsys) & 1u);
 }
 
-void LogWrite(LogLevel level, Subsys subsys, const char* fmt, ...) {
+namespace {
+void WriteLine(LogLevel level, Subsys subsys, const char* msg) {
   LogState& s = State();
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
   char rank[16];
   if (t_rank >= 0) snprintf(rank, sizeof(rank), "%d", t_rank);
   else snprintf(rank, sizeof(rank), "-");
@@ -117,6 +114,41 @@ void LogWrite(LogLevel level, Subsys subsys, const char* fmt, ...) {
   std::fprintf(s.out, "%s:%d:%ld [rank %s] %s %s %s\n", s.host, getpid(), tid, rank,
                kLevelNames[static_cast<int>(level)], kSubsysNames[static_cast<int>(subsys)], msg);
   std::fflush(s.out);
+}
+}  // namespace
+
+void LogWrite(LogLevel level, Subsys subsys, const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  WriteLine(level, subsys, msg);
+}
+
+bool LogRateLimit::Allow(uint64_t interval_ms, uint64_t* suppressed) {
+  const uint64_t now = NowNs();
+  uint64_t next = next_ns_.load(std::memory_order_relaxed);
+  if (now < next || !next_ns_.compare_exchange_strong(next, now + interval_ms * 1000000ull)) {
+    suppressed_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  *suppressed = suppressed_.exchange(0, std::memory_order_relaxed);
+  return true;
+}
+
+void LogWriteLimited(LogRateLimit* limit, uint64_t interval_ms, LogLevel level, Subsys subsys, const char* fmt, ...) {
+  uint64_t suppressed = 0;
+  if (!limit->Allow(interval_ms, &suppressed)) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (suppressed > 0 && n >= 0 && static_cast<size_t>(n) < sizeof(msg))
+    snprintf(msg + n, sizeof(msg) - static_cast<size_t>(n), " (%llu more like this suppressed)",
+             static_cast<unsigned long long>(suppressed));
+  WriteLine(level, subsys, msg);
 }
 
 }  // namespace hostccl

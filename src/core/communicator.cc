@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "algo/reduce/reduce_algorithms.h"
@@ -11,6 +12,7 @@
 #include "common/status.h"
 #include "core/profiles.h"
 #include "transport/sync/group_barrier.h"
+#include "transport/tcp/socket.h"
 
 namespace hostccl::core {
 namespace {
@@ -67,6 +69,54 @@ Fingerprint MakeFingerprint(const algo::OpArgs& a, uint64_t seq, int nranks, boo
   return fp;
 }
 
+// Whether a communicator whose ranks are all threads of this process still needs a TCP mesh:
+// HOSTCCL_TRANSPORT=tcp or shm asks for it, and so does HOSTCCL_ALGO naming a point-to-point
+// algorithm. Otherwise the LocalGroup serves every operation and no socket is opened.
+bool ThreadsNeedMesh() {
+  const std::string transport = EnvString(Knob::kTransport, "auto");
+  if (transport == "tcp" || transport == "shm") return true;
+  std::vector<AlgoRule> rules;
+  if (auto a = EnvRaw(Knob::kAlgo); a && ParseAlgoRules(*a, &rules).ok())
+    for (const auto& r : rules)
+      if (const auto* alg = algo::FindAlgorithm(r.op, r.algorithm); alg && (alg->needs & algo::kNeedsTransport))
+        return true;
+  return false;
+}
+
+// Decisions shared by the ranks of one communicator that are threads of this process, so that
+// they all decide alike (each deciding on its own count of open descriptors could split them).
+class SharedDecisions {
+ public:
+  static SharedDecisions& Get() {
+    static SharedDecisions d;
+    return d;
+  }
+  // The first caller for `key` computes; later callers get its answer.
+  Status Decide(const std::string& key, const std::function<Status()>& compute) {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const auto& [k, st] : list_)
+      if (k == key) return st;
+    Status st = compute();
+    if (list_.size() >= 64) list_.erase(list_.begin());
+    list_.emplace_back(key, st);
+    return st;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<std::string, Status>> list_;
+};
+
+// A rank that will not build its mesh tells the ranks in other processes (those of this process
+// decide alike), so they fail at once instead of at the connect timeout.
+void TellOtherProcesses(const std::vector<boot::RankInfo>& ranks, int me, const std::vector<std::string>& addrs,
+                        const uint8_t token[16], uint64_t tag, Deadline deadline) {
+  std::vector<int> others;
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r)
+    if (ranks[static_cast<size_t>(r)].proc_id != ranks[static_cast<size_t>(me)].proc_id) others.push_back(r);
+  if (!others.empty()) net::AbandonTcpMesh(me, others, addrs, token, tag, deadline);
+}
+
 }  // namespace
 
 int64_t ResolveExecTimeoutMs(int64_t config_seconds) {
@@ -107,7 +157,7 @@ void Communicator::ApplyConfig(const CommConfig& config) {
   exec_timeout_ms_ = ResolveExecTimeoutMs(config.exec_timeout_s);
 }
 
-Status Communicator::FinishSetup(const std::string& local_key) {
+void Communicator::ClassifyRanks() {
   const std::string& me = ranks_[static_cast<size_t>(rank_)].proc_id;
   const std::string& node = ranks_[static_cast<size_t>(rank_)].node_id;
   all_local_ = true;
@@ -116,6 +166,10 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     if (r.proc_id != me) all_local_ = false;
     if (r.node_id != node) multi_node_ = true;
   }
+}
+
+Status Communicator::FinishSetup(const std::string& local_key) {
+  ClassifyRanks();
   const std::string transport = EnvString(Knob::kTransport, "auto");
   if (transport != "auto" && transport != "tcp" && transport != "local" && transport != "shm")
     return MakeStatus(Code::kPara, "HOSTCCL_TRANSPORT=%s: expected auto, tcp, shm or local", transport.c_str());
@@ -216,6 +270,57 @@ Status Communicator::SetupNodeGroups() {
   return Status::Ok();
 }
 
+// Listeners are opened before rendezvous, because their addresses are published there, and the
+// rank table is the only thing the ranks exchange. Which ones:
+//  - none when the ranks are known to be threads of this process and need no mesh;
+//  - only a loopback one when every rank is known to be on this host (the root or the chosen
+//    address is loopback);
+//  - otherwise a pair on one port: the interface rule's address (published) and its loopback
+//    twin (127.0.0.1 or ::1, same port, so every rank can derive it from the published address).
+// After rendezvous Connect keeps the one the mesh uses and closes the other (docs/transport.md).
+Status Communicator::OpenListeners(const boot::RootInfo& root, const CommConfig& config,
+                                   std::unique_ptr<net::TcpListener>* external,
+                                   std::unique_ptr<net::TcpListener>* loopback) {
+  if (config.threads_of_one_process && !ThreadsNeedMesh()) return Status::Ok();
+  std::string ip = config.listen_ip;
+  if (ip.empty()) HOSTCCL_RETURN_IF_ERROR(boot::ChooseLocalAddress(&ip));
+  if (net::IsLoopbackIp(ip) || net::IsLoopbackIp(root.ip))
+    return net::CreateTcpListener(net::IsLoopbackIp(ip) ? ip : net::LoopbackOf(ip), loopback);
+  Status st;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    HOSTCCL_RETURN_IF_ERROR(net::CreateTcpListener(ip, external));
+    st = net::CreateTcpListener(net::LoopbackOf(ip), loopback, (*external)->port());
+    if (st.ok()) return st;
+    external->reset();
+    if (net::IsDescriptorError(st)) return st;
+  }
+  return MakeStatus(st.code(), "rank %d: no port free on both %s and %s after 16 tries (last: %s)", rank_, ip.c_str(),
+                    net::LoopbackOf(ip).c_str(), st.message().c_str());
+}
+
+// The ranks of this process together need (peers x sockets) descriptors each for the mesh, and
+// ranks in several processes one pidfd per peer on top (shared memory watches its peers' pids),
+// at once: fail now, naming the limit, rather than halfway through while the peers wait.
+Status Communicator::CheckDescriptorBudget(int sockets_per_peer) const {
+  const std::string& me = ranks_[static_cast<size_t>(rank_)].proc_id;
+  int here = 0;
+  for (const auto& r : ranks_) here += r.proc_id == me;
+  const int each = sockets_per_peer + (all_local_ ? 0 : 1);
+  const int64_t need = static_cast<int64_t>(here) * (size_ - 1) * each;
+  constexpr int64_t kSpare = 8;  // a shared segment, an eventfd, a log file: what else setup may open
+  return SharedDecisions::Get().Decide(key_ + "/fds", [&]() -> Status {
+    const int64_t free_fds = net::FreeDescriptors();
+    if (need + kSpare <= free_fds) return Status::Ok();
+    return MakeStatus(Code::kUnavail,
+                      "communicator '%s': the %d rank(s) in this process need %lld file descriptors (%d peers x "
+                      "%d each per rank: %d socket(s)%s) plus %lld spare, but only %lld are free: %s; raise it "
+                      "(ulimit -n) or run fewer ranks per process",
+                      name_.c_str(), here, static_cast<long long>(need), size_ - 1, each, sockets_per_peer,
+                      all_local_ ? "" : " and a pidfd", static_cast<long long>(kSpare),
+                      static_cast<long long>(free_fds), net::DescriptorUsage().c_str());
+  });
+}
+
 Status Communicator::Connect(const boot::RootInfo& root, uint32_t nranks, uint32_t rank, int device,
                              const CommConfig& config) {
   ApplyConfig(config);
@@ -224,24 +329,54 @@ Status Communicator::Connect(const boot::RootInfo& root, uint32_t nranks, uint32
   device_ = device;
   root_ = root;
   SetLogRank(rank_);
-  std::string ip = config.listen_ip;
-  if (ip.empty()) HOSTCCL_RETURN_IF_ERROR(boot::ChooseLocalAddress(&ip));
-  HOSTCCL_RETURN_IF_ERROR(net::CreateTcpListener(ip, &listener_));
+  std::unique_ptr<net::TcpListener> external, loopback;
+  HOSTCCL_RETURN_IF_ERROR(OpenListeners(root, config, &external, &loopback));
   boot::RankInfo mine;
   mine.rank = rank;
   mine.device = device;
   mine.pid = static_cast<uint32_t>(getpid());
   mine.node_id = boot::LocalNodeId();
   mine.proc_id = boot::LocalProcId();
-  mine.data_addr = listener_->address();
+  mine.data_addr = external ? external->address() : loopback ? loopback->address() : "";
   Deadline deadline = Deadline::AfterMs(boot::ConnectTimeoutMs());
   HOSTCCL_RETURN_IF_ERROR(boot::Rendezvous(root, nranks, mine, deadline, &ranks_));
   key_ = root.identifier + "/" + Hex(root.token, sizeof(root.token));
   name_ = config.name.empty() ? root.identifier : config.name;
+  ClassifyRanks();
+  if (all_local_ && !ThreadsNeedMesh()) {
+    // Threads of this process: the LocalGroup serves every operation; no socket stays open.
+    for (auto& r : ranks_) r.data_addr.clear();
+    return FinishSetup(key_);
+  }
+  for (const auto& r : ranks_)
+    if (r.data_addr.empty())
+      return MakeStatus(Code::kPara, "rank %d: rank %u opened no data listener (it expects no TCP mesh: its "
+                        "ranks are threads of one process); HOSTCCL_TRANSPORT and HOSTCCL_ALGO must be the same "
+                        "on every rank", rank_, r.rank);
+  // One host: the mesh runs over the loopback twins and the external listener closes. Several
+  // hosts: the other way round. ranks_[].data_addr becomes the address the mesh used (for subs).
+  if (!multi_node_) {
+    for (auto& r : ranks_) {
+      net::SockAddr a;
+      HOSTCCL_RETURN_IF_ERROR(net::ParseHostPort(r.data_addr, &a));
+      if (!net::IsLoopback(a))
+        r.data_addr = net::FormatHostPort(a.family() == AF_INET6 ? "::1" : "127.0.0.1", net::SockAddrPort(a));
+    }
+    listener_ = loopback ? std::move(loopback) : std::move(external);
+  } else {
+    listener_ = external ? std::move(external) : std::move(loopback);
+  }
+  external.reset();
+  loopback.reset();
   std::vector<std::string> addrs;
   for (const auto& r : ranks_) addrs.push_back(r.data_addr);
-  HOSTCCL_RETURN_IF_ERROR(net::CreateTcpMesh(rank_, size_, listener_.get(), addrs, root.token,
-                                             Fnv1a64(key_), deadline, &transport_));
+  const int sockets = net::SocketsPerPeer();
+  if (Status st = CheckDescriptorBudget(sockets); !st.ok()) {
+    TellOtherProcesses(ranks_, rank_, addrs, root.token, Fnv1a64(key_), deadline);
+    return st;
+  }
+  HOSTCCL_RETURN_IF_ERROR(net::CreateTcpMesh(rank_, size_, listener_.get(), addrs, root.token, Fnv1a64(key_),
+                                             deadline, &transport_, sockets));
   return FinishSetup(key_);
 }
 
@@ -256,11 +391,27 @@ Status Communicator::ConnectSub(const Communicator& parent, const std::vector<ui
   for (size_t i = 0; i < ranks_.size(); ++i) ranks_[i].rank = static_cast<uint32_t>(i);
   key_ = parent.key_ + "_sub_" + std::to_string(sub_id);
   name_ = config.name.empty() ? parent.name_ + "_sub_" + std::to_string(sub_id) : config.name;
+  if (!parent.listener_) {
+    // The parent's ranks are threads of this process with no mesh: so are the sub's.
+    const std::string transport = EnvString(Knob::kTransport, "auto");
+    if (transport == "tcp" || transport == "shm")
+      return MakeStatus(Code::kNotSupport, "HOSTCCL_TRANSPORT=%s: the parent communicator '%s' was created without "
+                        "a TCP mesh (its ranks are threads of this process); set the variable before creating it",
+                        transport.c_str(), parent.name_.c_str());
+    return FinishSetup(key_);
+  }
+  ClassifyRanks();
+  if (all_local_ && !ThreadsNeedMesh()) return FinishSetup(key_);  // its members are threads of this process
   std::vector<std::string> addrs;
   for (const auto& r : ranks_) addrs.push_back(r.data_addr);
   Deadline deadline = Deadline::AfterMs(boot::ConnectTimeoutMs());
+  const int sockets = net::SocketsPerPeer();
+  if (Status st = CheckDescriptorBudget(sockets); !st.ok()) {
+    TellOtherProcesses(ranks_, rank_, addrs, root_.token, Fnv1a64(key_), deadline);
+    return st;
+  }
   HOSTCCL_RETURN_IF_ERROR(net::CreateTcpMesh(rank_, size_, parent.listener_.get(), addrs, root_.token,
-                                             Fnv1a64(key_), deadline, &transport_));
+                                             Fnv1a64(key_), deadline, &transport_, sockets));
   return FinishSetup(key_);
 }
 

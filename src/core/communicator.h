@@ -1,6 +1,7 @@
-// Communicator: one rank's membership in a group of ranks, with its peers (TCP mesh and, when
-// every rank is a thread of this process, a LocalGroup), its configuration, its sticky error
-// state and its reusable scratch. Operations are enqueued on runtime streams and run there.
+// Communicator: one rank's membership in a group of ranks, with its peers (a LocalGroup when
+// every rank is a thread of this process, else a TCP mesh, over loopback on one host), its
+// configuration, its sticky error state and its reusable scratch. Operations are enqueued on
+// runtime streams and run there.
 //
 // Lifetime: owned by shared_ptr; the C handle (HcclComm) is a registered id, not a pointer, so a
 // destroyed or garbage handle is recognised. Enqueued tasks hold a reference, so Destroy() may
@@ -34,6 +35,9 @@ struct CommConfig {
   int64_t buffer_mb = -1;         // -1 = HCCL_BUFFSIZE / default 200
   int64_t exec_timeout_s = -1;    // -1 = HCCL_EXEC_TIMEOUT / default
   std::string listen_ip;          // data listener address; empty = boot::ChooseLocalAddress()
+  // Known before rendezvous (set by HcclCommInitAll, not by users): every rank is a thread of
+  // this process, so no data listener is opened unless a TCP mesh is asked for.
+  bool threads_of_one_process = false;
 };
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
@@ -83,6 +87,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                     uint32_t sub_rank, uint64_t sub_id, const CommConfig& config);
   void ApplyConfig(const CommConfig& config);
   Status SetupNodeGroups();
+  void ClassifyRanks();
+  Status OpenListeners(const boot::RootInfo& root, const CommConfig& config,
+                       std::unique_ptr<net::TcpListener>* external, std::unique_ptr<net::TcpListener>* loopback);
+  Status CheckDescriptorBudget(int sockets_per_peer) const;
   uint64_t TcpBusyPollNs() const;
   Status FinishSetup(const std::string& local_key);
   algo::Context MakeContext(const Fingerprint& fp, Deadline deadline);
@@ -107,7 +115,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool check_args_ = true;             // HOSTCCL_CHECK_ARGS, read once at creation
   int64_t chunk_bytes_override_ = 0;  // HOSTCCL_CHUNK_BYTES, read once at creation
 
-  std::unique_ptr<net::TcpListener> listener_;   // kept for sub-communicators
+  // The listener the mesh was made on (loopback when every rank is on this host), kept for
+  // sub-communicators; none when the ranks are threads of this process and need no mesh.
+  std::unique_ptr<net::TcpListener> listener_;
   std::unique_ptr<net::Transport> transport_;
   std::shared_ptr<net::LocalGroup> local_;
   std::unique_ptr<net::ShmGroup> shm_;

@@ -6,6 +6,9 @@
 // exactly its table's dtype/op combinations. Public API only.
 #include <acl/acl.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
 #include <hccl/hccl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -299,6 +303,40 @@ TEST_F(ArgCheck, CountLargerThanAllocationIsParaError) {
   ExpectStillWorks();
 }
 
+// Issue 14: a count given in bytes with two buffers from consecutive aclrtMalloc calls (which the
+// kernel usually maps next to each other) was reported as "overlap partially". The size check
+// runs before the overlap check, so the message says what happened.
+TEST_F(ArgCheck, CountInBytesWithConsecutiveBuffersSaysCountIsInElements) {
+  constexpr size_t kBytes = 4096;  // 1024 fp32; the caller passes count = 4096 (bytes)
+  std::vector<std::unique_ptr<DevBuf>> keep;
+  DevBuf* a = nullptr;
+  DevBuf* b = nullptr;
+  for (int i = 0; i < 16 && a == nullptr; ++i) {
+    keep.push_back(std::make_unique<DevBuf>());
+    keep.back()->Alloc(kBytes, static_cast<unsigned char>(i));
+    keep.push_back(std::make_unique<DevBuf>());
+    keep.back()->Alloc(kBytes, static_cast<unsigned char>(i + 100));
+    DevBuf* x = keep[keep.size() - 2].get();
+    DevBuf* y = keep.back().get();
+    const uintptr_t px = reinterpret_cast<uintptr_t>(x->ptr), py = reinterpret_cast<uintptr_t>(y->ptr);
+    if ((px > py ? px - py : py - px) < kBytes * 4) a = x, b = y;  // the byte count's ranges overlap
+  }
+  if (a == nullptr) GTEST_SKIP() << "no two consecutive aclrtMalloc buffers within 16 KiB of each other";
+  for (auto [s, r] : {std::pair{a, b}, std::pair{b, a}}) {
+    EXPECT_EQ(HcclReduce(s->ptr, r->ptr, kBytes, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm_, stream_),
+              HCCL_E_PARA);
+    const std::string msg = aclGetRecentErrMsg();
+    EXPECT_NE(msg.find("count is a number of elements"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("overlap"), std::string::npos) << msg;
+    EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+    EXPECT_TRUE(s->Unchanged() && r->Unchanged());
+  }
+  // The same buffers with the count in elements are fine.
+  ASSERT_EQ(HcclReduce(a->ptr, b->ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm_, stream_),
+            HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+}
+
 TEST_F(ArgCheck, NonRootBufferTooSmallIsParaError) {
   MakeTwoRankComm();
   ExpectRejected(HCCL_E_PARA, [&] {
@@ -331,7 +369,7 @@ TEST_F(ArgCheck, ChecksRunInHcclOrder) {
   // 3 (count) before 4 (dtype) and 5 (op).
   ExpectRejected(HCCL_E_PARA, R(send_.ptr, recv_.ptr, kMaxCount + 1, AsDtype(255), AsOp(255), 0, comm_, stream_),
                  "huge count + bad dtype + bad op");
-  // 4 / 5 (not supported) before 7 (root) and 8 (alignment, overlap, size).
+  // 4 / 5 (not supported) before 7 (root) and 8 (alignment, size, overlap).
   ExpectRejected(HCCL_E_NOT_SUPPORT, R(send_.ptr, recv_.ptr, 4, AsDtype(13), SUM, 5, comm_, stream_), "dtype 13 + bad root");
   ExpectRejected(HCCL_E_NOT_SUPPORT, R(send_.ptr, recv_.ptr, 4, F32, AsOp(4), 5, comm_, stream_), "op 4 + bad root");
   ExpectRejected(HCCL_E_NOT_SUPPORT, R(send_.at(2), recv_.ptr, 4, AsDtype(15), SUM, 0, comm_, stream_),
@@ -432,12 +470,14 @@ const Profile kProfiles[] = {
     {"Atlas310P", {}, {}},
 };
 
-// Runs in a child process started with HOSTCCL_SOC set (skips otherwise). For every dtype x op:
+// Runs only in a child process started with HOSTCCL_SOC set by ArgCheckSoc.EveryProfileMatchesTable
+// (DISABLED_ keeps it out of the normal run, where it could only skip; the parent passes
+// --gtest_also_run_disabled_tests). For every dtype x op:
 // an allowed combination passes the profile check (root 1 on a 1-rank comm -> HCCL_E_PARA, and root
 // 0 really runs), a rejected one returns HCCL_E_NOT_SUPPORT (step 6 comes before the root check).
-TEST_F(ArgCheck, SocProfileChild) {
+TEST_F(ArgCheck, DISABLED_SocProfileChild) {
   const char* soc = std::getenv("HOSTCCL_SOC");  // set by SocProfiles below; not a library read
-  if (soc == nullptr || *soc == '\0') GTEST_SKIP() << "runs as a child of ArgCheckSoc.EveryProfileMatchesTable";
+  ASSERT_TRUE(soc != nullptr && *soc != '\0') << "runs as a child of ArgCheckSoc.EveryProfileMatchesTable";
   const Profile* prof = nullptr;
   for (const auto& p : kProfiles)
     if (std::strcmp(p.name, soc) == 0) prof = &p;
@@ -474,7 +514,15 @@ TEST(ArgCheckSoc, EveryProfileMatchesTable) {
     std::vector<char*> envp;
     for (auto& s : env) envp.push_back(s.data());
     envp.push_back(nullptr);
-    std::vector<std::string> args = {g_self, "--gtest_filter=ArgCheck.SocProfileChild"};
+    // The child's XML report shows that it really ran the case (a filter that matches nothing
+    // would also exit 0).
+    char report[] = "/tmp/hostccl_soc_child_XXXXXX";
+    const int report_fd = mkstemp(report);
+    ASSERT_GE(report_fd, 0);
+    close(report_fd);
+    std::vector<std::string> args = {g_self, "--gtest_filter=ArgCheck.DISABLED_SocProfileChild",
+                                      "--gtest_also_run_disabled_tests",
+                                      std::string("--gtest_output=xml:") + report};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -483,6 +531,12 @@ TEST(ArgCheckSoc, EveryProfileMatchesTable) {
     int st = 0;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);  // bounded by the ctest TIMEOUT; the child makes no collective waits
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "profile " << p.name << " (child output above)";
+    std::ifstream in(report);
+    const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    unlink(report);
+    EXPECT_TRUE(xml.find("name=\"DISABLED_SocProfileChild\"") != std::string::npos &&
+                xml.find("status=\"run\" result=\"completed\"") != std::string::npos)
+        << "profile " << p.name << ": the child did not run its case:\n" << xml;
   }
 }
 

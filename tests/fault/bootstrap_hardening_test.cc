@@ -313,6 +313,11 @@ void RunRank(int rank, int nranks, const HcclRootInfo& info, Outcome* out) {
 
 TEST(BootstrapHardening, StrayConnectionsAreDroppedAndRanksStillForm) {
   constexpr int kRanks = 4;
+  // Thread ranks open data listeners and a mesh only when a TCP mesh is asked for.
+  setenv("HOSTCCL_TRANSPORT", "tcp", 1);
+  struct Unset {
+    ~Unset() { unsetenv("HOSTCCL_TRANSPORT"); }
+  } unset;
   HcclRootInfo info;
   ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
   const std::string ip = RootIp(info);

@@ -1,13 +1,20 @@
-// CreateTcpMesh: stray connections, missing ranks, and sub-communicator meshes on shared listeners.
+// CreateTcpMesh: stray connections, missing ranks, sub-communicator meshes on shared listeners,
+// and running out of file descriptors.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
 
+#include "common/log.h"
 #include "mesh_fixture.h"
 #include "transport/tcp/socket.h"
 #include "transport/tcp/wire.h"
@@ -90,6 +97,73 @@ TEST(TcpMesh, MissingRankTimesOutNamingIt) {
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(sts[r].code(), Code::kTimeout) << sts[r].ToString();
     EXPECT_NE(sts[r].message().find("rank 2 (" + m.addrs[2]), std::string::npos) << sts[r].message();
+  }
+}
+
+int OpenFds() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n - 1;  // the listing's own descriptor
+}
+
+// Issue 14: out of descriptors, accept() spun a core (~100,000 WARN lines a second) and every rank
+// waited for the whole deadline. Now the rank that hits EMFILE fails at once naming the limit,
+// its siblings in this process follow within a loop slice, and the log stays short.
+TEST(TcpMesh, OutOfDescriptorsFailsEveryRankFastNamingTheLimit) {
+  constexpr int kRanks = 6;  // 30 mesh sockets; the limit leaves room for 8
+  Mesh m;
+  MakeListeners(kRanks, &m);
+  char log_path[] = "/tmp/hostccl_mesh_fds_XXXXXX";
+  const int log_fd = mkstemp(log_path);
+  ASSERT_GE(log_fd, 0);
+  close(log_fd);
+  setenv("HOSTCCL_LOG_FILE", log_path, 1);
+  LogReinit();
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = static_cast<rlim_t>(OpenFds() + 8);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto sts = ConnectMesh(&m, 11, 30000);
+  const int64_t ms = testing::ElapsedMs(t0);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  unsetenv("HOSTCCL_LOG_FILE");
+  LogReinit();
+  EXPECT_LT(ms, 10000) << "ranks out of descriptors waited for the mesh deadline";
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_FALSE(sts[r].ok()) << "rank " << r;
+    EXPECT_NE(sts[r].message().find("RLIMIT_NOFILE is " + std::to_string(low.rlim_cur)), std::string::npos)
+        << "rank " << r << ": " << sts[r].ToString();
+  }
+  std::ifstream in(log_path);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  unlink(log_path);
+  EXPECT_LT(lines, 100) << "log lines while out of descriptors";
+}
+
+// A rank that gives up (out of descriptors in another process) tells its peers, which fail at
+// once naming it instead of waiting for the deadline.
+TEST(TcpMesh, AbandonedMeshFailsThePeersAtOnce) {
+  Mesh m;
+  MakeListeners(3, &m);
+  std::thread quitter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    AbandonTcpMesh(2, {0, 1}, m.addrs, kTestToken, 12, Deadline::AfterMs(5000));
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto sts = ConnectMesh(&m, 12, 20000, {0, 1});
+  const int64_t ms = testing::ElapsedMs(t0);
+  quitter.join();
+  EXPECT_LT(ms, 5000) << "the peers waited for the deadline";
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(sts[r].code(), Code::kRemote) << sts[r].ToString();
+    EXPECT_NE(sts[r].message().find("rank 2 (" + m.addrs[2] + ") gave up"), std::string::npos) << sts[r].message();
   }
 }
 

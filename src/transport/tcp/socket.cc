@@ -6,8 +6,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <net/if.h>
+#include <dirent.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +32,61 @@ bool RetryableConnectError(int err) {
 }
 
 }  // namespace
+
+bool OutOfDescriptors(int err) { return err == EMFILE || err == ENFILE; }
+
+namespace {
+// Descriptors open in this process (entries of /proc/self/fd, less the one the listing uses);
+// -1 when it cannot be read (which itself happens when none is left).
+int64_t OpenDescriptors() {
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  int64_t n = 0;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n - 1;
+}
+
+int64_t SoftDescriptorLimit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;
+  return static_cast<int64_t>(rl.rlim_cur);
+}
+}  // namespace
+
+int64_t FreeDescriptors() {
+  const int64_t limit = SoftDescriptorLimit();
+  const int64_t open = OpenDescriptors();
+  if (limit < 0) return INT64_MAX;
+  if (open < 0) return 0;
+  return std::max<int64_t>(0, limit - open);
+}
+
+std::string DescriptorUsage() {
+  const int64_t limit = SoftDescriptorLimit();
+  const int64_t open = OpenDescriptors();
+  std::string s = limit < 0 ? std::string("RLIMIT_NOFILE is unlimited")
+                            : StrFormat("RLIMIT_NOFILE is %lld (soft limit)", static_cast<long long>(limit));
+  if (open >= 0) s += StrFormat(" and %lld descriptors are open in this process", static_cast<long long>(open));
+  return s;
+}
+
+namespace {
+constexpr const char kDescriptorMark[] = "out of file descriptors";
+}
+
+bool IsDescriptorError(const Status& st) {
+  return st.code() == Code::kUnavail && st.message().find(kDescriptorMark) != std::string::npos;
+}
+
+Status DescriptorError(const char* call, int err) {
+  if (err == ENFILE)
+    return MakeStatus(Code::kUnavail, "%s: %s: %s, the system's file table is full (%s)", call, strerror(err),
+                      kDescriptorMark, DescriptorUsage().c_str());
+  return MakeStatus(Code::kUnavail, "%s: %s: %s: %s; raise it (ulimit -n)", call, strerror(err), kDescriptorMark,
+                    DescriptorUsage().c_str());
+}
 
 void Fd::Reset(int fd) {
   if (fd_ >= 0) ::close(fd_);  // close() is not retried on EINTR on Linux: the fd is gone.
@@ -65,6 +122,23 @@ Status MakeSockAddr(const std::string& ip_in, uint16_t port, SockAddr* out) {
 bool IsNumericIp(const std::string& ip) {
   SockAddr a;
   return MakeSockAddr(ip, 0, &a).ok();
+}
+
+bool IsLoopbackIp(const std::string& ip) {
+  SockAddr a;
+  return MakeSockAddr(ip, 0, &a).ok() && IsLoopback(a);
+}
+
+bool IsLoopback(const SockAddr& a) {
+  if (a.family() == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&a.ss)->sin_addr.s_addr) >> 24) == 127;
+  const in6_addr* v6 = &reinterpret_cast<const sockaddr_in6*>(&a.ss)->sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(v6) || (IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
+}
+
+std::string LoopbackOf(const std::string& ip) {
+  SockAddr a;
+  return MakeSockAddr(ip, 0, &a).ok() && a.family() == AF_INET6 ? "::1" : "127.0.0.1";
 }
 
 Status ParseHostPort(const std::string& text, SockAddr* out) {
@@ -130,7 +204,10 @@ Status ListenOn(const std::string& ip, uint16_t port, Fd* out, uint16_t* bound_p
   SockAddr addr;
   HOSTCCL_RETURN_IF_ERROR(MakeSockAddr(ip, port, &addr));
   Fd fd(::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return MakeStatus(Code::kSyscall, "socket(): %s", strerror(errno));
+  if (!fd.valid()) {
+    if (OutOfDescriptors(errno)) return DescriptorError("socket() for a listener", errno);
+    return MakeStatus(Code::kSyscall, "socket(): %s", strerror(errno));
+  }
   int one = 1;
   setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   // Buffer sizes are inherited by accepted sockets only when set before listen().
@@ -151,7 +228,8 @@ Status ListenOn(const std::string& ip, uint16_t port, Fd* out, uint16_t* bound_p
   return Status::Ok();
 }
 
-Fd AcceptOne(int listen_fd, SockAddr* peer) {
+Fd AcceptOne(int listen_fd, SockAddr* peer, int* err_out) {
+  if (err_out) *err_out = 0;
   for (;;) {
     SockAddr a;
     a.len = sizeof(a.ss);
@@ -160,16 +238,28 @@ Fd AcceptOne(int listen_fd, SockAddr* peer) {
       if (peer) *peer = a;
       return Fd(fd);
     }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      HLOG_WARN(kTcp, "accept on fd %d: %s", listen_fd, strerror(errno));
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err == EAGAIN || err == EWOULDBLOCK) return Fd();
+    if (err_out) *err_out = err;
+    if (OutOfDescriptors(err)) {
+      HLOG_LIMITED(kWarn, kTcp, 1000, "accept on fd %d: %s (%s); backing off", listen_fd, strerror(err),
+                   DescriptorUsage().c_str());
+      std::this_thread::sleep_for(std::chrono::milliseconds(kAcceptBackoffMs));
+    } else {
+      HLOG_LIMITED(kWarn, kTcp, 1000, "accept on fd %d: %s", listen_fd, strerror(err));
+    }
     return Fd();
   }
 }
 
 Status StartConnect(const SockAddr& addr, Fd* out, bool* in_progress) {
   Fd fd(::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return MakeStatus(Code::kSyscall, "socket(): %s", strerror(errno));
+  if (!fd.valid()) {
+    if (OutOfDescriptors(errno))
+      return DescriptorError(StrFormat("socket() to connect to %s", FormatSockAddr(addr).c_str()).c_str(), errno);
+    return MakeStatus(Code::kSyscall, "socket(): %s", strerror(errno));
+  }
   TuneDataSocket(fd.get());
   *in_progress = false;
   int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr.ss), addr.len);

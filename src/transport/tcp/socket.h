@@ -60,20 +60,43 @@ std::string FormatHostPort(const std::string& ip, uint16_t port);
 uint16_t SockAddrPort(const SockAddr& addr);
 // True when `ip` is a numeric IPv4 or IPv6 address.
 bool IsNumericIp(const std::string& ip);
+// True for 127.0.0.0/8, ::1 and ::ffff:127.x.y.z.
+bool IsLoopbackIp(const std::string& ip);
+bool IsLoopback(const SockAddr& addr);
+// The loopback address of ip's family: "127.0.0.1" or "::1".
+std::string LoopbackOf(const std::string& ip);
+
+// Out of file descriptors (EMFILE: this process's RLIMIT_NOFILE; ENFILE: the system's table).
+bool OutOfDescriptors(int err);
+// "RLIMIT_NOFILE is 64 (soft) and 61 descriptors are open in this process": the numbers a user
+// needs to fix an EMFILE.
+std::string DescriptorUsage();
+// kUnavail "<call>: Too many open files: RLIMIT_NOFILE is ..., raise it (ulimit -n)".
+Status DescriptorError(const char* call, int err);
+// True for a status made by DescriptorError.
+bool IsDescriptorError(const Status& st);
+// Descriptors this process may still open (soft RLIMIT_NOFILE minus those open now).
+int64_t FreeDescriptors();
 
 // Large buffers and TCP_NODELAY for a data connection (best effort; failures are logged).
 void TuneDataSocket(int fd);
 
 // A nonblocking listening socket bound to ip:port (port 0 = ephemeral). *bound_port receives the
-// actual port. EADDRINUSE is reported as kUnavail so callers can try another port.
+// actual port. EADDRINUSE is reported as kUnavail so callers can try another port; so is running
+// out of descriptors (DescriptorError).
 Status ListenOn(const std::string& ip, uint16_t port, Fd* out, uint16_t* bound_port);
 
 // accept4() with CLOEXEC|NONBLOCK; returns an invalid Fd when nothing is pending (or on a
-// transient error such as ECONNABORTED, which is logged).
-Fd AcceptOne(int listen_fd, SockAddr* peer);
+// transient error such as ECONNABORTED, which is logged, rate-limited). *err (optional) gets the
+// errno of a failure, 0 when nothing was pending. Out of descriptors, the pending connection
+// stays queued and the listener stays readable: AcceptOne then sleeps kAcceptBackoffMs so a
+// caller's poll loop backs off instead of spinning, and callers should stop (or fail).
+Fd AcceptOne(int listen_fd, SockAddr* peer, int* err = nullptr);
+constexpr int kAcceptBackoffMs = 20;
 
 // Starts a nonblocking connect. *in_progress tells whether completion must be awaited (POLLOUT,
-// then ConnectResult). Errors that mean "peer not there yet" return kAgain.
+// then ConnectResult). Errors that mean "peer not there yet" return kAgain; no descriptor left
+// for the socket is kUnavail (DescriptorError), not worth retrying.
 Status StartConnect(const SockAddr& addr, Fd* out, bool* in_progress);
 // After POLLOUT on a connecting socket: OK, kAgain (refused/unreachable: retry) or an error.
 Status ConnectResult(int fd, const SockAddr& addr);

@@ -26,6 +26,7 @@ class TcpListenerImpl final : public TcpListener {
 
   TcpListenerImpl(Fd fd, std::string ip, uint16_t port) : fd_(std::move(fd)), ip_(std::move(ip)), port_(port) {}
   std::string address() const override { return FormatHostPort(ip_, port_); }
+  uint16_t port() const override { return port_; }
   int fd() const { return fd_.get(); }
 
   // Keeps an authenticated connection for another comm tag (drops the oldest beyond kMaxStash).

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
+#include <mutex>
 #include <set>
 
 #include "common/env.h"
@@ -69,6 +71,50 @@ bool ReadHelloFrame(int fd, uint8_t* buf, size_t* got, Hello* hello, std::string
   return true;
 }
 
+// Failures of mesh builders of this process, by mesh (comm tag and the members' addresses): the
+// ranks of one communicator that are threads of one process learn at once that a sibling gave up
+// (ran out of descriptors, say) instead of waiting for its connections until the deadline. Tags
+// are unique per communicator (they hash the root's random token) and listener ports are fresh,
+// so an entry never matches a later mesh; the oldest entries go.
+class LocalMeshFailures {
+ public:
+  static LocalMeshFailures& Get() {
+    static LocalMeshFailures f;
+    return f;
+  }
+  static uint64_t Key(uint64_t tag, const std::vector<std::string>& addrs) {
+    uint64_t h = 1469598103934665603ull ^ tag;
+    for (const auto& a : addrs)
+      for (unsigned char c : a + ",") h = (h ^ c) * 1099511628211ull;
+    return h;
+  }
+  void Publish(uint64_t tag, int rank, const Status& st) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (list_.size() >= 64) list_.pop_front();
+    list_.push_back({tag, rank, st});
+  }
+  // The first failure recorded for `tag` by a rank other than `me`, if any.
+  bool Find(uint64_t tag, int me, int* rank, Status* st) {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const auto& e : list_)
+      if (e.tag == tag && e.rank != me) {
+        *rank = e.rank;
+        *st = e.st;
+        return true;
+      }
+    return false;
+  }
+
+ private:
+  struct Entry {
+    uint64_t tag;
+    int rank;
+    Status st;
+  };
+  std::mutex mu_;
+  std::deque<Entry> list_;
+};
+
 struct Outgoing {
   enum class St { kIdle, kConnecting, kSending, kAwaitReply, kDone };
   int peer = -1;
@@ -105,7 +151,15 @@ class MeshBuilder {
   }
 
   Status Run(std::unique_ptr<Transport>* out) {
+    Status st = Build(out);
+    if (!st.ok()) LocalMeshFailures::Get().Publish(LocalMeshFailures::Key(tag_, addrs_), me_, st);
+    return st;
+  }
+
+ private:
+  Status Build(std::unique_ptr<Transport>* out) {
     uint64_t start = NowNs();
+    const uint64_t failure_key = LocalMeshFailures::Key(tag_, addrs_);
     for (int j = me_ + 1; j < n_; ++j) {
       for (int k = 0; k < sockets_; ++k) {
         Outgoing o;
@@ -120,6 +174,11 @@ class MeshBuilder {
     for (;;) {
       for (auto& s : listener_->TakeStashed(tag_)) Admit(std::move(s.fd), s.hello, s.from);
       HOSTCCL_RETURN_IF_ERROR(fatal_);
+      int sibling = -1;
+      Status failed;
+      if (LocalMeshFailures::Get().Find(failure_key, me_, &sibling, &failed))
+        return MakeStatus(failed.code(), "rank %d: rank %d of this communicator, in this process, could not build "
+                          "its TCP mesh: %s", me_, sibling, failed.message().c_str());
       HOSTCCL_RETURN_IF_ERROR(StartDueConnects());
       if (Complete()) break;
       if (deadline_.Expired()) {
@@ -142,7 +201,6 @@ class MeshBuilder {
     return Status::Ok();
   }
 
- private:
   bool Complete() const {
     for (int p = 0; p < n_; ++p)
       for (const Fd& fd : fds_[p])
@@ -199,6 +257,12 @@ class MeshBuilder {
       HLOG_WARN(kTcp, "rank %d: dropped connection from %s: wrong token", me_, from.c_str());
       return;
     }
+    if (h.comm_tag == tag_ && h.nranks == 0 && h.rank < static_cast<uint32_t>(n_) && h.rank != static_cast<uint32_t>(me_)) {
+      // AbandonTcpMesh: that rank will never connect; waiting would only end in the timeout.
+      fatal_ = MakeStatus(Code::kRemote, "rank %d: rank %u (%s) gave up building the TCP mesh (its own error, e.g. "
+                          "out of file descriptors, is in its log)", me_, h.rank, addrs_[h.rank].c_str());
+      return;
+    }
     if (h.comm_tag != tag_) {
       HLOG_DEBUG(kTcp, "rank %d: stashing connection from %s for comm tag %llx", me_, from.c_str(),
                  static_cast<unsigned long long>(h.comm_tag));
@@ -238,7 +302,17 @@ class MeshBuilder {
   void AcceptAll() {
     for (;;) {
       SockAddr peer;
-      Fd fd = AcceptOne(listener_->fd(), &peer);
+      int err = 0;
+      Fd fd = AcceptOne(listener_->fd(), &peer, &err);
+      if (OutOfDescriptors(err)) {
+        // The peer's connection stays queued and the listener readable: waiting would spin until
+        // the deadline while the peer believes it is connected. Fail now, naming the limit.
+        if (fatal_.ok())
+          fatal_ = MakeStatus(Code::kUnavail, "rank %d: cannot accept the TCP mesh connections of %d peers "
+                              "(%d socket(s) each): %s", me_, me_, sockets_,
+                              DescriptorError("accept", err).message().c_str());
+        return;
+      }
       if (!fd.valid()) return;
       if (in_.size() >= kMaxIncoming) {
         HLOG_WARN(kTcp, "rank %d: too many unauthenticated connections; dropping the oldest from %s", me_,
@@ -403,10 +477,10 @@ std::deque<TcpListenerImpl::Stashed> TcpListenerImpl::TakeStashed(uint64_t comm_
   return out;
 }
 
-Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out) {
+Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out, uint16_t want_port) {
   Fd fd;
   uint16_t port = 0;
-  HOSTCCL_RETURN_IF_ERROR(ListenOn(ip, 0, &fd, &port));
+  HOSTCCL_RETURN_IF_ERROR(ListenOn(ip, want_port, &fd, &port));
   std::string bare = ip.substr(0, ip.find('%'));
   *out = std::make_unique<TcpListenerImpl>(std::move(fd), ip, port);
   HLOG_DEBUG(kTcp, "data listener on %s", FormatHostPort(bare, port).c_str());
@@ -450,9 +524,37 @@ Status CreateTcpMesh(int rank, const std::vector<int>& members_in, TcpListener* 
   if (sockets_per_peer == 0) sockets_per_peer = SocketsPerPeer();
   if (sockets_per_peer < 1 || sockets_per_peer > kMaxLanes)
     return MakeStatus(Code::kPara, "rank %d: %d sockets per peer is outside [1, %d]", rank, sockets_per_peer, kMaxLanes);
-  MeshBuilder b(me, static_cast<int>(members.size()), impl, std::move(addrs), token, comm_tag, deadline,
-                sockets_per_peer);
-  return b.Run(out);
+  Status st;
+  {
+    MeshBuilder b(me, static_cast<int>(members.size()), impl, addrs, token, comm_tag, deadline, sockets_per_peer);
+    st = b.Run(out);
+  }  // its sockets are closed: the descriptors are free for the announcement
+  if (IsDescriptorError(st)) {
+    std::vector<int> everyone;
+    for (int i = 0; i < static_cast<int>(addrs.size()); ++i) everyone.push_back(i);
+    AbandonTcpMesh(me, everyone, addrs, token, comm_tag, deadline);
+  }
+  return st;
+}
+
+void AbandonTcpMesh(int rank, const std::vector<int>& tell, const std::vector<std::string>& addrs,
+                    const uint8_t token[16], uint64_t comm_tag, Deadline deadline) {
+  uint8_t hello[kHelloFrameBytes];
+  MakeHelloFrame(token, comm_tag, static_cast<uint32_t>(rank), 0, 0, 1, hello);
+  for (int j : tell) {
+    if (j == rank || j < 0 || j >= static_cast<int>(addrs.size()) || deadline.Expired()) continue;
+    SockAddr a;
+    if (!ParseHostPort(addrs[j], &a).ok()) continue;
+    const Deadline each = deadline.Earlier(Deadline::AfterMs(500));
+    Fd fd;
+    bool in_progress = false;
+    Status st = StartConnect(a, &fd, &in_progress);
+    if (st.ok() && in_progress) st = PollOne(fd.get(), POLLOUT, each, addrs[j]);
+    if (st.ok() && in_progress) st = ConnectResult(fd.get(), a);
+    if (st.ok()) st = WriteFully(fd.get(), hello, sizeof(hello), each, addrs[j]);
+    HLOG_DEBUG(kTcp, "rank %d: told rank %d (%s) this rank gives up the mesh: %s", rank, j, addrs[j].c_str(),
+               st.ok() ? "sent" : st.message().c_str());
+  }
 }
 
 Status CreateTcpMesh(int rank, int nranks, TcpListener* listener, const std::vector<std::string>& peer_addrs,

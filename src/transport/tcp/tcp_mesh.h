@@ -13,13 +13,15 @@
 namespace hostccl::net {
 
 // A rank's listening socket for data connections, opened before rendezvous so its address can
-// be published. Bound to `ip` (from boot::ChooseLocalAddress), ephemeral port.
+// be published. Bound to `ip` (from boot::ChooseLocalAddress, or loopback) and `port` (0 =
+// ephemeral); a port in use is kUnavail.
 class TcpListener {
  public:
   virtual ~TcpListener() = default;
   virtual std::string address() const = 0;  // "ip:port" ("[v6]:port" for IPv6)
+  virtual uint16_t port() const = 0;
 };
-Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out);
+Status CreateTcpListener(const std::string& ip, std::unique_ptr<TcpListener>* out, uint16_t port = 0);
 
 // Connects every pair (rank i connects to each j > i and accepts from each j < i), each
 // connection authenticated by `token` and `comm_tag` (a per-communicator value all ranks agree
@@ -41,6 +43,13 @@ Status CreateTcpMesh(int rank, const std::vector<int>& members, TcpListener* lis
                      const std::vector<std::string>& peer_addrs, const uint8_t token[16],
                      uint64_t comm_tag, Deadline deadline, std::unique_ptr<Transport>* out,
                      int sockets_per_peer = 0);
+
+// Tells the mesh builders of ranks `tell` (indices into peer_addrs) that rank `rank` gives up (a
+// HELLO with nranks 0, right token and tag), so they fail at once naming it instead of waiting
+// for its connections until the deadline. Best effort: one connection at a time, each bounded by
+// 500 ms and all by `deadline`. CreateTcpMesh does it itself when it runs out of descriptors.
+void AbandonTcpMesh(int rank, const std::vector<int>& tell, const std::vector<std::string>& peer_addrs,
+                    const uint8_t token[16], uint64_t comm_tag, Deadline deadline);
 
 constexpr int kDefaultSocketsPerPeer = 1;
 // HOSTCCL_SOCKETS_PER_PEER, checked (out of range -> the default, with a warning once).
