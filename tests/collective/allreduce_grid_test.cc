@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "algo/registry.h"
 #include "harness/input_gen.h"
 #include "harness/reduce_check.h"
 #include "harness/reference_fold.h"
@@ -196,6 +197,24 @@ TEST_P(AllReduceGrid, EveryRankMatchesReferenceFold) {
 
 INSTANTIATE_TEST_SUITE_P(Default, AllReduceGrid, ::testing::ValuesIn(Configs()),
                          [](const auto& info) { return ConfigName(info.param); });
+
+// Every AllReduce algorithm of the library's registry is forced by a configuration whose placement
+// lets it run (so it is tested, not replaced by the default rules).
+TEST(AllReduceGridCoverage, EveryAlgorithmIsForcedWhereItRuns) {
+  for (const algo::Algorithm& a : algo::Algorithms()) {
+    if (a.op != CollKind::kAllReduce) continue;
+    bool forced = false;
+    for (const Config& g : Configs()) {
+      if (g.algo != a.name) continue;
+      const bool threads = g.mode != Mode::kProcesses;
+      if ((a.needs & algo::kNeedsLocal) && !threads) continue;
+      if ((a.needs & algo::kNeedsShm) && (threads || g.hosts > 1)) continue;
+      if ((a.needs & algo::kNeedsNodes) && (threads || g.hosts < 2)) continue;
+      forced = true;
+    }
+    EXPECT_TRUE(forced) << "no configuration runs allreduce algorithm " << a.name;
+  }
+}
 
 }  // namespace
 }  // namespace hostccl::test
