@@ -12,22 +12,30 @@ Status FoldPeers(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t beg
   if (begin >= end) return Status::Ok();
   const uint64_t es = DataTypeSize(a.dtype);
   const size_t n = static_cast<size_t>(ctx.size);
-  thread_local std::vector<const char*> base;
-  thread_local std::vector<const void*> srcs;
-  base.resize(n);
-  srcs.resize(n);
+  // Small groups use the stack (no thread-local lookup on the 8-byte path).
+  constexpr size_t kStack = 64;
+  const char* base_stack[kStack];
+  const void* srcs_stack[kStack];
+  thread_local std::vector<const char*> base_heap;
+  thread_local std::vector<const void*> srcs_heap;
+  if (n > kStack) {
+    base_heap.resize(n);
+    srcs_heap.resize(n);
+  }
+  const char** base = n > kStack ? base_heap.data() : base_stack;
+  const void** srcs = n > kStack ? srcs_heap.data() : srcs_stack;
   std::string why;
   for (int r = 0; r < ctx.size; ++r) {
     const void* p = r == ctx.rank ? a.send : g->PeerSend(r, &why);
     if (p == nullptr) return Status(Code::kRemote, why);
-    base[static_cast<size_t>(r)] = static_cast<const char*>(p);
+    base[r] = static_cast<const char*>(p);
   }
   const uint64_t step = std::max<uint64_t>(1, kPeerFoldCheckBytes / es);
   for (uint64_t lo = begin; lo < end; lo += step) {
     if (lo != begin) HOSTCCL_RETURN_IF_ERROR(g->Check(ctx.fp.seq));
     const uint64_t hi = std::min(end, lo + step);
     for (size_t r = 0; r < n; ++r) srcs[r] = base[r] + lo * es;
-    kern::FoldN(a.dtype, a.op, dst + lo * es, srcs.data(), ctx.size, hi - lo);
+    kern::FoldN(a.dtype, a.op, dst + lo * es, srcs, ctx.size, hi - lo);
   }
   return Status::Ok();
 }

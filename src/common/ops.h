@@ -21,7 +21,7 @@
 //   kSame   the same buffer as send (Broadcast: one buffer, in place by definition)
 // Root rules: kNoRoot, kRoot (root < n), kPeer (peer < n; Send/Recv).
 //
-// X(Id, kindValue, "HcclName", "algoName", impl, reduces, root, sendSize, recvSize)
+// X(Id, kindValue (< 32), "HcclName", "algoName", impl, reduces, root, sendSize, recvSize)
 #define HOSTCCL_FOR_EACH_OP(X)                                                             \
   X(Reduce, 1, "HcclReduce", "reduce", true, true, kRoot, kCount, kCount)                   \
   X(AllReduce, 2, "HcclAllReduce", "allreduce", true, true, kNoRoot, kCount, kCount)        \
@@ -72,11 +72,24 @@ inline constexpr OpInfo kOps[] = {
 };
 inline constexpr int kNumOps = static_cast<int>(sizeof(kOps) / sizeof(kOps[0]));
 
+namespace detail {
+// Row index by kind value (-1: none), so FindOp is one load on every call.
+struct OpIndex {
+  int8_t at[32];
+  constexpr OpIndex() : at() {
+    for (auto& v : at) v = -1;
+    for (int i = 0; i < static_cast<int>(sizeof(kOps) / sizeof(kOps[0])); ++i)
+      at[static_cast<int>(kOps[i].kind)] = static_cast<int8_t>(i);
+  }
+};
+inline constexpr OpIndex kOpIndex{};
+}  // namespace detail
+
 // The row of `k`, or nullptr for kNone/kInternal/unknown values.
 constexpr const OpInfo* FindOp(CollKind k) {
-  for (const auto& o : kOps)
-    if (o.kind == k) return &o;
-  return nullptr;
+  const unsigned v = static_cast<unsigned>(k);
+  if (v >= 32 || detail::kOpIndex.at[v] < 0) return nullptr;
+  return &kOps[detail::kOpIndex.at[v]];
 }
 // The row whose HOSTCCL_ALGO name is `algo`, or nullptr.
 constexpr const OpInfo* FindOpByAlgoName(std::string_view algo) {

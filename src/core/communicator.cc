@@ -500,7 +500,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_);
-  return stream->Enqueue([self = shared_from_this(), fp, args]() { return self->Run(fp, args); });
+  return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
 }
 
 Status Communicator::EnqueueBarrier(rt::Stream* stream) {
