@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "algo/reduce/reduce_algorithms.h"
+#include "algo/registry.h"
 #include "harness/input_gen.h"
 #include "harness/reduce_check.h"
 #include "harness/run_ranks.h"
@@ -39,7 +39,7 @@ struct GridConfig {
 // ranks are threads of one process, "shm" needs processes of one host, "node_chain" ranks on
 // several hosts (emulated here with HOSTCCL_NODE_ID), "gather"/"chain" run anywhere; elsewhere the
 // library falls back to its table.
-const char* const kAlgos[] = {"", "direct", "gather", "chain", "shm", "node_chain"};
+const char* const kAlgos[] = {"", "direct", "gather", "chain", "shm", "node_chain", "shm_cma", "shm_staging"};
 constexpr int kNumAlgos = static_cast<int>(sizeof(kAlgos) / sizeof(kAlgos[0]));
 const uint64_t kSmallCounts[] = {1, 7, 1023};
 const uint64_t kAllCounts[] = {1, 7, 1023, 65537, (1u << 20) + 3};
@@ -86,6 +86,11 @@ std::vector<GridConfig> DefaultConfigs() {
       {4, Mode::kProcesses, "node_chain", 0, 2},
       {5, Mode::kProcesses, "node_chain", 8192, 3},
       {6, Mode::kProcesses, "", 0, 2},
+      // shm's re-plans forced on aclrtMalloc buffers (ReduceHostBuffers below runs them on malloc'd ones).
+      {3, Mode::kProcesses, "shm_cma", 0},
+      {4, Mode::kProcesses, "shm_staging", 0},
+      {1, Mode::kProcesses, "shm_cma", 0},
+      {1, Mode::kProcesses, "shm_staging", 0},
   };
   std::vector<GridConfig> out;
   for (const auto& r : rows)
@@ -272,14 +277,14 @@ INSTANTIATE_TEST_SUITE_P(Default, ReduceHostBuffers,
                          [](const auto& info) { return HostBufName(info.param); });
 
 // The default subset really covers what it claims, checked against the library's own registry
-// of reduce algorithms (src/algo/reduce/reduce_algorithms.h): every algorithm the library has is
+// of algorithms (src/algo/registry.h, the HcclReduce rows): every algorithm the library has is
 // forced by some default configuration whose placement meets its requirements (so it really runs
 // rather than falling back to the table), and also at one rank where one rank can run it.
-bool Runs(const algo::ReduceAlgorithm& a, const GridConfig& g) {
+bool Runs(const algo::Algorithm& a, const GridConfig& g) {
   const bool threads = g.mode != Mode::kProcesses;
-  if (a.needs_local_group && !threads) return false;
-  if (a.needs_shm_group && (threads || g.hosts > 1)) return false;
-  if (a.needs_node_groups && (threads || g.hosts < 2)) return false;
+  if ((a.needs & algo::kNeedsLocal) && !threads) return false;
+  if ((a.needs & algo::kNeedsShm) && (threads || g.hosts > 1)) return false;
+  if ((a.needs & algo::kNeedsNodes) && (threads || g.hosts < 2)) return false;
   return true;
 }
 
@@ -304,7 +309,8 @@ TEST(ReduceGridCoverage, DefaultSubsetCoversEveryClass) {
   for (const char* a : kAlgos)
     if (*a) listed.insert(a);
   std::set<std::string> library;
-  for (const algo::ReduceAlgorithm& a : algo::ReduceAlgorithms()) {
+  for (const algo::Algorithm& a : algo::Algorithms()) {
+    if (a.op != CollKind::kReduce) continue;
     library.insert(a.name);
     bool forced = false, single = false;
     for (const GridConfig& g : DefaultConfigs()) {
@@ -313,7 +319,7 @@ TEST(ReduceGridCoverage, DefaultSubsetCoversEveryClass) {
       single |= g.nranks == 1;
     }
     EXPECT_TRUE(forced) << "no default configuration runs reduce algorithm " << a.name;
-    if (!a.needs_node_groups) {
+    if (!(a.needs & algo::kNeedsNodes)) {
       EXPECT_TRUE(single) << "no default configuration forces " << a.name << " at one rank";
     }
   }
