@@ -13,6 +13,8 @@
 // Before the library implements HcclAllReduce (HCCL_E_NOT_SUPPORT) every case skips.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -36,12 +38,19 @@ uint64_t Seed(const GridConfig& g, size_t case_index) {
                case_index);
 }
 
+// Algorithms that take only messages up to a size (bytes per rank), forced beyond it they fail:
+// their configurations run every case with the count capped to fit. "shm_inline" carries the
+// inputs in the 4 KiB arrival slots (src/algo/allreduce/allreduce_small.cc).
+uint64_t SizeLimit(const std::string& algo) { return algo == "shm_inline" ? 4096 : UINT64_MAX; }
+
 // The ordered case list of one configuration (identical on every rank).
 std::vector<AllReduceCase> Cases(const GridConfig& g) {
   const auto& types = ReducibleDtypes();
   const auto& ops = ReduceOps();
   std::vector<AllReduceCase> out;
+  const uint64_t limit = SizeLimit(g.algo);
   auto add = [&](HcclDataType t, HcclReduceOp op, uint64_t count, bool in_place) {
+    count = std::min<uint64_t>(count, limit / Desc(t).size);
     out.push_back({t, op, count, in_place, Seed(g, out.size())});
   };
   if (g.full) {
@@ -64,6 +73,9 @@ std::vector<AllReduceCase> Cases(const GridConfig& g) {
   // Count = ranks - 1 and ranks + 1: some slice owners get nothing, or one element more.
   add(types[(k * 3 + 1) % 12].type, ops[(k + 3) % 4], static_cast<uint64_t>(g.nranks > 1 ? g.nranks - 1 : 2), k % 2 == 0);
   add(types[(k * 3 + 2) % 12].type, ops[(k + 1) % 4], static_cast<uint64_t>(g.nranks + 1), k % 2 == 1);
+  // The shared-memory inline size (4 KiB of fp32) exactly and one element above.
+  add(HCCL_DATA_TYPE_FP32, ops[(k + 2) % 4], 1024, k % 2 == 0);
+  add(HCCL_DATA_TYPE_FP32, ops[(k + 3) % 4], 1025, k % 2 == 1);
   // Larger messages (multi-chunk, vector kernels' tails): two at 65537, one at 1M+3.
   add(types[(k * 5) % 12].type, ops[k % 4], 65537, k % 2 == 0);
   add(types[(k * 5 + 6) % 12].type, ops[(k + 1) % 4], 65537, k % 2 == 1);
@@ -167,7 +179,8 @@ TEST_P(AllReduceHostBuffers, EveryRankHasTheRankOrderFold) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Default, AllReduceHostBuffers,
-                         ::testing::Values(HostBufConfig{2, "auto"}, HostBufConfig{3, "auto"}, HostBufConfig{3, "off"}),
+                         ::testing::Values(HostBufConfig{2, "auto"}, HostBufConfig{3, "auto"}, HostBufConfig{4, "auto"},
+                                           HostBufConfig{3, "off"}),
                          [](const auto& info) { return HostBufName(info.param); });
 
 // The default subset covers what it claims, checked against the library's registry: every
@@ -206,7 +219,8 @@ TEST(AllReduceGridCoverage, DefaultSubsetCoversEveryClass) {
     }
   }
   EXPECT_EQ(dtype_op.size(), 48u);
-  for (uint64_t c : {0ull, 1ull, 7ull, 1023ull, 65537ull, (1ull << 20) + 3}) EXPECT_TRUE(counts.count(c)) << c;
+  for (uint64_t c : {0ull, 1ull, 7ull, 1023ull, 1024ull, 1025ull, 65537ull, (1ull << 20) + 3})
+    EXPECT_TRUE(counts.count(c)) << c;
   EXPECT_EQ(ranks, (std::set<int>{1, 2, 3, 4, 5, 6, 8}));
   EXPECT_EQ(modes.size(), 3u);
   EXPECT_EQ(auto_places, (std::set<Place>{Place::kThreads, Place::kShm, Place::kTcp, Place::kHosts}));

@@ -1,6 +1,6 @@
 // What the AllReduce and Broadcast grids share: communicator configurations (ranks, mode,
 // placement, forced algorithm, chunk size), the placement an algorithm needs, and the library's
-// algorithm registry when this build has one (src/algo/registry.h, linked from hostccl_algo; a
+// algorithm registry when this build has one (algo::Algorithms(), linked from hostccl_algo; a
 // build without it lists no algorithms, and the grids then run the automatic choice only).
 #pragma once
 
@@ -13,7 +13,10 @@
 
 #include "harness/run_ranks.h"
 
-#if __has_include("algo/registry.h")
+// HOSTCCL_TEST_HAS_REGISTRY is defined by tests/collective/CMakeLists.txt when src/algo/registry.h
+// exists (a compile definition, not __has_include: ccache's direct mode does not notice a header
+// that appears later and would reuse an object compiled without it).
+#if defined(HOSTCCL_TEST_HAS_REGISTRY) && HOSTCCL_TEST_HAS_REGISTRY
 #include "algo/registry.h"
 #define HOSTCCL_GRID_HAS_REGISTRY 1
 #else
