@@ -38,17 +38,12 @@ uint64_t Seed(const GridConfig& g, size_t case_index) {
                case_index);
 }
 
-// Algorithms that take only messages up to a size (bytes per rank), forced beyond it they fail:
-// their configurations run every case with the count capped to fit. "shm_inline" carries the
-// inputs in the 4 KiB arrival slots (src/algo/allreduce/allreduce_small.cc).
-uint64_t SizeLimit(const std::string& algo) { return algo == "shm_inline" ? 4096 : UINT64_MAX; }
-
 // The ordered case list of one configuration (identical on every rank).
 std::vector<AllReduceCase> Cases(const GridConfig& g) {
   const auto& types = ReducibleDtypes();
   const auto& ops = ReduceOps();
   std::vector<AllReduceCase> out;
-  const uint64_t limit = SizeLimit(g.algo);
+  const uint64_t limit = grid::SizeLimit(g.algo);
   auto add = [&](HcclDataType t, HcclReduceOp op, uint64_t count, bool in_place) {
     count = std::min<uint64_t>(count, limit / Desc(t).size);
     out.push_back({t, op, count, in_place, Seed(g, out.size())});

@@ -13,6 +13,8 @@
 // Before the library implements HcclBroadcast (HCCL_E_NOT_SUPPORT) every case skips.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,7 +46,11 @@ std::vector<BroadcastCase> Cases(const GridConfig& g) {
   const auto& types = MovableDtypes();
   const size_t nt = types.size();
   std::vector<BroadcastCase> out;
-  auto add = [&](HcclDataType t, uint64_t count, uint32_t root) { out.push_back({t, count, root, Seed(g, out.size())}); };
+  const uint64_t limit = grid::SizeLimit(g.algo);
+  auto add = [&](HcclDataType t, uint64_t count, uint32_t root) {
+    count = std::min<uint64_t>(count, limit / MovableDesc(t).size);
+    out.push_back({t, count, root, Seed(g, out.size())});
+  };
   if (g.full) {
     for (const auto& d : types) {
       add(d.type, 0, static_cast<uint32_t>(g.nranks - 1));
