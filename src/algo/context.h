@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/dtype.h"
 #include "common/fingerprint.h"
+#include "common/ops.h"
 #include "common/status.h"
 #include "transport/local/local_group.h"
 #include "transport/shm/shm_group.h"
@@ -34,16 +35,30 @@ class Scratch {
   size_t capacity_ = 0;
 };
 
-struct ReduceArgs {
-  const void* send = nullptr;
-  void* recv = nullptr;  // only meaningful on the root
-  uint64_t count = 0;
+// One argument record for every operator (the row in common/ops.h says which fields apply).
+// Built by the API entry point, checked there, completed by core (descriptors) and passed to the
+// algorithm unchanged. Buffers are in elements of `dtype` (see the row's size rules).
+struct OpArgs {
+  CollKind kind = CollKind::kNone;
+  const void* send = nullptr;  // Broadcast: the one buffer (send == recv)
+  void* recv = nullptr;        // Reduce: only meaningful on the root
+  uint64_t count = 0;          // count / sendCount / recvCount as the operator names it
   DataType dtype = DataType::kFp32;
-  RedOp op = RedOp::kSum;
-  int root = 0;
+  RedOp op = RedOp::kSum;      // reductions only
+  int root = 0;                // root (rooted operators) or peer (Send/Recv)
+  // The V arrays (host uint64_t[n], or [n*n] for AlltoAllVC), for the operators that have them;
+  // they stay valid only during the call, so core copies what an algorithm needs.
+  const uint64_t* send_counts = nullptr;
+  const uint64_t* send_displs = nullptr;
+  const uint64_t* recv_counts = nullptr;
+  const uint64_t* recv_displs = nullptr;
+  DataType recv_dtype = DataType::kFp32;  // AlltoAll family
+  uint64_t recv_count = 0;                // AlltoAll
   net::BufDesc send_desc;  // where send/recv live, for peers on this host (filled by core)
   net::BufDesc recv_desc;
+  uint64_t bytes() const { return count * DataTypeSize(dtype); }
 };
+using ReduceArgs = OpArgs;  // the Reduce algorithms' name for it
 
 // Ranks grouped by host, when hosts hold contiguous rank ranges: host k has ranks
 // [first[k], first[k+1]). Empty when the communicator is on one host or ranks interleave.

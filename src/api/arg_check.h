@@ -14,13 +14,16 @@
 
 namespace hostccl::api {
 
-struct ReduceCall {
-  void* send;
+// One call of a buffer-and-count operator, as the entry point received it (dtype and op as raw
+// ints: a C caller may pass any value). The operator's row (common/ops.h) says which fields apply.
+struct OpCall {
+  CollKind kind;
+  void* send;  // Broadcast: its one buffer (send == recv)
   void* recv;
   uint64_t count;
   int dtype;
   int op;
-  uint32_t root;
+  uint32_t root;  // root or peer
   void* comm;
   void* stream;
 };
@@ -34,7 +37,15 @@ struct Checked {
   bool done = false;  // count == 0: return success without doing anything
 };
 
-Status CheckReduce(const ReduceCall& c, Checked* out);
+// HCCL's checks in HCCL's order for the operator c.kind, driven by its row (semantics.md §1,
+// collectives.md §2): 1 count == 0 -> success (out->done); 2 NULL comm, buffers the row requires,
+// stream -> E_PTR; 3 count range -> E_PARA; 4 dtype (reducible set for reductions, a known type
+// for data movement) -> E_NOT_SUPPORT; 5 reduce op (reductions) -> E_NOT_SUPPORT; 6 hardware
+// profile -> E_NOT_SUPPORT; 7 root / peer < rankSize -> E_PARA; 8 hostccl's additions (alignment,
+// overlap, device-buffer size, communicator state, live stream) -> E_PARA or the comm's error.
+Status CheckOp(const OpCall& c, Checked* out);
+// The record an entry point enqueues after a successful check.
+algo::OpArgs ToArgs(const OpCall& c);
 
 // Logs and returns `st` (one line, error level): "<fn>(rank r): <message>".
 Status Reject(const char* fn, int rank, Status st);

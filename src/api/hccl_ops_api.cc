@@ -1,5 +1,7 @@
-// extern "C" operators (hccl/hccl.h). HcclReduce is implemented; the other operators arrive
-// with later issues and return HCCL_E_NOT_SUPPORT with one log line until then.
+// extern "C" operators (hccl/hccl.h): a few lines each: build the call record, check it
+// (api/arg_check.cc, driven by the operator's row in common/ops.h) and enqueue it
+// (Communicator::Enqueue -> Run). Operators whose row says "not implemented" return
+// HCCL_E_NOT_SUPPORT with one log line.
 #include <cstring>
 
 #include "api/arg_check.h"
@@ -37,33 +39,42 @@ static int EnumBits(const E& e) {
   return v;
 }
 
+namespace {
+
+// Every buffer-and-count operator: check (in the operator's order, from its row), build the
+// record, enqueue. Nothing is enqueued when a check fails.
+HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
+  hostccl::api::Checked ck;
+  Status st = hostccl::api::CheckOp(call, &ck);
+  if (!st.ok()) return ToResult(st);
+  if (ck.done) return HCCL_SUCCESS;
+  st = ck.comm->Enqueue(ck.stream, hostccl::api::ToArgs(call), ck.send_alloc, ck.recv_alloc);
+  if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, ck.comm->rank(), st));
+  return HCCL_SUCCESS;
+}
+
+}  // namespace
+
 HOSTCCL_API HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
                                   HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream) {
   return Guard(__func__, [&] {
-    hostccl::api::ReduceCall call{sendBuf, recvBuf, count, EnumBits(dataType), EnumBits(op), root, comm, stream};
-    hostccl::api::Checked ck;
-    Status st = hostccl::api::CheckReduce(call, &ck);
-    if (!st.ok()) return ToResult(st);
-    if (ck.done) return HCCL_SUCCESS;
-    hostccl::algo::ReduceArgs args;
-    args.send = sendBuf;
-    args.recv = recvBuf;
-    args.count = count;
-    args.dtype = static_cast<hostccl::DataType>(call.dtype);
-    args.op = static_cast<hostccl::RedOp>(call.op);
-    args.root = static_cast<int>(root);
-    st = ck.comm->EnqueueReduce(ck.stream, args, ck.send_alloc, ck.recv_alloc);
-    if (!st.ok()) return ToResult(Reject("HcclReduce", ck.comm->rank(), st));
-    return HCCL_SUCCESS;
+    return CheckAndEnqueue({hostccl::CollKind::kReduce, sendBuf, recvBuf, count, EnumBits(dataType), EnumBits(op),
+                            root, comm, stream});
+  });
+}
+
+HOSTCCL_API HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
+                                     HcclReduceOp op, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kAllReduce, sendBuf, recvBuf, count, EnumBits(dataType), EnumBits(op),
+                            0, comm, stream});
   });
 }
 
 #define HOSTCCL_OP_NOT_SUPPORTED(name) \
   ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
 
-HOSTCCL_API HcclResult HcclAllReduce(void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclAllReduce);
-}
+
 HOSTCCL_API HcclResult HcclBroadcast(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclBroadcast);
 }

@@ -6,38 +6,31 @@
 namespace hostccl {
 
 const char* CollKindName(CollKind k) {
-  switch (k) {
-    case CollKind::kNone: return "none";
-    case CollKind::kReduce: return "HcclReduce";
-    case CollKind::kAllReduce: return "HcclAllReduce";
-    case CollKind::kBroadcast: return "HcclBroadcast";
-    case CollKind::kBarrier: return "HcclBarrier";
-    case CollKind::kAllGather: return "HcclAllGather";
-    case CollKind::kReduceScatter: return "HcclReduceScatter";
-    case CollKind::kScatter: return "HcclScatter";
-    case CollKind::kSendRecv: return "HcclSend/Recv";
-    case CollKind::kAlltoAll: return "HcclAlltoAll";
-    case CollKind::kInternal: return "internal";
+  if (k == CollKind::kNone) return "none";
+  if (k == CollKind::kInternal) return "internal";
+  const OpInfo* o = FindOp(k);
+  return o ? o->api : "?";
+}
+
+uint64_t HashWords(const uint64_t* words, uint64_t n, uint64_t h) {
+  for (uint64_t i = 0; i < n; ++i) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (words[i] >> (8 * b)) & 0xff;
+      h *= 1099511628211ull;
+    }
   }
-  return "?";
+  return h;
 }
 
 std::string DescribeFingerprint(const Fingerprint& fp) {
-  auto kind = static_cast<CollKind>(fp.kind);
-  switch (kind) {
-    case CollKind::kBarrier:
-    case CollKind::kNone:
-    case CollKind::kInternal:
-      return "";
-    default: break;
-  }
+  const OpInfo* o = FindOp(static_cast<CollKind>(fp.kind));
+  if (o == nullptr || o->kind == CollKind::kBarrier) return "";
   std::string s = StrFormat("count=%llu %s", static_cast<unsigned long long>(fp.count),
                             DataTypeName(fp.dtype));
-  bool reduction = kind == CollKind::kReduce || kind == CollKind::kAllReduce ||
-                   kind == CollKind::kReduceScatter;
-  if (reduction) s += StrFormat(" %s", RedOpName(fp.op));
-  bool rooted = kind == CollKind::kReduce || kind == CollKind::kBroadcast || kind == CollKind::kScatter;
-  if (rooted) s += StrFormat(" root=%u", fp.root);
+  if (o->reduces) s += StrFormat(" %s", RedOpName(fp.op));
+  if (o->root == RootRule::kRoot) s += StrFormat(" root=%u", fp.root);
+  if (o->root == RootRule::kPeer) s += StrFormat(" peer=%u", fp.root);
+  if (o->send == BufRule::kV || o->recv == BufRule::kV) s += StrFormat(" arrays=%08x", fp.root);
   return s;
 }
 

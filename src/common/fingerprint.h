@@ -5,20 +5,18 @@
 #include <cstdint>
 #include <string>
 
-namespace hostccl {
+#include "common/ops.h"
 
-enum class CollKind : uint8_t {
-  kNone = 0, kReduce = 1, kAllReduce = 2, kBroadcast = 3, kBarrier = 4, kAllGather = 5,
-  kReduceScatter = 6, kScatter = 7, kSendRecv = 8, kAlltoAll = 9, kInternal = 10,
-};
-const char* CollKindName(CollKind k);  // "HcclReduce", ...
+namespace hostccl {
 
 struct Fingerprint {
   uint8_t kind = 0;      // CollKind
   uint8_t dtype = 0;     // HcclDataType value
   uint8_t op = 0;        // HcclReduceOp value (0 when not a reduction)
   uint8_t reserved = 0;
-  uint32_t root = 0;     // root rank (0 when not rooted)
+  uint32_t root = 0;     // root rank or peer (0 when not rooted); for operators with V arrays
+                         // that must match (AllGatherV, ReduceScatterV, AlltoAllVC) the low 32
+                         // bits of the arrays' FNV-1a hash (HashWords)
   uint64_t seq = 0;      // per-communicator sequence number of this collective (1, 2, ...)
   uint64_t count = 0;    // element count
   bool operator==(const Fingerprint& o) const {
@@ -28,6 +26,9 @@ struct Fingerprint {
   bool operator!=(const Fingerprint& o) const { return !(*this == o); }
 };
 static_assert(sizeof(Fingerprint) == 24, "fingerprint travels on the wire");
+
+// FNV-1a over raw 64-bit words (the V arrays' entry into the fingerprint).
+uint64_t HashWords(const uint64_t* words, uint64_t n, uint64_t h = 1469598103934665603ull);
 
 // "count=8 fp32 sum root=2" (fields that apply to the kind)
 std::string DescribeFingerprint(const Fingerprint& fp);

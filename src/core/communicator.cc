@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 
-#include "algo/barrier/barrier.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/env.h"
 #include "common/log.h"
@@ -37,13 +36,37 @@ std::string Hex(const uint8_t* p, size_t n) {
   return s;
 }
 
-// Default pipeline chunk: big enough to amortise per-message cost, small enough to pipeline.
-// node_chain crosses K host links in a row, so its fill costs K chunks at link rate: 512 KiB
-// (4x2 hosts at 1 Gbit/s: 1 MiB chunks 88.5% of the link, 512 KiB 92.3%; docs/multihost.md).
-uint64_t DefaultChunkBytes(uint64_t bytes, const algo::ReduceAlgorithm* a) {
-  const uint64_t cap = a->needs_node_groups ? 512 << 10 : 1 << 20;
+// Default pipeline chunk: big enough to amortise per-message cost, small enough to pipeline;
+// at most the algorithm's chunk_cap (its row in algo/registry.cc).
+uint64_t DefaultChunkBytes(uint64_t bytes, const algo::Algorithm* a) {
+  const uint64_t cap = a->chunk_cap ? a->chunk_cap : 1 << 20;
   uint64_t c = std::clamp<uint64_t>(bytes / 8, 64 << 10, cap);
   return c & ~uint64_t{63};
+}
+
+// The fingerprint of an operation: the fields its row says must match across ranks. With
+// HOSTCCL_CHECK_ARGS=0 only kind and seq remain (TCP frames then match on those only).
+Fingerprint MakeFingerprint(const algo::OpArgs& a, uint64_t seq, int nranks, bool check) {
+  Fingerprint fp;
+  fp.kind = static_cast<uint8_t>(a.kind);
+  fp.seq = seq;
+  const OpInfo* o = FindOp(a.kind);
+  if (!check || o == nullptr || a.kind == CollKind::kBarrier) return fp;
+  fp.dtype = static_cast<uint8_t>(a.dtype);
+  fp.count = a.count;
+  if (o->reduces) fp.op = static_cast<uint8_t>(a.op);
+  if (o->root != RootRule::kNoRoot) fp.root = static_cast<uint32_t>(a.root);
+  // V arrays that must be identical on every rank enter as a hash (collectives.md 1.8).
+  const uint64_t n = static_cast<uint64_t>(nranks);
+  uint64_t h = 0;
+  if (a.kind == CollKind::kAllGatherV && a.recv_counts && a.recv_displs)
+    h = HashWords(a.recv_displs, n, HashWords(a.recv_counts, n));
+  else if (a.kind == CollKind::kReduceScatterV && a.send_counts && a.send_displs)
+    h = HashWords(a.send_displs, n, HashWords(a.send_counts, n));
+  else if (a.kind == CollKind::kAlltoAllVC && a.send_counts)
+    h = HashWords(a.send_counts, n * n);
+  if (h != 0) fp.root = static_cast<uint32_t>(h ^ (h >> 32));
+  return fp;
 }
 
 // Whether a communicator whose ranks are all threads of this process still needs a TCP mesh:
@@ -55,7 +78,8 @@ bool ThreadsNeedMesh() {
   std::vector<AlgoRule> rules;
   if (auto a = EnvRaw(Knob::kAlgo); a && ParseAlgoRules(*a, &rules).ok())
     for (const auto& r : rules)
-      if (const auto* alg = algo::FindReduceAlgorithm(r.algorithm); alg && alg->needs_transport) return true;
+      if (const auto* alg = algo::FindAlgorithm(r.op, r.algorithm); alg && (alg->needs & algo::kNeedsTransport))
+        return true;
   return false;
 }
 
@@ -465,58 +489,59 @@ net::BufDesc Describe(const void* p, const std::optional<rt::Allocation>& a) {
 }
 }  // namespace
 
-Status Communicator::EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& in,
-                                   const std::optional<rt::Allocation>& send_alloc,
-                                   const std::optional<rt::Allocation>& recv_alloc) {
+Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
+                             const std::optional<rt::Allocation>& send_alloc,
+                             const std::optional<rt::Allocation>& recv_alloc) {
   if (failed()) return error();
-  algo::ReduceArgs args = in;
+  algo::OpArgs args = in;
   if (shm_ || node_shm_) {
     args.send_desc = Describe(args.send, send_alloc);
     args.recv_desc = Describe(args.recv, recv_alloc);
   }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
-  return stream->Enqueue([self = shared_from_this(), seq, args]() { return self->RunReduce(seq, args); });
+  const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_);
+  return stream->Enqueue([self = shared_from_this(), fp, args]() { return self->Run(fp, args); });
 }
 
 Status Communicator::EnqueueBarrier(rt::Stream* stream) {
-  if (failed()) return error();
-  uint64_t seq = next_seq_.fetch_add(1) + 1;
-  return stream->Enqueue([self = shared_from_this(), seq]() { return self->RunBarrier(seq); });
+  algo::OpArgs args;
+  args.kind = CollKind::kBarrier;
+  args.count = 0;
+  return Enqueue(stream, args);
 }
 
-Status Communicator::RunReduce(uint64_t seq, const algo::ReduceArgs& args) {
+Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   std::lock_guard<std::mutex> lk(exec_mu_);
+  const uint64_t seq = fp.seq;
   running_seq_.store(seq);
   SetLogRank(rank_);
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
   inflight_.fetch_add(1);
-  Fingerprint fp;
-  fp.kind = static_cast<uint8_t>(CollKind::kReduce);
-  fp.dtype = static_cast<uint8_t>(args.dtype);
-  fp.op = static_cast<uint8_t>(args.op);
-  fp.root = static_cast<uint32_t>(args.root);
-  fp.seq = seq;
-  fp.count = args.count;
-  if (!check_args_) fp.dtype = fp.op = 0, fp.root = 0, fp.count = 0;  // TCP frames then match on kind and seq only
-  const uint64_t bytes = args.count * DataTypeSize(args.dtype);
+  const char* api = CollKindName(args.kind);
+  const uint64_t bytes = args.kind == CollKind::kBarrier ? 0 : args.bytes();
   Placement where;
   where.nranks = size_;
   where.all_local = local_ != nullptr;
   where.shm = shm_ != nullptr;
   where.has_transport = transport_ != nullptr;
   where.node_groups = node_shm_ != nullptr;
-  std::string why;
-  const algo::ReduceAlgorithm* a = SelectReduce(forced_, bytes, where, &why);
+  const char* why = "";
+  const algo::Algorithm* a = Select(args.kind, forced_, bytes, where, &why);
+  if (a == nullptr) {
+    inflight_.fetch_sub(1);
+    return Finish(api, seq, MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)",
+                                       api, why));
+  }
   algo::Context ctx = MakeContext(fp, OpDeadline());
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
-  HLOG_INFO(kColl, "HcclReduce #%llu %s on '%s': %s (%s), transport %s",
-            static_cast<unsigned long long>(seq), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name,
-            why.c_str(), local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
+  HLOG_INFO(kColl, "%s #%llu %s on '%s': %s (%s), transport %s", api, static_cast<unsigned long long>(seq),
+            DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
+            local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
   Status st = a->run(ctx, args);
   inflight_.fetch_sub(1);
-  return Finish("HcclReduce", seq, std::move(st));
+  return Finish(api, seq, std::move(st));
 }
 
 // A failed operation fails the communicator; the message names the operation and this rank
@@ -528,32 +553,6 @@ Status Communicator::Finish(const char* op, uint64_t seq, Status st) {
                                      st.message().c_str()));
   Fail(st);
   return st;
-}
-
-Status Communicator::RunBarrier(uint64_t seq) {
-  std::lock_guard<std::mutex> lk(exec_mu_);
-  running_seq_.store(seq);
-  SetLogRank(rank_);
-  if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
-  if (failed()) return error();
-  inflight_.fetch_add(1);
-  Fingerprint fp;
-  fp.kind = static_cast<uint8_t>(CollKind::kBarrier);
-  fp.seq = seq;
-  algo::Context ctx = MakeContext(fp, OpDeadline());
-  Status st;
-  if (shm_) {
-    // Over shared memory the barrier carries its fingerprint, so a rank in a different collective
-    // (or one that skipped a call) is named here too.
-    uint64_t ticket = 0;
-    st = shm_->Arrive(fp, nullptr, 0, ctx.deadline, seq, &ticket);
-    if (int r = st.ok() && check_args_ ? shm_->FirstMismatch(ticket) : -1; r >= 0)
-      st = Status(Code::kPara, FormatMismatch(shm_->ArrivedFp(0, ticket), 0, shm_->ArrivedFp(r, ticket), r));
-  } else {
-    st = algo::Barrier(ctx);
-  }
-  inflight_.fetch_sub(1);
-  return Finish("HcclBarrier", seq, std::move(st));
 }
 
 void Communicator::Destroy() {

@@ -67,13 +67,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Records the first error, tells the peers (abort) and fails later calls.
   void Fail(const Status& st);
 
-  // Enqueue an operation on `stream`; its sequence number is taken now (issue order).
+  // Enqueue an operation (any operator: args.kind) on `stream`; its sequence number and its
+  // fingerprint are taken now (issue order; the V arrays are only valid during the call).
   // `send_alloc`/`recv_alloc`: the aclrtMalloc allocations holding the buffers (as the argument
   // check found them), used to describe the buffers to peers on this host.
-  Status EnqueueReduce(rt::Stream* stream, const algo::ReduceArgs& args,
-                       const std::optional<rt::Allocation>& send_alloc,
-                       const std::optional<rt::Allocation>& recv_alloc);
-  Status EnqueueBarrier(rt::Stream* stream);
+  Status Enqueue(rt::Stream* stream, const algo::OpArgs& args,
+                 const std::optional<rt::Allocation>& send_alloc = std::nullopt,
+                 const std::optional<rt::Allocation>& recv_alloc = std::nullopt);
+  Status EnqueueBarrier(rt::Stream* stream);  // Enqueue of an OpArgs of kind kBarrier
 
   // Interrupts running operations and marks the communicator destroyed.
   void Destroy();
@@ -94,8 +95,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status FinishSetup(const std::string& local_key);
   algo::Context MakeContext(const Fingerprint& fp, Deadline deadline);
   Deadline OpDeadline() const;
-  Status RunReduce(uint64_t seq, const algo::ReduceArgs& args);
-  Status RunBarrier(uint64_t seq);
+  // The one run path of every operator: select, log, run the algorithm, finish.
+  Status Run(const Fingerprint& fp, const algo::OpArgs& args);
   Status Finish(const char* op, uint64_t seq, Status st);
 
   int rank_ = 0;

@@ -5,11 +5,11 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/ops.h"
+#include "common/status.h"
 
 namespace hostccl::core {
 namespace {
-
-using algo::kGatherMaxBytes;
 
 bool ParseSize(const std::string& s, uint64_t* out) {
   if (s == "inf") { *out = UINT64_MAX; return true; }
@@ -56,48 +56,104 @@ Status ParseAlgoRules(const std::string& text, std::vector<AlgoRule>* rules) {
           !ParseSize(range.substr(dash + 1), &r.max_bytes))
         return MakeStatus(Code::kPara, "HOSTCCL_ALGO: bad byte range '%s' in '%s'", range.c_str(), item.c_str());
     }
-    if (r.collective != "reduce")
-      return MakeStatus(Code::kPara, "HOSTCCL_ALGO: unknown collective '%s' (known: reduce)", r.collective.c_str());
-    if (algo::FindReduceAlgorithm(r.algorithm) == nullptr)
-      return MakeStatus(Code::kPara, "HOSTCCL_ALGO: unknown reduce algorithm '%s'", r.algorithm.c_str());
+    const OpInfo* op = FindOpByAlgoName(r.collective);
+    if (op == nullptr) {
+      std::string known;
+      for (const auto& o : kOps) known += std::string(known.empty() ? "" : " ") + o.algo;
+      return MakeStatus(Code::kPara, "HOSTCCL_ALGO: unknown collective '%s' (known: %s)", r.collective.c_str(),
+                        known.c_str());
+    }
+    r.op = op->kind;
+    if (algo::FindAlgorithm(r.op, r.algorithm) == nullptr) {
+      std::string known;
+      for (const auto& a : algo::Algorithms())
+        if (a.op == r.op) known += std::string(known.empty() ? "" : " ") + a.name;
+      return MakeStatus(Code::kPara, "HOSTCCL_ALGO: unknown %s algorithm '%s' (known: %s)", r.collective.c_str(),
+                        r.algorithm.c_str(), known.empty() ? "none yet" : known.c_str());
+    }
     rules->push_back(r);
   }
   return Status::Ok();
 }
 
-const algo::ReduceAlgorithm* SelectReduce(const std::vector<AlgoRule>& forced, uint64_t bytes,
-                                          const Placement& where, std::string* why) {
-  auto feasible = [&](const algo::ReduceAlgorithm* a) {
-    return a != nullptr && (!a->needs_local_group || where.all_local) &&
-           (!a->needs_shm_group || where.shm) && (!a->needs_node_groups || where.node_groups) &&
-           (!a->needs_transport || where.has_transport || where.nranks == 1);
-  };
+const char* DefaultRuleText(CollKind op) {
+  switch (op) {
+    // Thread ranks fold in place; processes of one host through the shared segment; over TCP
+    // small inputs go to the root in one hop (above 256 KiB the root's link costs more than the
+    // chain), several hosts chain host by host.
+    case CollKind::kReduce:
+      return "reduce=direct#reduce=shm#reduce:0-262145:gather#reduce=node_chain#reduce=chain";  // gather: <= 256 KiB
+    // Threads fold slices in place; processes of one host send small inputs inline in the arrival
+    // (one arrival; <= 4 KiB) and fold slices of the mapped buffers above; over TCP small inputs go
+    // to everyone in one hop (flat), larger ones reduce-scatter + allgather; several hosts: node.
+    case CollKind::kAllReduce:
+      return "allreduce=direct#allreduce:0-4097:shm_inline#allreduce=shm#allreduce:0-16385:flat#"
+             "allreduce=node#allreduce=rs_ag";
+    case CollKind::kBarrier:
+      return "barrier=local#barrier=shm#barrier=tcp";
+    default:
+      return "";
+  }
+}
+
+namespace {
+
+struct DefaultTable {
+  std::vector<AlgoRule> rules[256];
+  std::vector<std::string> text[256];  // "default rule '<rule>'", for the log
+  DefaultTable() {
+    for (const auto& o : kOps) {
+      const size_t k = static_cast<size_t>(o.kind);
+      Status st = ParseAlgoRules(DefaultRuleText(o.kind), &rules[k]);
+      if (!st.ok()) HLOG_ERROR(kAlgo, "default rules of %s: %s", o.api, st.message().c_str());
+      for (const auto& r : rules[k])
+        text[k].push_back("default rule '" + (r.max_bytes == UINT64_MAX && r.min_bytes == 0
+                              ? r.collective + "=" + r.algorithm
+                              : StrFormat("%s:%llu-%llu:%s", r.collective.c_str(),
+                                          static_cast<unsigned long long>(r.min_bytes),
+                                          static_cast<unsigned long long>(r.max_bytes), r.algorithm.c_str())) + "'");
+    }
+  }
+};
+
+bool Feasible(const algo::Algorithm* a, const Placement& where) {
+  return a != nullptr && (!(a->needs & algo::kNeedsLocal) || where.all_local) &&
+         (!(a->needs & algo::kNeedsShm) || where.shm) && (!(a->needs & algo::kNeedsNodes) || where.node_groups) &&
+         (!(a->needs & algo::kNeedsTransport) || where.has_transport || where.nranks == 1);
+}
+
+}  // namespace
+
+const algo::Algorithm* Select(CollKind op, const std::vector<AlgoRule>& forced, uint64_t bytes,
+                              const Placement& where, const char** why) {
   for (const auto& r : forced) {
-    if (r.collective != "reduce" || bytes < r.min_bytes || bytes >= r.max_bytes) continue;
-    const auto* a = algo::FindReduceAlgorithm(r.algorithm);
-    if (feasible(a)) {
+    if (r.op != op || bytes < r.min_bytes || bytes >= r.max_bytes) continue;
+    const auto* a = algo::FindAlgorithm(op, r.algorithm);
+    if (Feasible(a, where)) {
       *why = "HOSTCCL_ALGO";
       return a;
     }
-    static std::atomic<bool> warned{false};
-    if (!warned.exchange(true)) {
-      HLOG_WARN(kAlgo, "HOSTCCL_ALGO asks for reduce algorithm '%s', which cannot run on this "
-                "communicator (%s); using the default table", r.algorithm.c_str(),
-                "its placement requirement is not met");
+    static std::atomic<uint64_t> warned{0};
+    const uint64_t bit = uint64_t{1} << (static_cast<unsigned>(op) & 63);
+    if ((warned.fetch_or(bit) & bit) == 0) {
+      HLOG_WARN(kAlgo, "HOSTCCL_ALGO asks for %s algorithm '%s', which cannot run on this communicator "
+                "(its placement requirement is not met); using the default rules", r.collective.c_str(),
+                r.algorithm.c_str());
     }
   }
-  *why = "table";
-  // Looked up once: this runs on every call.
-  static const algo::ReduceAlgorithm* const kDirect = algo::FindReduceAlgorithm("direct");
-  static const algo::ReduceAlgorithm* const kShm = algo::FindReduceAlgorithm("shm");
-  static const algo::ReduceAlgorithm* const kGather = algo::FindReduceAlgorithm("gather");
-  static const algo::ReduceAlgorithm* const kNodeChain = algo::FindReduceAlgorithm("node_chain");
-  static const algo::ReduceAlgorithm* const kChain = algo::FindReduceAlgorithm("chain");
-  if (where.all_local) return kDirect;
-  if (where.shm) return kShm;
-  if (bytes <= kGatherMaxBytes) return kGather;
-  if (where.node_groups) return kNodeChain;
-  return kChain;
+  static const DefaultTable* const table = new DefaultTable();  // parsed once: this runs on every call
+  const size_t k = static_cast<size_t>(op);
+  const auto& rules = table->rules[k];
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const auto& r = rules[i];
+    if (bytes < r.min_bytes || bytes >= r.max_bytes) continue;
+    const auto* a = algo::FindAlgorithm(op, r.algorithm);
+    if (!Feasible(a, where)) continue;
+    *why = table->text[k][i].c_str();
+    return a;
+  }
+  *why = "no rule";
+  return nullptr;
 }
 
 }  // namespace hostccl::core

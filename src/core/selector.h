@@ -1,19 +1,22 @@
-// Algorithm selection: a table (collective x size x ranks x placement -> algorithm) that
-// HOSTCCL_ALGO overrides. Syntax: "reduce=chain" (always), or rules separated by '#':
-// "reduce:0-64K:gather#reduce:64K-inf:chain" (byte ranges, K/M/G suffixes, end exclusive).
+// Algorithm selection: per operator an ordered list of rules in the HOSTCCL_ALGO syntax,
+// "reduce=chain" (always) or "reduce:0-64K:gather" (bytes per rank in [0, 64K); K/M/G suffixes,
+// end exclusive), rules separated by '#'. The user's HOSTCCL_ALGO rules come first, then the
+// operator's default rules (DefaultRuleText); the first rule whose range holds the size and whose
+// algorithm can run on this placement (algo::Needs) wins.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "algo/reduce/reduce_algorithms.h"
+#include "algo/registry.h"
 #include "common/status.h"
 
 namespace hostccl::core {
 
 struct AlgoRule {
-  std::string collective;  // "reduce"
+  std::string collective;  // "reduce": the operator's HOSTCCL_ALGO name (common/ops.h)
+  CollKind op = CollKind::kNone;
   uint64_t min_bytes = 0;
   uint64_t max_bytes = UINT64_MAX;  // exclusive
   std::string algorithm;
@@ -30,9 +33,14 @@ struct Placement {
   bool node_groups = false;   // several hosts, contiguous ranks per host, per-host segments
 };
 
-// Picks the Reduce algorithm for `bytes` per rank. Forced rules win when the algorithm can run
-// with this placement (otherwise the default is used and a warning logged once).
-const algo::ReduceAlgorithm* SelectReduce(const std::vector<AlgoRule>& forced, uint64_t bytes,
-                                          const Placement& where, std::string* why);
+// The default rules of `op` (HOSTCCL_ALGO syntax; "" when the operator has none yet).
+const char* DefaultRuleText(CollKind op);
+
+// Picks the algorithm of `op` for `bytes` per rank: the forced rules first (a forced algorithm
+// that cannot run here is skipped with a warning, logged once), then the default rules. *why is
+// "HOSTCCL_ALGO" or "default rule '<rule>'". nullptr when no rule matches (an operator without
+// algorithms).
+const algo::Algorithm* Select(CollKind op, const std::vector<AlgoRule>& forced, uint64_t bytes,
+                              const Placement& where, const char** why);
 
 }  // namespace hostccl::core

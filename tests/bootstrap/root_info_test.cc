@@ -68,6 +68,35 @@ TEST(RootInfo, RejectsGarbageAndZeros) {
   EXPECT_EQ(DecodeRootInfo(nullptr, &out).code(), Code::kPtr);
 }
 
+// A checksum only proves the bytes are as encoded: fields that are well formed but invalid must
+// still be refused, each with a message naming the field.
+TEST(RootInfo, RejectsInvalidFieldsUnderAValidChecksum) {
+  struct Case {
+    const char* what;
+    void (*edit)(RootInfo*);
+    const char* names;
+  };
+  const Case cases[] = {
+      {"port 0", [](RootInfo* r) { r->port = 0; }, "port 0"},
+      {"empty identifier", [](RootInfo* r) { r->identifier.clear(); }, "identifier"},
+      {"host name instead of an IP", [](RootInfo* r) { r->ip = "rootnode"; }, "IP"},
+      {"empty IP", [](RootInfo* r) { r->ip.clear(); }, "IP"},
+      {"identifier with a space", [](RootInfo* r) { r->identifier = "a b"; }, "identifier"},
+  };
+  for (const Case& c : cases) {
+    RootInfo in = Sample();
+    c.edit(&in);
+    uint8_t buf[kRootInfoBytes];
+    EncodeRootInfo(in, buf);
+    RootInfo out;
+    out.port = 4242;
+    Status st = DecodeRootInfo(buf, &out);
+    EXPECT_EQ(st.code(), Code::kPara) << c.what << ": " << st.ToString();
+    EXPECT_NE(st.message().find(c.names), std::string::npos) << c.what << ": " << st.ToString();
+    EXPECT_EQ(out.port, 4242) << c.what << ": a refused root info must leave the output alone";
+  }
+}
+
 TEST(RootWire, RankTableRoundTripAndBounds) {
   std::vector<RankInfo> all(3);
   for (uint32_t i = 0; i < 3; ++i) {

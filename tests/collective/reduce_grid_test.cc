@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "algo/registry.h"
 #include "harness/input_gen.h"
 #include "harness/reduce_check.h"
 #include "harness/run_ranks.h"
@@ -30,13 +31,15 @@ struct GridConfig {
   std::string algo;  // "" = automatic choice
   int chunk_bytes;   // 0 = library default; small values force multi-chunk pipelines
   bool full;
+  int hosts = 1;     // processes only: >1 emulates that many hosts (HOSTCCL_NODE_ID per rank)
 };
 
-// "" = automatic. These are the library's reduce algorithms today (src/algo/reduce); add a name
-// here when a new one lands (planned: tree_gather, rs_gather). "direct" runs only when all ranks
-// are threads of one process, "shm" needs processes of one host, "gather"/"chain" run anywhere;
-// elsewhere the library falls back to its table.
-const char* const kAlgos[] = {"", "direct", "gather", "chain", "shm"};
+// "" = automatic, then every reduce algorithm of the library (src/algo/reduce; the coverage test
+// below fails when the library gains one that is not listed here). "direct" runs only when all
+// ranks are threads of one process, "shm" needs processes of one host, "node_chain" ranks on
+// several hosts (emulated here with HOSTCCL_NODE_ID), "gather"/"chain" run anywhere; elsewhere the
+// library falls back to its table.
+const char* const kAlgos[] = {"", "direct", "gather", "chain", "shm", "node_chain"};
 constexpr int kNumAlgos = static_cast<int>(sizeof(kAlgos) / sizeof(kAlgos[0]));
 const uint64_t kSmallCounts[] = {1, 7, 1023};
 const uint64_t kAllCounts[] = {1, 7, 1023, 65537, (1u << 20) + 3};
@@ -50,14 +53,17 @@ std::string ConfigName(const GridConfig& c) {
   s += "_";
   s += c.algo.empty() ? std::string("auto") : c.algo;
   if (c.chunk_bytes) (s += "_chunk") += std::to_string(c.chunk_bytes);
+  if (c.hosts > 1) (s += "_hosts") += std::to_string(c.hosts);
   return s;
 }
 
 void PrintTo(const GridConfig& c, std::ostream* os) { *os << ConfigName(c); }
 
 std::vector<GridConfig> DefaultConfigs() {
-  // Every rank count, every algorithm, all three modes, some forced small chunks.
-  const struct { int n; Mode m; const char* algo; int chunk; } rows[] = {
+  // Every rank count, every algorithm, all three modes, some forced small chunks; every algorithm
+  // forced at one rank (their single-rank branches copy the input: count > 1 and not in place
+  // are among the cases); node_chain and the automatic plan across emulated hosts.
+  const struct { int n; Mode m; const char* algo; int chunk; int hosts = 1; } rows[] = {
       {1, Mode::kThreadsInitAll, "", 0},
       {2, Mode::kProcesses, "", 0},
       {2, Mode::kThreadsRootInfo, "direct", 0},
@@ -73,9 +79,17 @@ std::vector<GridConfig> DefaultConfigs() {
       {5, Mode::kProcesses, "shm", 0},
       {2, Mode::kThreadsInitAll, "chain", 4096},
       {3, Mode::kThreadsRootInfo, "gather", 0},
+      {1, Mode::kThreadsRootInfo, "direct", 0},
+      {1, Mode::kProcesses, "gather", 0},
+      {1, Mode::kProcesses, "chain", 0},
+      {1, Mode::kProcesses, "shm", 0},
+      {4, Mode::kProcesses, "node_chain", 0, 2},
+      {5, Mode::kProcesses, "node_chain", 8192, 3},
+      {6, Mode::kProcesses, "", 0, 2},
   };
   std::vector<GridConfig> out;
-  for (const auto& r : rows) out.push_back({static_cast<int>(out.size()), r.n, r.m, r.algo, r.chunk, false});
+  for (const auto& r : rows)
+    out.push_back({static_cast<int>(out.size()), r.n, r.m, r.algo, r.chunk, false, r.hosts});
   return out;
 }
 
@@ -83,11 +97,16 @@ std::vector<GridConfig> FullConfigs() {
   std::vector<GridConfig> out;
   for (int n : {1, 2, 3, 4, 5, 8})
     for (Mode m : {Mode::kThreadsInitAll, Mode::kThreadsRootInfo, Mode::kProcesses})
-      for (const char* a : kAlgos)
-        out.push_back({static_cast<int>(out.size()), n, m, a, 0, true});
+      for (const char* a : kAlgos) {
+        const int hosts = m == Mode::kProcesses && n > 1 && std::string(a) == "node_chain" ? 2 : 1;
+        out.push_back({static_cast<int>(out.size()), n, m, a, 0, true, hosts});
+      }
   // The chunked paths once more with a small chunk, for every algorithm.
   for (const char* a : kAlgos)
-    for (int n : {3, 8}) out.push_back({static_cast<int>(out.size()), n, Mode::kProcesses, a, 4096, true});
+    for (int n : {3, 8}) {
+      const int hosts = std::string(a) == "node_chain" ? 2 : 1;
+      out.push_back({static_cast<int>(out.size()), n, Mode::kProcesses, a, 4096, true, hosts});
+    }
   return out;
 }
 
@@ -149,6 +168,14 @@ TEST_P(ReduceGrid, MatchesReferenceFold) {
   if (!g.algo.empty()) opts.env.push_back({"HOSTCCL_ALGO", "reduce=" + g.algo});
   if (g.chunk_bytes) opts.env.push_back({"HOSTCCL_CHUNK_BYTES", std::to_string(g.chunk_bytes)});
   if (g.full) opts.timeout_s = 7200;
+  if (g.hosts > 1) {
+    // Contiguous blocks of ranks per emulated host (the node-aware plan needs contiguous ranges).
+    opts.rank_env = [&g](int rank) {
+      const int host = rank * g.hosts / g.nranks;
+      return std::vector<std::pair<std::string, std::string>>{
+          {"HOSTCCL_NODE_ID", std::string("grid-host-").append(std::to_string(host))}};
+    };
+  }
   RunResult res = RunRanks(g.nranks, g.mode, [&](RankContext& ctx) {
     uint32_t size = 0, id = 0;
     if (HcclGetRankSize(ctx.comm, &size) != HCCL_SUCCESS || size != static_cast<uint32_t>(g.nranks) ||
@@ -244,18 +271,28 @@ INSTANTIATE_TEST_SUITE_P(Default, ReduceHostBuffers,
                                            HostBufConfig{3, "off"}, HostBufConfig{4, "off"}),
                          [](const auto& info) { return HostBufName(info.param); });
 
-// The default subset really covers what it claims (guards against an edit that drops a class).
+// The default subset really covers what it claims, checked against the library's own registry
+// of algorithms (src/algo/registry.h, the HcclReduce rows): every algorithm the library has is
+// forced by some default configuration whose placement meets its requirements (so it really runs
+// rather than falling back to the table), and also at one rank where one rank can run it.
+bool Runs(const algo::Algorithm& a, const GridConfig& g) {
+  const bool threads = g.mode != Mode::kProcesses;
+  if ((a.needs & algo::kNeedsLocal) && !threads) return false;
+  if ((a.needs & algo::kNeedsShm) && (threads || g.hosts > 1)) return false;
+  if ((a.needs & algo::kNeedsNodes) && (threads || g.hosts < 2)) return false;
+  return true;
+}
+
 TEST(ReduceGridCoverage, DefaultSubsetCoversEveryClass) {
   std::set<std::pair<int, int>> dtype_op;
   std::set<uint64_t> counts;
-  std::set<int> ranks, root_classes, algos;
+  std::set<int> ranks, root_classes;
   std::set<Mode> modes;
-  bool in_place = false, out_of_place = false;
+  bool in_place = false, out_of_place = false, several_hosts = false;
   for (const GridConfig& g : DefaultConfigs()) {
     ranks.insert(g.nranks);
     modes.insert(g.mode);
-    for (int a = 0; a < kNumAlgos; ++a)
-      if (g.algo == kAlgos[a]) algos.insert(a);
+    several_hosts |= g.hosts > 1 && g.algo.empty();
     for (const ReduceCase& c : Cases(g)) {
       dtype_op.insert({c.dtype, c.op});
       counts.insert(c.count);
@@ -263,13 +300,32 @@ TEST(ReduceGridCoverage, DefaultSubsetCoversEveryClass) {
       (c.in_place ? in_place : out_of_place) = true;
     }
   }
+  std::set<std::string> listed;
+  for (const char* a : kAlgos)
+    if (*a) listed.insert(a);
+  std::set<std::string> library;
+  for (const algo::Algorithm& a : algo::Algorithms()) {
+    if (a.op != CollKind::kReduce) continue;
+    library.insert(a.name);
+    bool forced = false, single = false;
+    for (const GridConfig& g : DefaultConfigs()) {
+      if (g.algo != a.name || !Runs(a, g)) continue;
+      forced = true;
+      single |= g.nranks == 1;
+    }
+    EXPECT_TRUE(forced) << "no default configuration runs reduce algorithm " << a.name;
+    if (!(a.needs & algo::kNeedsNodes)) {
+      EXPECT_TRUE(single) << "no default configuration forces " << a.name << " at one rank";
+    }
+  }
+  EXPECT_EQ(listed, library) << "kAlgos must list exactly the library's reduce algorithms";
   EXPECT_EQ(dtype_op.size(), 48u);
   EXPECT_EQ(counts, (std::set<uint64_t>{0, 1, 7, 1023, 65537, (1u << 20) + 3}));
-  EXPECT_EQ(ranks, (std::set<int>{1, 2, 3, 4, 5, 8}));
-  EXPECT_EQ(algos.size(), static_cast<size_t>(kNumAlgos));
+  EXPECT_EQ(ranks, (std::set<int>{1, 2, 3, 4, 5, 6, 8}));
   EXPECT_EQ(modes.size(), 3u);
   EXPECT_EQ(root_classes.size(), 3u);
   EXPECT_TRUE(in_place && out_of_place);
+  EXPECT_TRUE(several_hosts) << "the automatic plan across hosts is not in the default subset";
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 // exactly its table's dtype/op combinations. Public API only.
 #include <acl/acl.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
 #include <hccl/hccl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -467,12 +470,14 @@ const Profile kProfiles[] = {
     {"Atlas310P", {}, {}},
 };
 
-// Runs in a child process started with HOSTCCL_SOC set (skips otherwise). For every dtype x op:
+// Runs only in a child process started with HOSTCCL_SOC set by ArgCheckSoc.EveryProfileMatchesTable
+// (DISABLED_ keeps it out of the normal run, where it could only skip; the parent passes
+// --gtest_also_run_disabled_tests). For every dtype x op:
 // an allowed combination passes the profile check (root 1 on a 1-rank comm -> HCCL_E_PARA, and root
 // 0 really runs), a rejected one returns HCCL_E_NOT_SUPPORT (step 6 comes before the root check).
-TEST_F(ArgCheck, SocProfileChild) {
+TEST_F(ArgCheck, DISABLED_SocProfileChild) {
   const char* soc = std::getenv("HOSTCCL_SOC");  // set by SocProfiles below; not a library read
-  if (soc == nullptr || *soc == '\0') GTEST_SKIP() << "runs as a child of ArgCheckSoc.EveryProfileMatchesTable";
+  ASSERT_TRUE(soc != nullptr && *soc != '\0') << "runs as a child of ArgCheckSoc.EveryProfileMatchesTable";
   const Profile* prof = nullptr;
   for (const auto& p : kProfiles)
     if (std::strcmp(p.name, soc) == 0) prof = &p;
@@ -509,7 +514,15 @@ TEST(ArgCheckSoc, EveryProfileMatchesTable) {
     std::vector<char*> envp;
     for (auto& s : env) envp.push_back(s.data());
     envp.push_back(nullptr);
-    std::vector<std::string> args = {g_self, "--gtest_filter=ArgCheck.SocProfileChild"};
+    // The child's XML report shows that it really ran the case (a filter that matches nothing
+    // would also exit 0).
+    char report[] = "/tmp/hostccl_soc_child_XXXXXX";
+    const int report_fd = mkstemp(report);
+    ASSERT_GE(report_fd, 0);
+    close(report_fd);
+    std::vector<std::string> args = {g_self, "--gtest_filter=ArgCheck.DISABLED_SocProfileChild",
+                                      "--gtest_also_run_disabled_tests",
+                                      std::string("--gtest_output=xml:") + report};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -518,6 +531,12 @@ TEST(ArgCheckSoc, EveryProfileMatchesTable) {
     int st = 0;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);  // bounded by the ctest TIMEOUT; the child makes no collective waits
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "profile " << p.name << " (child output above)";
+    std::ifstream in(report);
+    const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    unlink(report);
+    EXPECT_TRUE(xml.find("name=\"DISABLED_SocProfileChild\"") != std::string::npos &&
+                xml.find("status=\"run\" result=\"completed\"") != std::string::npos)
+        << "profile " << p.name << ": the child did not run its case:\n" << xml;
   }
 }
 

@@ -2,6 +2,8 @@
 // device bookkeeping, VMM registration and the fp16 conversions (against F16C).
 #include <immintrin.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -59,11 +61,28 @@ TEST(Memory, EveryPolicyAndNoPrefault) {
     static_cast<char*>(p)[(3 << 20) - 1] = 1;
     EXPECT_EQ(Free(p), kAclSuccess);
   }
-  setenv("HOSTCCL_MALLOC_PREFAULT", "0", 1);
-  void* p = nullptr;
-  ASSERT_EQ(Malloc(&p, 1 << 20, 2), kAclSuccess);
-  static_cast<char*>(p)[0] = 1;
-  EXPECT_EQ(Free(p), kAclSuccess);
+  // Policy 2 (NORMAL_ONLY) is not a huge-page policy: prefaulted unless the knob says no, in
+  // any of the boolean spellings. mincore reports which pages are backed.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto resident_pages = [page](void* q, size_t len) {
+    std::vector<unsigned char> vec((len + page - 1) / page);
+    EXPECT_EQ(mincore(q, len, vec.data()), 0);
+    size_t n = 0;
+    for (unsigned char v : vec) n += v & 1;
+    return n;
+  };
+  for (const char* value : {"", "1", "0", "off", "FALSE", "no"}) {
+    const bool off = value[0] != '\0' && value[0] != '1';
+    if (value[0] == '\0') unsetenv("HOSTCCL_MALLOC_PREFAULT");
+    else setenv("HOSTCCL_MALLOC_PREFAULT", value, 1);
+    void* p = nullptr;
+    ASSERT_EQ(Malloc(&p, 1 << 20, 2), kAclSuccess) << value;
+    static_cast<char*>(p)[0] = 1;
+    const size_t resident = resident_pages(p, 1 << 20);
+    if (off) EXPECT_LT(resident, (1u << 20) / page / 2) << "HOSTCCL_MALLOC_PREFAULT=" << value;
+    else EXPECT_EQ(resident, (1u << 20) / page) << "HOSTCCL_MALLOC_PREFAULT=" << value;
+    EXPECT_EQ(Free(p), kAclSuccess);
+  }
   unsetenv("HOSTCCL_MALLOC_PREFAULT");
 }
 

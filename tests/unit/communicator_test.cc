@@ -257,9 +257,8 @@ TEST_P(CommTest, RankTableSingleServer) {
 
 TEST_P(CommTest, SubCommunicatorOfHalfTheRanksPassesBarrier) {
   const int n = GetParam();
-  if (n < 2) GTEST_SKIP() << "a half needs at least 2 ranks";
   auto comms = InitAll(n);
-  const int half = n / 2;
+  const int half = n < 2 ? 1 : n / 2;  // at one rank: the one-rank sub-communicator of all ranks
   std::vector<uint32_t> members;
   for (int r = 0; r < half; ++r) members.push_back(static_cast<uint32_t>(r));
   std::vector<HcclComm> subs(n, nullptr);

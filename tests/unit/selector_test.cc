@@ -14,6 +14,14 @@ Placement OneHost(int n) { Placement p; p.nranks = n; p.shm = true; p.has_transp
 Placement Tcp(int n) { Placement p; p.nranks = n; p.has_transport = true; return p; }
 Placement Hosts(int n) { Placement p = Tcp(n); p.node_groups = true; return p; }
 
+const algo::Algorithm* SelectReduce(const std::vector<AlgoRule>& rules, uint64_t bytes, const Placement& where,
+                                    std::string* why) {
+  const char* w = "";
+  const algo::Algorithm* a = Select(CollKind::kReduce, rules, bytes, where, &w);
+  *why = w;
+  return a;
+}
+
 TEST(Selector, DefaultTable) {
   std::vector<AlgoRule> none;
   std::string why;
@@ -25,7 +33,21 @@ TEST(Selector, DefaultTable) {
   EXPECT_STREQ(SelectReduce(none, (256 << 10) + 4, Tcp(4), &why)->name, "chain");
   EXPECT_STREQ(SelectReduce(none, 8, Hosts(4), &why)->name, "gather");
   EXPECT_STREQ(SelectReduce(none, 64 << 20, Hosts(4), &why)->name, "node_chain");
-  EXPECT_EQ(why, "table");
+  EXPECT_EQ(why, "default rule 'reduce=node_chain'");
+}
+
+TEST(Selector, EveryImplementedOperatorHasFeasibleDefaults) {
+  std::vector<AlgoRule> none;
+  const char* why = "";
+  for (const auto& o : kOps) {
+    if (!o.implemented) continue;
+    for (Placement p : {Threads(4), OneHost(4), Tcp(4), Hosts(4)})
+      for (uint64_t bytes : {uint64_t{0}, uint64_t{8}, uint64_t{1} << 30})
+        EXPECT_NE(Select(o.kind, none, bytes, p, &why), nullptr) << o.api << " " << bytes;
+  }
+  EXPECT_STREQ(Select(CollKind::kBarrier, none, 0, Threads(4), &why)->name, "local");
+  EXPECT_STREQ(Select(CollKind::kBarrier, none, 0, OneHost(4), &why)->name, "shm");
+  EXPECT_STREQ(Select(CollKind::kBarrier, none, 0, Tcp(4), &why)->name, "tcp");
 }
 
 TEST(Selector, ForcedRulesAndRanges) {
@@ -39,7 +61,7 @@ TEST(Selector, ForcedRulesAndRanges) {
   ASSERT_TRUE(ParseAlgoRules("reduce=direct", &rules).ok());
   // direct needs thread ranks: falls back to the table for processes.
   EXPECT_STREQ(SelectReduce(rules, 8, Tcp(4), &why)->name, "gather");
-  EXPECT_EQ(why, "table");
+  EXPECT_EQ(why, "default rule 'reduce:0-262145:gather'");
   ASSERT_TRUE(ParseAlgoRules("reduce=shm", &rules).ok());
   EXPECT_STREQ(SelectReduce(rules, 8, OneHost(4), &why)->name, "shm");
   EXPECT_STREQ(SelectReduce(rules, 8, Threads(4), &why)->name, "direct");  // not feasible: table
@@ -51,6 +73,7 @@ TEST(Selector, BadRulesAreRejected) {
   std::vector<AlgoRule> rules;
   EXPECT_EQ(ParseAlgoRules("reduce=nosuch", &rules).code(), Code::kPara);
   EXPECT_EQ(ParseAlgoRules("allgather=ring", &rules).code(), Code::kPara);
+  EXPECT_EQ(ParseAlgoRules("nosuchop=ring", &rules).code(), Code::kPara);
   EXPECT_EQ(ParseAlgoRules("reduce:x-1:chain", &rules).code(), Code::kPara);
   EXPECT_EQ(ParseAlgoRules("reduce", &rules).code(), Code::kPara);
 }

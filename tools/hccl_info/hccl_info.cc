@@ -12,7 +12,9 @@
 
 #include "common/env.h"
 #if HOSTCCL_INFO_HAVE_CORE
-#include "algo/reduce/reduce_algorithms.h"
+#include "algo/registry.h"
+#include "common/ops.h"
+#include "core/selector.h"
 #include "core/profiles.h"
 #endif
 
@@ -106,13 +108,23 @@ void PrintProfilesAndAlgorithms() {
 #if HOSTCCL_INFO_HAVE_CORE
   const char* active = hostccl::core::ActiveProfile();
   std::printf("\nHardware profiles (HOSTCCL_SOC; active: %s)\n", active ? active : "host, no chip limits");
-  for (const auto& p : hostccl::core::ListProfiles())
-    std::printf("  %-12s %s\n", p.name, p.reduce_rule);
-  std::printf("\nAlgorithms (HOSTCCL_ALGO forces one, e.g. reduce=chain)\n");
-  for (const auto& a : hostccl::algo::ReduceAlgorithms()) {
-    std::printf("  reduce=%-10s %s%s%s\n", a.name, a.summary,
-                a.needs_local_group ? " [ranks as threads of one process]" : "",
-                a.needs_transport ? " [needs a transport]" : "");
+  for (const auto& p : hostccl::core::ListProfiles()) {
+    std::printf("  %-12s HcclReduce: %s\n", p.name, p.reduce_rule);
+    std::printf("  %-12s HcclAllReduce: %s; no %s; moves %s\n", "", p.allreduce_rule, p.unavailable, p.move_rule);
+  }
+  std::printf("\nOperators and algorithms (HOSTCCL_ALGO forces one, e.g. reduce=chain; default rules in order)\n");
+  for (const auto& o : hostccl::kOps) {
+    std::printf("  %-20s %s\n", o.api, o.implemented ? "" : "(not implemented yet: HCCL_E_NOT_SUPPORT)");
+    if (!o.implemented) continue;
+    std::printf("    default rules: %s\n", hostccl::core::DefaultRuleText(o.kind));
+    for (const auto& a : hostccl::algo::Algorithms()) {
+      if (a.op != o.kind) continue;
+      std::printf("    %s=%-12s %s%s%s%s%s\n", o.algo, a.name, a.summary,
+                  a.needs & hostccl::algo::kNeedsLocal ? " [ranks as threads of one process]" : "",
+                  a.needs & hostccl::algo::kNeedsShm ? " [processes of one host, shared memory]" : "",
+                  a.needs & hostccl::algo::kNeedsNodes ? " [several hosts]" : "",
+                  a.needs & hostccl::algo::kNeedsTransport ? " [needs a transport]" : "");
+    }
   }
 #else
   std::printf("\nHardware profiles\n  (not yet available in this build)\n");

@@ -22,7 +22,13 @@ float BitsFloat(uint32_t u) {
   return f;
 }
 
-enum class Kind { kInt, kFloat, kHalf, kBf16 };
+// kRaw: a type that only moves (int128, hif8, fp8*): inputs are byte patterns, compared bytewise.
+enum class Kind { kInt, kFloat, kHalf, kBf16, kRaw };
+
+template <int N>
+struct Raw {
+  uint8_t b[N];
+};
 
 // Storage type T, arithmetic kind K.
 template <typename T, Kind K>
@@ -82,8 +88,14 @@ typename Ty::Storage MakeInput(int op, int rank, uint64_t j) {
     return static_cast<T>(RealInput(op, rank, j));
   } else if constexpr (Ty::kKind == Kind::kHalf) {
     return FloatToHalf(static_cast<float>(RealInput(op, rank, j)));
-  } else {
+  } else if constexpr (Ty::kKind == Kind::kBf16) {
     return FloatToBf16(static_cast<float>(RealInput(op, rank, j)));
+  } else {
+    // Every byte depends on the rank, the element index and the byte position.
+    T v;
+    for (size_t k = 0; k < sizeof(T); ++k)
+      v.b[k] = static_cast<uint8_t>(1 + j * 7 + static_cast<uint64_t>(rank) * 31 + k * 13);
+    return v;
   }
 }
 
@@ -124,8 +136,12 @@ typename Ty::Storage Combine(int op, typename Ty::Storage a, typename Ty::Storag
     return FloatOp<T>(op, a, b);
   } else if constexpr (Ty::kKind == Kind::kHalf) {
     return FloatToHalf(FloatOp<float>(op, HalfToFloat(a), HalfToFloat(b)));
-  } else {
+  } else if constexpr (Ty::kKind == Kind::kBf16) {
     return FloatToBf16(FloatOp<float>(op, Bf16ToFloat(a), Bf16ToFloat(b)));
+  } else {
+    (void)op;
+    (void)b;
+    return a;  // never folded (ExpectedPeriod is empty for these types)
   }
 }
 
@@ -162,13 +178,21 @@ std::string Format(const void* p) {
     std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(v));
   } else if constexpr (Ty::kKind == Kind::kHalf) {
     std::snprintf(buf, sizeof buf, "%.9g (0x%04x)", static_cast<double>(HalfToFloat(v)), v);
-  } else {
+  } else if constexpr (Ty::kKind == Kind::kBf16) {
     std::snprintf(buf, sizeof buf, "%.9g (0x%04x)", static_cast<double>(Bf16ToFloat(v)), v);
+  } else {
+    std::string hex = "0x";
+    for (size_t k = sizeof(T); k-- > 0;) {  // little-endian: most significant byte first
+      std::snprintf(buf, sizeof buf, "%02x", v.b[k]);
+      hex += buf;
+    }
+    return hex;
   }
   return buf;
 }
 
-// Calls fn(Type<...>{}) for the HcclDataType value; returns false for a non-reducible type.
+// Calls fn(Type<...>{}) for the HcclDataType value; returns false for a value hccl_test does not
+// know.
 template <typename Fn>
 bool Dispatch(int dtype, Fn&& fn) {
   switch (dtype) {
@@ -207,6 +231,15 @@ bool Dispatch(int dtype, Fn&& fn) {
       return true;
     case 11:
       fn(Type<uint16_t, Kind::kBf16>{});
+      return true;
+    case 12:
+      fn(Type<Raw<16>, Kind::kRaw>{});
+      return true;
+    case 14:
+    case 15:
+    case 16:
+    case 17:
+      fn(Type<Raw<1>, Kind::kRaw>{});
       return true;
     default:
       return false;
@@ -287,17 +320,67 @@ std::vector<uint8_t> ExpectedPeriod(int dtype, int op, int rank_size, uint64_t c
   Dispatch(dtype, [&](auto ty) {
     using Ty = decltype(ty);
     using T = typename Ty::Storage;
-    uint64_t n = std::min<uint64_t>(count, kPeriod);
-    std::vector<T> acc(n);
-    for (uint64_t j = 0; j < n; ++j) {
-      T a = MakeInput<Ty>(op, 0, j);
-      for (int r = 1; r < rank_size; ++r) a = Combine<Ty>(op, a, MakeInput<Ty>(op, r, j));
-      acc[j] = a;
+    if constexpr (Ty::kKind != Kind::kRaw) {  // raw types move, they are never reduced
+      uint64_t n = std::min<uint64_t>(count, kPeriod);
+      std::vector<T> acc(n);
+      for (uint64_t j = 0; j < n; ++j) {
+        T a = MakeInput<Ty>(op, 0, j);
+        for (int r = 1; r < rank_size; ++r) a = Combine<Ty>(op, a, MakeInput<Ty>(op, r, j));
+        acc[j] = a;
+      }
+      bytes.resize(n * sizeof(T));
+      if (n) std::memcpy(bytes.data(), acc.data(), bytes.size());
     }
-    bytes.resize(n * sizeof(T));
-    if (n) std::memcpy(bytes.data(), acc.data(), bytes.size());
   });
   return bytes;
+}
+
+namespace {
+
+// The period of `full` (kPeriod elements of `elem` bytes) seen from element `phase` on, trimmed
+// to min(count, kPeriod) elements.
+std::vector<uint8_t> Rotate(const std::vector<uint8_t>& full, size_t elem, uint64_t count,
+                            uint64_t phase) {
+  if (full.empty() || elem == 0) return {};
+  const uint64_t pn = full.size() / elem;
+  const uint64_t n = std::min<uint64_t>(count, pn);
+  std::vector<uint8_t> out(n * elem);
+  for (uint64_t j = 0; j < n; ++j)
+    std::memcpy(out.data() + j * elem, full.data() + ((phase + j) % pn) * elem, elem);
+  return out;
+}
+
+}  // namespace
+
+bool IsCheckableType(int dtype) {
+  return Dispatch(dtype, [](auto) {});
+}
+
+bool IsFoldableType(int dtype) {
+  bool foldable = false;
+  Dispatch(dtype, [&](auto ty) { foldable = decltype(ty)::kKind != Kind::kRaw; });
+  return foldable;
+}
+
+int TypeBytes(int dtype) {
+  int bytes = 0;
+  Dispatch(dtype, [&](auto ty) { bytes = sizeof(typename decltype(ty)::Storage); });
+  return bytes;
+}
+
+std::vector<uint8_t> InputPeriod(int dtype, int op, int rank, uint64_t count, uint64_t phase) {
+  const int elem = TypeBytes(dtype);
+  if (elem == 0 || count == 0) return {};
+  std::vector<uint8_t> full(kPeriod * static_cast<uint64_t>(elem));
+  FillInput(dtype, op, rank, kPeriod, full.data());
+  return Rotate(full, static_cast<size_t>(elem), count, phase);
+}
+
+std::vector<uint8_t> FoldPeriod(int dtype, int op, int rank_size, uint64_t count,
+                                uint64_t phase) {
+  if (count == 0) return {};
+  return Rotate(ExpectedPeriod(dtype, op, rank_size, kPeriod), static_cast<size_t>(TypeBytes(dtype)),
+                count, phase);
 }
 
 void FillAntiExpected(const std::vector<uint8_t>& period, int dtype, uint64_t count, void* out) {
@@ -314,7 +397,9 @@ void FillAntiExpected(const std::vector<uint8_t>& period, int dtype, uint64_t co
 
 uint64_t CompareWithExpected(int dtype, const void* result, uint64_t count,
                              const std::vector<uint8_t>& period, int max_report,
-                             std::string* report) {
+                             std::string* report, uint64_t first_index) {
+  if (count == 0) return 0;
+  if (period.empty()) return count;  // nothing to compare with: every element counts as wrong
   uint64_t wrong = 0;
   bool known = Dispatch(dtype, [&](auto ty) {
     using Ty = decltype(ty);
@@ -331,7 +416,7 @@ uint64_t CompareWithExpected(int dtype, const void* result, uint64_t count,
         ++wrong;
         if (report && reported < max_report) {
           ++reported;
-          *report += "index " + std::to_string(base + j) + ": expected " +
+          *report += "index " + std::to_string(first_index + base + j) + ": expected " +
                      Format<Ty>(period.data() + j * sizeof(T)) + ", got " +
                      Format<Ty>(chunk + j * sizeof(T)) + "\n";
         }

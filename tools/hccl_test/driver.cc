@@ -86,6 +86,9 @@ class Progress {
 
 struct Context {
   const CollectiveSpec* spec;
+  const CollectiveModel* model;
+  bool first_call = true;  // no call of the collective was made yet
+  bool skipped = false;    // --skip-unimplemented fired
   Options opt;
   int rank = 0;
   int ranks = 1;
@@ -123,32 +126,89 @@ bool AgreeOnMax(Context& c, int64_t* value) {
   return true;
 }
 
+// One call of the collective. The very first call of the run, answered with HCCL_E_NOT_SUPPORT
+// and the library's "is not implemented" message, ends the run as skipped when
+// --skip-unimplemented was given (no other rank can be in the collective: every rank's first call
+// fails the same way at its entry checks).
+bool Call(Context& c, const CallArgs& a, const char* what) {
+  const bool first = c.first_call;
+  c.first_call = false;
+  const HcclResult rc = c.spec->run(a);
+  if (rc == HCCL_SUCCESS) return true;
+  const char* msg = aclGetRecentErrMsg();
+  if (first && c.opt.skip_unimplemented && rc == HCCL_E_NOT_SUPPORT && msg != nullptr &&
+      std::strstr(msg, "is not implemented") != nullptr) {
+    c.skipped = true;
+    if (c.rank == c.opt.root) {
+      std::printf("%s: SKIPPED: %s is not implemented by this library (HCCL_E_NOT_SUPPORT: %s)\n",
+                  c.model->name, c.model->call, msg);
+    }
+    return false;
+  }
+  std::string label = std::string(c.model->call) + " (" + what + ")";
+  return Ok(rc, c.rank, label.c_str());
+}
+
 // Times one (size, dtype, op) point; returns false on a library error (not on a wrong result).
 bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint64_t* local_wrong,
                   std::string* detail) {
-  const TestType* tt = FindTestType(dtype);
+  const CollectiveModel& m = *c.model;
+  const int elem = FindTestType(dtype)->bytes;
   CallArgs a;
-  a.count = CountForBytes(bytes, tt->bytes);
+  const RowSizes sizes = SizesFor(m, bytes, elem, c.ranks);
+  a.count = sizes.count;
   a.dtype = dtype;
-  a.op = op;
+  a.op = m.reduction ? op : 0;
   a.root = static_cast<uint32_t>(c.opt.root);
   a.rank = c.rank;
   a.ranks = c.ranks;
   a.comm = c.comm;
   a.stream = c.stream;
-  const uint64_t send_bytes = c.spec->send_count(a.count, c.ranks) * tt->bytes;
-  const uint64_t recv_bytes = c.spec->recv_count(a.count, c.ranks) * tt->bytes;
+  Point pt;
+  pt.count = a.count;
+  pt.dtype = dtype;
+  pt.op = a.op;
+  pt.root = static_cast<int>(a.root);
+  pt.rank = c.rank;
+  pt.ranks = c.ranks;
+  // --in-place: one recvBuf with sendBuf inside it (where the model says).
+  const bool in_place = c.opt.in_place && !m.one_buffer && m.in_place_send_offset != nullptr;
+  pt.in_place = in_place;
+  const uint64_t send_bytes = m.send_count(a.count, c.ranks) * static_cast<uint64_t>(elem);
+  const uint64_t recv_bytes =
+      m.one_buffer ? send_bytes : m.recv_count(a.count, c.ranks) * static_cast<uint64_t>(elem);
+  const Expectation expect = m.expect(pt);
 
+  // `send` is the buffer the host image goes to: sendBuf, or the single buffer (one-buffer
+  // collective, or recvBuf of an in-place call).
+  const bool single = m.one_buffer || in_place;
+  const uint64_t image_bytes = in_place ? recv_bytes : send_bytes;
   DeviceBuffer send, recv;
-  if (!Ok(send.Alloc(send_bytes, c.opt.host_buffers), c.rank, "aclrtMalloc(sendBuf)")) return false;
-  if (!Ok(recv.Alloc(recv_bytes, c.opt.host_buffers), c.rank, "aclrtMalloc(recvBuf)")) return false;
-  a.send = send.ptr;
-  a.recv = recv.ptr;
-  std::unique_ptr<uint8_t[]> host_send(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);
-  FillInput(dtype, op, c.rank, c.spec->send_count(a.count, c.ranks), host_send.get());
-  if (send_bytes &&
-      !Ok(aclrtMemcpy(send.ptr, send_bytes, host_send.get(), send_bytes, ACL_MEMCPY_HOST_TO_DEVICE),
-          c.rank, "aclrtMemcpy(H2D sendBuf)"))
+  if (!Ok(send.Alloc(image_bytes, c.opt.host_buffers), c.rank,
+          single ? "aclrtMalloc(buf)" : "aclrtMalloc(sendBuf)"))
+    return false;
+  if (!single && !Ok(recv.Alloc(recv_bytes, c.opt.host_buffers), c.rank, "aclrtMalloc(recvBuf)"))
+    return false;
+  const uint64_t send_offset = in_place ? m.in_place_send_offset(pt) : 0;
+  a.send = static_cast<uint8_t*>(send.ptr) + send_offset * static_cast<uint64_t>(elem);
+  a.recv = single ? send.ptr : recv.ptr;
+  // The image. A one-buffer collective's rank without input (a Broadcast non-root) starts from
+  // the prepared output image (complement of the expected data); an in-place call from the
+  // prepared output with the input written over it at the send offset.
+  std::unique_ptr<uint8_t[]> host_send(new uint8_t[std::max<uint64_t>(image_bytes, 1)]);
+  const bool has_input = !m.one_buffer || m.has_input == nullptr || m.has_input(pt);
+  if (in_place) {
+    std::unique_ptr<uint8_t[]> input(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);
+    FillInput(dtype, a.op, c.rank, m.send_count(a.count, c.ranks), input.get());
+    PrepareInPlace(pt, expect, send_offset, input.get(), send_bytes, host_send.get(), image_bytes);
+  } else if (has_input) {
+    FillInput(dtype, a.op, c.rank, m.send_count(a.count, c.ranks), host_send.get());
+  } else {
+    PrepareOutput(pt, expect, host_send.get(), send_bytes);
+  }
+  if (image_bytes && !Ok(aclrtMemcpy(send.ptr, image_bytes, host_send.get(), image_bytes,
+                                     ACL_MEMCPY_HOST_TO_DEVICE),
+                         c.rank, "aclrtMemcpy(H2D sendBuf)"))
     return false;
 
   const bool calibrate = c.opt.time_budget_s > 0;
@@ -161,7 +221,7 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
         return false;
       warm_t0 = NowUs();
     }
-    if (!Ok(c.spec->run(a), c.rank, "warm-up call")) return false;
+    if (!Call(c, a, "warm-up call")) return false;
   }
   if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(warm-up)"))
     return false;
@@ -189,7 +249,7 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
     // hccl_test's way: n calls back to back on the stream between two events.
     if (!Ok(aclrtRecordEvent(c.start, c.stream), c.rank, "aclrtRecordEvent(start)")) return false;
     for (int64_t i = 0; i < iters; ++i) {
-      if (!Ok(c.spec->run(a), c.rank, "timed call")) return false;
+      if (!Call(c, a, "timed call")) return false;
     }
     if (!Ok(aclrtRecordEvent(c.end, c.stream), c.rank, "aclrtRecordEvent(end)")) return false;
     if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(timed)"))
@@ -206,7 +266,7 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
       if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(barrier)"))
         return false;
       double t0 = NowUs();
-      if (!Ok(c.spec->run(a), c.rank, "timed call")) return false;
+      if (!Call(c, a, "timed call")) return false;
       if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(timed)"))
         return false;
       samples.push_back(NowUs() - t0);
@@ -221,31 +281,37 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   // The checked call: fresh inputs, recv prepared (guard / anti-expected), one call, copy back.
   uint64_t wrong = 0;
   if (c.opt.check != 0) {
-    if (send_bytes && !Ok(aclrtMemcpy(send.ptr, send_bytes, host_send.get(), send_bytes,
-                                      ACL_MEMCPY_HOST_TO_DEVICE),
-                          c.rank, "aclrtMemcpy(H2D sendBuf)"))
+    if (image_bytes && !Ok(aclrtMemcpy(send.ptr, image_bytes, host_send.get(), image_bytes,
+                                       ACL_MEMCPY_HOST_TO_DEVICE),
+                           c.rank, "aclrtMemcpy(H2D sendBuf)"))
       return false;
     std::unique_ptr<uint8_t[]> host_recv(new uint8_t[std::max<uint64_t>(recv_bytes, 1)]);
-    c.spec->prepare_recv(a, host_recv.get(), recv_bytes);
-    if (recv_bytes && !Ok(aclrtMemcpy(recv.ptr, recv_bytes, host_recv.get(), recv_bytes,
-                                      ACL_MEMCPY_HOST_TO_DEVICE),
-                          c.rank, "aclrtMemcpy(H2D recvBuf)"))
-      return false;
-    if (!Ok(c.spec->run(a), c.rank, "checked call")) return false;
+    if (!single) {
+      PrepareOutput(pt, expect, host_recv.get(), recv_bytes);
+      if (recv_bytes && !Ok(aclrtMemcpy(recv.ptr, recv_bytes, host_recv.get(), recv_bytes,
+                                        ACL_MEMCPY_HOST_TO_DEVICE),
+                            c.rank, "aclrtMemcpy(H2D recvBuf)"))
+        return false;
+    }
+    if (!Call(c, a, "checked call")) return false;
     if (!Ok(aclrtSynchronizeStream(c.stream), c.rank, "aclrtSynchronizeStream(checked)"))
       return false;
-    if (recv_bytes && !Ok(aclrtMemcpy(host_recv.get(), recv_bytes, recv.ptr, recv_bytes,
+    if (recv_bytes && !Ok(aclrtMemcpy(host_recv.get(), recv_bytes, a.recv, recv_bytes,
                                       ACL_MEMCPY_DEVICE_TO_HOST),
                           c.rank, "aclrtMemcpy(D2H recvBuf)"))
       return false;
-    wrong += c.spec->check(a, host_recv.get(), recv_bytes, c.opt.check == 2 ? detail : nullptr);
-    // sendBuf must be unchanged (it is never the output here: out-of-place calls).
+    wrong += CheckOutput(pt, expect, host_recv.get(), recv_bytes,
+                         c.opt.check == 2 ? detail : nullptr, in_place ? host_send.get() : nullptr);
+    // sendBuf must be unchanged (out-of-place calls; a single buffer is checked above as the
+    // output).
     std::unique_ptr<uint8_t[]> send_after(new uint8_t[std::max<uint64_t>(send_bytes, 1)]);
-    if (send_bytes && !Ok(aclrtMemcpy(send_after.get(), send_bytes, send.ptr, send_bytes,
-                                      ACL_MEMCPY_DEVICE_TO_HOST),
-                          c.rank, "aclrtMemcpy(D2H sendBuf)"))
+    if (!single && send_bytes &&
+        !Ok(aclrtMemcpy(send_after.get(), send_bytes, send.ptr, send_bytes,
+                        ACL_MEMCPY_DEVICE_TO_HOST),
+            c.rank, "aclrtMemcpy(D2H sendBuf)"))
       return false;
-    if (send_bytes && std::memcmp(send_after.get(), host_send.get(), send_bytes) != 0) {
+    if (!single && send_bytes &&
+        std::memcmp(send_after.get(), host_send.get(), send_bytes) != 0) {
       uint64_t changed = 0;
       for (uint64_t i = 0; i < send_bytes; ++i) changed += send_after[i] != host_send[i];
       wrong += changed;
@@ -265,15 +331,15 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   row->min_us = static_cast<double>(-out[1]) / 1000.0;
   if (!ReduceStats(c, sums, 1, HCCL_REDUCE_SUM, a.root, out)) return false;
 
-  row->bytes = bytes;
+  row->bytes = sizes.data_size;
   row->count = a.count;
   row->dtype = dtype;
-  row->op = op;
-  row->root = static_cast<int>(a.root);
+  row->op = m.reduction ? op : -1;                      // printed as "none"
+  row->root = m.rooted ? static_cast<int>(a.root) : -1;  // printed as -1 (nccl-tests)
   row->time_us = time_us;
   row->iters = iters;
-  row->algbw = AlgBandwidthGBs(bytes, time_us);
-  row->busbw = row->algbw * c.spec->bus_factor(c.ranks);
+  row->algbw = AlgBandwidthGBs(sizes.alg_bytes, time_us);
+  row->busbw = row->algbw * m.bus_factor(c.ranks);
   row->wrong = static_cast<uint32_t>(c.rank) == a.root ? static_cast<uint64_t>(out[0]) : wrong;
   row->check = c.opt.check == 0 ? CheckState::kNull
                                 : (row->wrong ? CheckState::kFailed : CheckState::kSuccess);
@@ -283,23 +349,28 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
 int RunSweep(Context& c) {
   const bool is_root = c.rank == c.opt.root;
   std::vector<uint64_t> sizes = SizeSweep(c.opt);
-  std::vector<int> ops = c.spec->uses_op ? c.opt.ops : std::vector<int>{0};
+  std::vector<int> ops = c.model->reduction ? c.opt.ops : std::vector<int>{0};
+  std::vector<int> dtypes = c.opt.all_dtypes ? AllTypesFor(*c.model) : c.opt.dtypes;
   std::vector<Row> rows;
-  const bool several = c.opt.dtypes.size() * ops.size() > 1;
+  const bool several = dtypes.size() * ops.size() > 1;
   Progress progress(is_root);
   bool any_wrong = false;
-  size_t point = 0, points = sizes.size() * c.opt.dtypes.size() * ops.size();
+  size_t point = 0, points = sizes.size() * dtypes.size() * ops.size();
   if (is_root && c.opt.wide) std::fputs(WideHeader().c_str(), stdout);
-  for (int dtype : c.opt.dtypes) {
+  for (int dtype : dtypes) {
     for (int op : ops) {
       if (is_root && !c.opt.wide) {
-        if (several) std::printf("datatype: %s, op: %s\n", FindTestType(dtype)->name, OpName(op));
+        if (several && c.model->reduction)
+          std::printf("datatype: %s, op: %s\n", FindTestType(dtype)->name, OpName(op));
+        else if (several)
+          std::printf("datatype: %s\n", FindTestType(dtype)->name);
         std::fputs(ClassicHeader().c_str(), stdout);
       }
       for (uint64_t bytes : sizes) {
         ++point;
-        progress.Show(std::string("[") + c.spec->name + "] " + FindTestType(dtype)->name + " " +
-                      OpName(op) + " " + std::to_string(bytes) + " B  (" + std::to_string(point) +
+        progress.Show(std::string("[") + c.model->name + "] " + FindTestType(dtype)->name + " " +
+                      (c.model->reduction ? OpName(op) : "") + " " + std::to_string(bytes) +
+                      " B  (" + std::to_string(point) +
                       "/" + std::to_string(points) + ")");
         Row row;
         uint64_t local_wrong = 0;
@@ -307,7 +378,7 @@ int RunSweep(Context& c) {
         if (!MeasurePoint(c, bytes, dtype, op, &row, &local_wrong, &detail)) {
           progress.Clear();
           std::fflush(stdout);
-          return 2;
+          return c.skipped ? kExitSkipped : 2;
         }
         progress.Clear();
         if (local_wrong) any_wrong = true;
@@ -326,7 +397,9 @@ int RunSweep(Context& c) {
     }
   }
   if (is_root && !c.opt.json_path.empty()) {
-    RunInfo info{c.spec->name, c.ranks, c.opt.iters, c.opt.warmup_iters, c.opt.isolated};
+    const bool in_place =
+        c.model->one_buffer || (c.opt.in_place && c.model->in_place_send_offset != nullptr);
+    RunInfo info{c.model->name, c.ranks, c.opt.iters, c.opt.warmup_iters, c.opt.isolated, in_place};
     std::FILE* f = std::fopen(c.opt.json_path.c_str(), "w");
     if (f == nullptr) {
       std::fprintf(stderr, "rank %d: cannot write --json file '%s'\n", c.rank,
@@ -346,11 +419,12 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
   std::string err;
   std::unique_ptr<Bootstrap> boot = MakeBootstrap(&argc, &argv, &err);
   if (!boot) {
-    std::fprintf(stderr, "%s: %s\n", spec.name, err.c_str());
+    std::fprintf(stderr, "%s: %s\n", spec.model->name, err.c_str());
     return 2;
   }
   Context c;
   c.spec = &spec;
+  c.model = spec.model;
   c.rank = boot->rank();
   c.ranks = boot->size();
   ParseResult parsed = ParseOptions(argc, argv);
@@ -360,7 +434,7 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
   if (parsed.help || !parsed.error.empty()) {
     if (c.rank == speaker) {
       if (parsed.help)
-        std::fputs(UsageText(spec.name).c_str(), stdout);
+        std::fputs(UsageText(spec.model->name).c_str(), stdout);
       else
         std::printf("%s\n", parsed.error.c_str());
     }
@@ -379,6 +453,10 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
   const bool is_root = c.rank == c.opt.root;
   if (is_root) {
     for (const auto& n : c.opt.notes) std::printf("%s\n", n.c_str());
+    if (c.opt.in_place && spec.model->one_buffer)
+      std::printf("note: --in-place: %s is in place by definition\n", spec.model->call);
+    else if (c.opt.in_place && spec.model->in_place_send_offset == nullptr)
+      std::printf("note: --in-place is ignored: %s has no in-place form\n", spec.model->call);
   }
   const int64_t npus = c.opt.npus > 0 ? c.opt.npus : devices;
   const int device = static_cast<int>(c.rank % npus);

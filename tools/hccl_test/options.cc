@@ -106,6 +106,7 @@ std::optional<uint64_t> ParseSize(const std::string& text) {
 
 std::string UsageText(const char* prog) {
   std::string s = std::string("USAGE: ") + (prog ? prog : "reduce_test") + "\n";
+  // The options are the same for every tool; -o applies to the reductions, -r to rooted ones.
   s += "\t[-b,--minbytes <min size in bytes>] (default 64M; K/M/G suffixes, x1024)\n"
        "\t[-e,--maxbytes <max size in bytes>] (default 64M)\n"
        "\t[-i,--stepbytes <increment size>] (default (max-min)/10; 0 = only the -b size)\n"
@@ -115,7 +116,8 @@ std::string UsageText(const char* prog) {
        "\t[-o,--op <sum/prod/max/min/all>] (default sum)\n"
        "\t[-d,--datatype "
        "<int8/int16/int32/fp16/fp32/int64/uint64/uint8/uint16/uint32/fp64/bfp16/all>] "
-       "(default fp32)\n"
+       "(default fp32;\n"
+       "\t                  data-movement tools also int128/hif8/fp8e4m3/fp8e5m2/fp8e8m0)\n"
        "\t[-r,--root <root>] (default 0; this rank prints the results)\n"
        "\t[-c,--check <result verification> 0:disabled 1:quiet 2:verbose (default 1)]\n"
        "\t[-p,--npus <npus used for one node>] (default: all devices)\n"
@@ -125,8 +127,11 @@ std::string UsageText(const char* prog) {
        "\t[--json <file>] write every row as JSON (root rank)\n"
        "\t[--sizes <a,b,...>] exactly these sizes (replaces -b/-e/-i/-f)\n"
        "\t[--host-buffers] sendBuf/recvBuf from malloc instead of aclrtMalloc (not shareable)\n"
+       "\t[--in-place] sendBuf inside recvBuf (Reduce/AllReduce: sendBuf == recvBuf)\n"
        "\t[-T,--time-budget <seconds>] calibrate the iterations of each size to about this long\n"
        "\t                  (from the warm-up's slowest rank; 3..5000 iterations; replaces -n)\n"
+       "\t[--skip-unimplemented] exit 77 (skipped) when the library answers the first call with\n"
+       "\t                  HCCL_E_NOT_SUPPORT because the operator is not implemented\n"
        "\t[-t,-m,-z,-s,-a <value>] accepted for compatibility, no effect on a host\n"
        "\t[-h,--help]\n"
        "Exit status: non-zero when any check fails (hccl_test itself exits 0).\n";
@@ -162,6 +167,8 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
       {"time-budget", required_argument, nullptr, 'T'},
       {"sizes", required_argument, nullptr, 'L'},
       {"host-buffers", no_argument, nullptr, 'H'},
+      {"skip-unimplemented", no_argument, nullptr, 'U'},
+      {"in-place", no_argument, nullptr, 'P'},
       {nullptr, 0, nullptr, 0},
   };
   std::optional<uint64_t> begin = o.min_bytes, end = o.max_bytes;
@@ -234,7 +241,8 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
       }
       case 'd': {
         o.dtypes.clear();
-        if (std::string(arg) == "all") {
+        o.all_dtypes = std::string(arg) == "all";
+        if (o.all_dtypes) {
           for (const auto& t : AllTestTypes()) {
             if (t.reducible) o.dtypes.push_back(t.value);
           }
@@ -266,6 +274,12 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
         break;
       case 'H':
         o.host_buffers = true;
+        break;
+      case 'U':
+        o.skip_unimplemented = true;
+        break;
+      case 'P':
+        o.in_place = true;
         break;
       case 'J':
         o.json_path = arg;

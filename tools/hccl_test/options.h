@@ -33,6 +33,7 @@ struct Options {
   double step_factor = 0.0;         // > 1.0 when -f was given (wins over -i)
   std::vector<uint64_t> size_list;  // --sizes a,b,c (our extension): exactly these sizes
   std::vector<int> dtypes{4};       // HcclDataType values; -d all = every reducible type
+  bool all_dtypes = false;          // -d all was given (data-movement tools widen it to every type)
   std::vector<int> ops{0};          // HcclReduceOp values; -o all = sum prod max min
   int64_t root = 0;
   int64_t iters = 20;
@@ -44,7 +45,9 @@ struct Options {
   double time_budget_s =
       0;                  // -T / --time-budget: iterations calibrated to this many seconds (0 = -n)
   bool host_buffers = false;  // --host-buffers: malloc'd buffers instead of aclrtMalloc
+  bool in_place = false;      // --in-place: sendBuf inside recvBuf (the collective's in-place form)
   std::string json_path;  // --json FILE
+  bool skip_unimplemented = false;  // --skip-unimplemented: exit 77 if the operator does not exist
   std::vector<std::string> notes;  // accepted-but-ignored options, reported by the root
 };
 

@@ -19,6 +19,9 @@ std::string Fmt(const char* fmt, ...) {
   return buf;
 }
 
+// The redop column: "none" for data-movement collectives (Row::op < 0), as nccl-tests prints.
+const char* RedopName(int op) { return op < 0 ? "none" : OpName(op); }
+
 const char* TypeName(int dtype) {
   const TestType* t = FindTestType(dtype);
   return t ? t->name : "?";
@@ -56,17 +59,18 @@ std::string WideHeader() {
 std::string WideRow(const Row& r) {
   return Fmt("%12llu %12llu %7s %6s %5d %12.2f %12.2f %12.2f %9.5f %9.5f %7llu %s\n",
              static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.count),
-             TypeName(r.dtype), OpName(r.op), r.root, r.time_us, r.min_us, r.max_us, r.algbw,
+             TypeName(r.dtype), RedopName(r.op), r.root, r.time_us, r.min_us, r.max_us, r.algbw,
              r.busbw, static_cast<unsigned long long>(r.wrong), CheckStateName(r.check));
 }
 
 std::string RowsToJson(const RunInfo& info, const std::vector<Row>& rows) {
   std::string s = Fmt(
       "{\n  \"test\": \"%s\",\n  \"ranks\": %d,\n  \"iters\": %lld,\n  \"warmup_iters\": %lld,\n"
-      "  \"timing\": \"%s\",\n  \"rows\": [",
+      "  \"timing\": \"%s\",\n  \"placement\": \"%s\",\n  \"rows\": [",
       info.test.c_str(), info.ranks, static_cast<long long>(info.iters),
       static_cast<long long>(info.warmup_iters),
-      info.isolated ? "isolated-median" : "back-to-back");
+      info.isolated ? "isolated-median" : "back-to-back",
+      info.in_place ? "in-place" : "out-of-place");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     s +=
@@ -76,7 +80,7 @@ std::string RowsToJson(const RunInfo& info, const std::vector<Row>& rows) {
             "%.6f, \"busbw\": %.6f, "
             "\"wrong\": %llu, \"check\": \"%s\"}",
             i ? "," : "", static_cast<unsigned long long>(r.bytes),
-            static_cast<unsigned long long>(r.count), TypeName(r.dtype), OpName(r.op), r.root,
+            static_cast<unsigned long long>(r.count), TypeName(r.dtype), RedopName(r.op), r.root,
             static_cast<long long>(r.iters), r.time_us, r.min_us, r.max_us, r.algbw, r.busbw,
             static_cast<unsigned long long>(r.wrong), CheckStateName(r.check));
   }

@@ -15,14 +15,14 @@ struct Row {
   uint64_t bytes = 0;  // hccl_test's data_size: per-rank buffer bytes
   uint64_t count = 0;  // elements
   int dtype = 4;
-  int op = 0;
-  int root = 0;
+  int op = 0;     // HcclReduceOp value; -1 for data movement (printed "none")
+  int root = 0;   // -1 for a collective without a root
   int64_t iters = 0;   // timed iterations (differs from -n with --time-budget)
   double time_us = 0;  // the root's average (back-to-back) or median (isolated) time per call
   double min_us = 0;   // min / max of that time over ranks
   double max_us = 0;
   double algbw = 0;  // GB/s (1e9), bytes / time_us
-  double busbw = 0;  // algbw x the collective's bus factor (1 for Reduce)
+  double busbw = 0;  // algbw x the collective's bus factor (collective.h)
   CheckState check = CheckState::kNull;
   uint64_t wrong = 0;  // wrong elements at the root + guard/sendBuf violations on every rank
 };
@@ -42,6 +42,7 @@ struct RunInfo {
   int64_t iters = 0;
   int64_t warmup_iters = 0;
   bool isolated = false;
+  bool in_place = false;
 };
 std::string RowsToJson(const RunInfo& info, const std::vector<Row>& rows);
 

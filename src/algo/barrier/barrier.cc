@@ -6,8 +6,22 @@
 
 namespace hostccl::algo {
 
-Status Barrier(Context& ctx) {
-  if (ctx.local != nullptr) return ctx.local->Barrier(ctx.rank, ctx.deadline);
+Status BarrierLocal(Context& ctx, const OpArgs&) {
+  if (ctx.local == nullptr) return Status(Code::kInternal, "local barrier needs every rank in this process");
+  return ctx.local->Barrier(ctx.rank, ctx.deadline);
+}
+
+Status BarrierShm(Context& ctx, const OpArgs&) {
+  net::ShmGroup* g = ctx.shm;
+  if (g == nullptr) return Status(Code::kInternal, "shm barrier needs a shared segment");
+  uint64_t ticket = 0;
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket));
+  if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), 0, g->ArrivedFp(r, ticket), r));
+  return Status::Ok();
+}
+
+Status BarrierTcp(Context& ctx, const OpArgs&) {
   if (ctx.size == 1) return Status::Ok();
   uint8_t token = 1;
   if (ctx.rank != 0) {
@@ -22,6 +36,12 @@ Status Barrier(Context& ctx) {
   Requests fan_out(ctx);
   for (int r = 1; r < ctx.size; ++r) HOSTCCL_RETURN_IF_ERROR(fan_out.Send(r, &token, 1));
   return fan_out.WaitAll();
+}
+
+Status Barrier(Context& ctx) {
+  OpArgs none;
+  none.kind = CollKind::kBarrier;
+  return ctx.local != nullptr ? BarrierLocal(ctx, none) : BarrierTcp(ctx, none);
 }
 
 }  // namespace hostccl::algo

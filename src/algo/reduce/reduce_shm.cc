@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "algo/peer_fold.h"
 #include "algo/primitives.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/log.h"
@@ -55,41 +56,10 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   // Not shareable: single-copy (CMA), staging or TCP (reduce_shm_unshared.cc); every rank alike.
   if (!sends_shared || (!recv_shared && g->cma())) return ReduceShmUnshared(ctx, a);
 
-  thread_local std::vector<const void*> srcs;
-  srcs.resize(static_cast<size_t>(ctx.size));
-  std::string why;
-  // Folds [begin, end) in pieces of kShmFoldCheckBytes of output; between pieces it looks for an
-  // abort or a dead peer, so a rank does not fold a large slice to the end for an operation that
-  // already failed (a 64 MiB slice takes ~10 ms here, seconds under TSan).
-  auto fold = [&](uint64_t begin, uint64_t end, char* dst_base) -> Status {
-    thread_local std::vector<const char*> base;
-    base.resize(static_cast<size_t>(ctx.size));
-    for (int r = 0; r < ctx.size; ++r) {
-      const void* p = r == ctx.rank ? a.send : g->PeerSend(r, &why);
-      if (p == nullptr) return Status(Code::kRemote, why);
-      base[static_cast<size_t>(r)] = static_cast<const char*>(p);
-    }
-    const uint64_t step = std::max<uint64_t>(1, kShmFoldCheckBytes / es);
-    for (uint64_t lo = begin; lo < end; lo += step) {
-      if (lo != begin) HOSTCCL_RETURN_IF_ERROR(g->Check(ctx.fp.seq));
-      const uint64_t hi = std::min(end, lo + step);
-      for (int r = 0; r < ctx.size; ++r) srcs[static_cast<size_t>(r)] = base[static_cast<size_t>(r)] + lo * es;
-      kern::FoldN(a.dtype, a.op, dst_base + lo * es, srcs.data(), ctx.size, hi - lo);
-    }
-    return Status::Ok();
-  };
-
+  if (recv_shared) return ReduceSlices(ctx, g, a);  // the same fold as "direct" (algo/peer_fold.h)
+  // sendBufs shareable, the root's recvBuf not, no CMA: the root folds everything itself.
   Status st;
-  if (recv_shared) {
-    uint64_t begin = 0, end = 0;
-    PartRange(a.count, ctx.size, ctx.rank, std::max<uint64_t>(1, 64 / es), &begin, &end);
-    if (begin < end) {
-      char* dst = static_cast<char*>(ctx.rank == a.root ? a.recv : g->PeerRecv(a.root, &why));
-      st = dst == nullptr ? Status(Code::kRemote, why) : fold(begin, end, dst);
-    }
-  } else if (ctx.rank == a.root) {
-    st = fold(0, a.count, static_cast<char*>(a.recv));
-  }
+  if (ctx.rank == a.root) st = FoldPeers(ctx, g, a, 0, a.count, static_cast<char*>(a.recv));
   if (!st.ok()) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;

@@ -60,4 +60,21 @@ void LocalGroup::Abort(Code code, const std::string& reason) {
   BarrierAbort(&words_, false);
 }
 
+Status LocalGroup::Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc&,
+                            const BufDesc&, Deadline deadline, bool check) {
+  Publish(rank, LocalSlot{send, recv, fp});
+  HOSTCCL_RETURN_IF_ERROR(Barrier(rank, deadline));
+  if (check) {
+    for (int r = 1; r < size_; ++r)
+      if (Slot(r).fp != Slot(0).fp) return Status(Code::kPara, FormatMismatch(Slot(0).fp, 0, Slot(r).fp, r));
+  }
+  return Status::Ok();
+}
+
+Status LocalGroup::Check(uint64_t) {
+  if (words_.aborted.load(std::memory_order_acquire) == 0) return Status::Ok();
+  std::lock_guard<std::mutex> lk(abort_mu_);
+  return Status(abort_code_, abort_reason_);
+}
+
 }  // namespace hostccl::net

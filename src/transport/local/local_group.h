@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/fingerprint.h"
 #include "common/status.h"
+#include "transport/peer_memory.h"
 #include "transport/sync/group_barrier.h"
 
 namespace hostccl::net {
@@ -26,10 +27,10 @@ struct LocalSlot {
   Fingerprint fp;
 };
 
-class LocalGroup {
+class LocalGroup : public PeerMemory {
  public:
   LocalGroup(std::string key, int size);
-  ~LocalGroup();
+  ~LocalGroup() override;
   LocalGroup(const LocalGroup&) = delete;
   LocalGroup& operator=(const LocalGroup&) = delete;
 
@@ -46,6 +47,15 @@ class LocalGroup {
 
   // Fails current and future barriers of every member with `code` and `reason`.
   void Abort(Code code, const std::string& reason);
+
+  // PeerMemory: pointers are the published ones (same address space).
+  Status Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc& sd,
+                  const BufDesc& rd, Deadline deadline, bool check) override;
+  const void* PeerSend(int r, std::string*) override { return slots_[static_cast<size_t>(r)].send; }
+  void* PeerRecv(int r, std::string*) override { return slots_[static_cast<size_t>(r)].recv; }
+  Status Barrier(int rank, Deadline deadline, uint64_t) override { return Barrier(rank, deadline); }
+  void Abort(Code code, const std::string& reason, uint64_t) override { Abort(code, reason); }
+  Status Check(uint64_t seq) override;
 
  private:
   std::string key_;

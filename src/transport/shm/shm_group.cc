@@ -389,4 +389,14 @@ void ShmGroup::Abort(Code code, const std::string& reason, uint64_t from_seq) {
   BarrierAbort(&seg_->barrier, true);
 }
 
+Status ShmGroup::Exchange(int rank, const Fingerprint& fp, const void*, void*, const BufDesc& sd, const BufDesc& rd,
+                          Deadline deadline, bool check) {
+  Publish(rank, sd, rd);
+  uint64_t t = 0;
+  HOSTCCL_RETURN_IF_ERROR(Arrive(fp, nullptr, 0, deadline, fp.seq, &t));
+  if (int r = check ? FirstMismatch(t) : -1; r >= 0)
+    return Status(Code::kPara, FormatMismatch(ArrivedFp(0, t), members_[0], ArrivedFp(r, t), members_[static_cast<size_t>(r)]));
+  return Status::Ok();
+}
+
 }  // namespace hostccl::net

@@ -28,24 +28,14 @@
 #include "common/clock.h"
 #include "common/fingerprint.h"
 #include "common/status.h"
+#include "transport/peer_memory.h"
 #include "transport/transport.h"
 
 namespace hostccl::net {
 
-// Where a buffer lives, as published by its owner (plain data, copied into the segment).
-struct BufDesc {
-  uint64_t addr = 0;          // address in the owner's process
-  uint64_t serial = 0;        // owner's allocation serial; 0 = not shareable (not aclrtMalloc memory)
-  uint64_t base = 0;          // owner's allocation base address
-  uint64_t length = 0;        // bytes mapped at base
-  uint64_t file_offset = 0;   // offset of base inside the memfd
-  int32_t memfd = -1;         // owner's descriptor number
-  int32_t reserved = 0;
-};
-
 struct ShmSegment;  // layout private to shm_group.cc
 
-class ShmGroup {
+class ShmGroup : public PeerMemory {
  public:
   // `members` are the transport ranks of the group (rank `index` is this process's entry);
   // pids[i] is the pid of members[i]. `staging_bytes` of shared scratch follow the control data
@@ -56,7 +46,7 @@ class ShmGroup {
   // Shared scratch of `staging_bytes` (64-byte aligned), or nullptr when none was requested.
   char* Staging() const { return staging_; }
   size_t staging_bytes() const { return staging_bytes_; }
-  ~ShmGroup();
+  ~ShmGroup() override;
   ShmGroup(const ShmGroup&) = delete;
   ShmGroup& operator=(const ShmGroup&) = delete;
 
@@ -89,8 +79,13 @@ class ShmGroup {
 
   // A pointer in this process to peer r's published buffer (maps on first use); nullptr when the
   // buffer is not shareable or cannot be mapped (*why says why).
-  const void* PeerSend(int r, std::string* why);
-  void* PeerRecv(int r, std::string* why);
+  const void* PeerSend(int r, std::string* why) override;
+  void* PeerRecv(int r, std::string* why) override;
+
+  // PeerMemory: Publish + Arrive (no payload) + FirstMismatch; Barrier(deadline, seq).
+  Status Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc& sd,
+                  const BufDesc& rd, Deadline deadline, bool check) override;
+  Status Barrier(int rank, Deadline deadline, uint64_t seq) override { (void)rank; return Barrier(deadline, seq); }
 
   // Process identity and the group's cross-memory-attach verdict (cma.h; the same on every
   // member), for buffers that are not shareable.
@@ -109,11 +104,11 @@ class ShmGroup {
   // (seq >= the abort's) still fails, since the others gave up on it.
   Status Barrier(Deadline deadline, uint64_t seq = 0, const std::function<Status()>* also_check = nullptr);
   // Fails operations numbered `from_seq` and later on every member (0 = every operation).
-  void Abort(Code code, const std::string& reason, uint64_t from_seq = 0);
+  void Abort(Code code, const std::string& reason, uint64_t from_seq = 0) override;
   // Between the steps of a long computation inside operation `seq`: the abort's status if the
   // group was aborted for it, or a dead peer's (then the group is aborted too), else ok. A load,
   // plus one poll() per peer's pidfd.
-  Status Check(uint64_t seq);
+  Status Check(uint64_t seq) override;
 
  private:
   ShmGroup() = default;

@@ -1,0 +1,62 @@
+// AllReduce, "node": several hosts (contiguous rank ranges per host; HOSTCCL_NODE_ID emulates
+// hosts on one machine): shared memory inside a host, TCP between hosts, canonical fold.
+//
+// What: 1. Reduce "node_chain" to rank 0 (host by host, each host folds its ranks onto the partial
+//   it received, in rank order: the canonical fold; reduce_node_chain.cc). 2. The result travels
+//   from rank 0 along the chain of host leaders (first rank of each host) on the chunk pipeline
+//   (Send / RecvCopySend / Recv straight into the leaders' recvBufs). 3. Inside each host, after a
+//   host barrier, every other rank copies the result from its leader's mapped recvBuf; a second
+//   host barrier keeps the leader's recvBuf alive until every copy is done.
+// Bytes: each host link carries S twice (reduce chain, broadcast chain); each non-leader copies S.
+// Preconditions: ctx.nodes, ctx.node_shm, a transport; aclrtMalloc buffers (node_chain's rule).
+// In place: the result is written into recvBufs only after the reduce has read every sendBuf.
+// Example: 2 hosts x 2 ranks: hosts fold x0 ⊕ x1, then (.. ⊕ x2) ⊕ x3 -> rank 0; rank 0 -> rank 2
+//   (leader of host 1); ranks 1 and 3 copy from ranks 0 and 2.
+#include <cstring>
+#include <functional>
+
+#include "algo/allreduce/allreduce_algorithms.h"
+#include "algo/pipeline.h"
+#include "algo/reduce/reduce_algorithms.h"
+
+namespace hostccl::algo {
+
+Status AllReduceNode(Context& ctx, const OpArgs& a) {
+  const NodeLayout& L = *ctx.nodes;
+  net::ShmGroup* g = ctx.node_shm;
+  if (g == nullptr || L.nodes() < 1) return Status(Code::kInternal, "node allreduce needs per-host groups");
+  OpArgs r = a;
+  r.root = 0;
+  HOSTCCL_RETURN_IF_ERROR(ReduceNodeChain(ctx, r));
+  const int K = L.nodes(), j = L.mine;
+  const int lo = L.first[static_cast<size_t>(j)];
+  const bool leader = ctx.rank == lo;
+  if (leader && K > 1) {
+    ChunkPipeline pipe(ctx, a.dtype, a.op, a.count, ChunkElems(ctx, a));
+    const int prev = j > 0 ? L.first[static_cast<size_t>(j) - 1] : -1;
+    const int next = j + 1 < K ? L.first[static_cast<size_t>(j) + 1] : -1;
+    Status st = prev < 0 ? pipe.Send(next, a.recv) : next < 0 ? pipe.Recv(prev, a.recv) : pipe.RecvCopySend(prev, next, a.recv);
+    if (!st.ok()) {
+      g->Abort(st.code(), st.message(), ctx.fp.seq);
+      return st;
+    }
+  }
+  net::Transport* t = ctx.transport;
+  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
+  const Deadline step = leader || ctx.deadline.infinite() ? ctx.deadline
+                                                          : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
+  if (!leader) {
+    std::string why;
+    const void* src = g->PeerRecv(0, &why);
+    if (src == nullptr) {
+      Status st(Code::kNotSupport, why + "; across hosts hostccl needs recvBufs from aclrtMalloc");
+      g->Abort(st.code(), st.message(), ctx.fp.seq);
+      return st;
+    }
+    std::memcpy(a.recv, src, a.bytes());
+  }
+  return g->Barrier(step, ctx.fp.seq, &progress);
+}
+
+}  // namespace hostccl::algo

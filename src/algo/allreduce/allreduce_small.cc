@@ -1,0 +1,72 @@
+// AllReduce for small messages: "shm_inline" (processes of one host) and "flat" (TCP).
+//
+// "shm_inline": every rank arrives with its whole input inline in its arrival slot (<= 4 KiB,
+//   ShmGroup::kInlineBytes; the slot's first cache line also holds the ticket and fingerprint),
+//   and after the one arrival every rank folds all n slots in rank order into its own recvBuf.
+//   Slots of an arrival stay readable until the owner's next arrival, so nothing else is needed:
+//   one arrival per operation. In place is safe (the inputs are read from the slots).
+// "flat": every rank sends its input to every other rank (one message step), receives the n-1
+//   others into scratch and folds all n in rank order into its recvBuf. Bytes per rank: sends and
+//   receives (n-1) x S; latency one hop. Every pair exchanges a message, so a rank whose
+//   fingerprint differs is seen by every other rank. In place is safe (peers' inputs land in
+//   scratch; the own input is read at the index being written).
+// Preconditions: "shm_inline": ctx.shm and S <= 4 KiB (larger: fails with kInternal; the
+//   default rules use it only below that). "flat": a transport; scratch of (n-1) x S.
+// Example: 2 ranks, 8 B fp32 SUM: rank 0 arrives with {x0}, rank 1 with {x1}; both compute x0 + x1.
+#include <cstring>
+#include <vector>
+
+#include "algo/allreduce/allreduce_algorithms.h"
+#include "algo/primitives.h"
+#include "kernels/reduce.h"
+
+namespace hostccl::algo {
+
+Status AllReduceShmInline(Context& ctx, const OpArgs& a) {
+  net::ShmGroup* g = ctx.shm;
+  if (g == nullptr) return Status(Code::kInternal, "shm_inline allreduce needs a shared segment");
+  const uint64_t bytes = a.bytes();
+  if (bytes > net::ShmGroup::kInlineBytes)
+    return MakeStatus(Code::kInternal, "shm_inline allreduce takes at most %zu bytes, not %llu",
+                      net::ShmGroup::kInlineBytes, static_cast<unsigned long long>(bytes));
+  uint64_t t = 0;
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, a.send, bytes, ctx.deadline, ctx.fp.seq, &t));
+  if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
+  thread_local std::vector<const void*> in;
+  in.resize(static_cast<size_t>(ctx.size));
+  for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = g->ArrivedPayload(r, t);
+  kern::FoldN(a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
+  return Status::Ok();
+}
+
+Status AllReduceFlat(Context& ctx, const OpArgs& a) {
+  const int n = ctx.size;
+  const uint64_t bytes = a.bytes();
+  if (n == 1) {
+    if (a.recv != a.send) std::memcpy(a.recv, a.send, bytes);
+    return Status::Ok();
+  }
+  char* scratch = static_cast<char*>(ctx.scratch->Get(bytes * static_cast<uint64_t>(n - 1)));
+  if (scratch == nullptr) return Status(Code::kMemory, "cannot allocate flat allreduce scratch");
+  thread_local std::vector<const void*> srcs;
+  srcs.resize(static_cast<size_t>(n));
+  Requests rq(ctx);
+  int block = 0;
+  for (int r = 0; r < n; ++r) {
+    if (r == ctx.rank) {
+      srcs[static_cast<size_t>(r)] = a.send;
+      continue;
+    }
+    char* buf = scratch + static_cast<uint64_t>(block++) * bytes;
+    srcs[static_cast<size_t>(r)] = buf;
+    HOSTCCL_RETURN_IF_ERROR(rq.Recv(r, buf, bytes));
+  }
+  // Sends to the ranks after this one first, so rank r's sends are spread over its peers.
+  for (int k = 1; k < n; ++k) HOSTCCL_RETURN_IF_ERROR(rq.Send((ctx.rank + k) % n, a.send, bytes));
+  HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
+  kern::FoldN(a.dtype, a.op, a.recv, srcs.data(), n, a.count);
+  return Status::Ok();
+}
+
+}  // namespace hostccl::algo

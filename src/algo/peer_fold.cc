@@ -1,0 +1,52 @@
+#include "algo/peer_fold.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "algo/primitives.h"
+#include "kernels/reduce.h"
+
+namespace hostccl::algo {
+
+Status FoldPeers(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t begin, uint64_t end, char* dst) {
+  if (begin >= end) return Status::Ok();
+  const uint64_t es = DataTypeSize(a.dtype);
+  const size_t n = static_cast<size_t>(ctx.size);
+  thread_local std::vector<const char*> base;
+  thread_local std::vector<const void*> srcs;
+  base.resize(n);
+  srcs.resize(n);
+  std::string why;
+  for (int r = 0; r < ctx.size; ++r) {
+    const void* p = r == ctx.rank ? a.send : g->PeerSend(r, &why);
+    if (p == nullptr) return Status(Code::kRemote, why);
+    base[static_cast<size_t>(r)] = static_cast<const char*>(p);
+  }
+  const uint64_t step = std::max<uint64_t>(1, kPeerFoldCheckBytes / es);
+  for (uint64_t lo = begin; lo < end; lo += step) {
+    if (lo != begin) HOSTCCL_RETURN_IF_ERROR(g->Check(ctx.fp.seq));
+    const uint64_t hi = std::min(end, lo + step);
+    for (size_t r = 0; r < n; ++r) srcs[r] = base[r] + lo * es;
+    kern::FoldN(a.dtype, a.op, dst + lo * es, srcs.data(), ctx.size, hi - lo);
+  }
+  return Status::Ok();
+}
+
+Status ReduceSlices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
+  const uint64_t es = DataTypeSize(a.dtype);
+  uint64_t begin = 0, end = 0;
+  PartRange(a.count, ctx.size, ctx.rank, std::max<uint64_t>(1, 64 / es), &begin, &end);
+  Status st;
+  if (begin < end) {
+    std::string why;
+    char* dst = static_cast<char*>(ctx.rank == a.root ? a.recv : g->PeerRecv(a.root, &why));
+    st = dst == nullptr ? Status(Code::kRemote, why) : FoldPeers(ctx, g, a, begin, end, dst);
+  }
+  if (!st.ok()) {
+    g->Abort(st.code(), st.message(), ctx.fp.seq);
+    return st;
+  }
+  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+}
+
+}  // namespace hostccl::algo

@@ -1,0 +1,23 @@
+// Slice-parallel folds over PeerMemory (thread ranks: LocalGroup; process ranks of one host:
+// ShmGroup), shared by the Reduce and AllReduce algorithms "direct" and "shm".
+#pragma once
+
+#include "algo/context.h"
+#include "transport/peer_memory.h"
+
+namespace hostccl::algo {
+
+// Output bytes folded between two abort/peer-death checks (one load, plus a poll() per peer for
+// processes: ~1 us against ~1 ms of folding).
+constexpr uint64_t kPeerFoldCheckBytes = 4 << 20;
+
+// After Exchange: folds elements [begin, end) of every rank's sendBuf, in rank order (the
+// canonical fold), into dst + begin (dst = element 0 of the output), checking g between pieces.
+// kRemote when a peer's sendBuf cannot be mapped.
+Status FoldPeers(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t begin, uint64_t end, char* dst);
+
+// Reduce after Exchange: each rank folds its 64-byte-aligned slice into the root's recvBuf, then
+// one Barrier. A failure aborts the group (peers in the barrier fail with the same status).
+Status ReduceSlices(Context& ctx, net::PeerMemory* g, const OpArgs& a);
+
+}  // namespace hostccl::algo

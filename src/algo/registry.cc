@@ -1,0 +1,64 @@
+#include "algo/registry.h"
+
+#include <algorithm>
+
+#include "algo/allreduce/allreduce_algorithms.h"
+#include "algo/barrier/barrier.h"
+#include "algo/reduce/reduce_algorithms.h"
+
+namespace hostccl::algo {
+
+const std::vector<Algorithm>& Algorithms() {
+  using K = CollKind;
+  static const std::vector<Algorithm> table = {
+      // HcclReduce
+      {K::kReduce, "direct", "threads of one process: each rank folds its slice of every rank's input in one pass",
+       kNeedsLocal, 0, &ReduceDirect},
+      {K::kReduce, "shm", "processes of one host: each rank folds its slice of every rank's device buffer, mapped in place",
+       kNeedsShm, 0, &ReduceShm},
+      {K::kReduce, "gather", "small messages: raw inputs sent to the root, folded there in rank order",
+       kNeedsTransport, 0, &ReduceGather},
+      {K::kReduce, "chain", "large messages: pipelined chain 0 -> 1 -> ... -> n-1 -> root, each rank folds its input",
+       kNeedsTransport, 1 << 20, &ReduceChain},
+      // node_chain crosses K host links in a row, so its fill costs K chunks at link rate: 512 KiB
+      // (4x2 hosts at 1 Gbit/s: 1 MiB chunks 88.5% of the link, 512 KiB 92.3%; docs/multihost.md).
+      {K::kReduce, "node_chain",
+       "several hosts: pipelined chain over hosts; each host folds its ranks onto the incoming partial in shared memory",
+       kNeedsNodes | kNeedsTransport, 512 << 10, &ReduceNodeChain},
+      // HcclAllReduce
+      {K::kAllReduce, "direct", "threads of one process: each rank folds its slice of all inputs and writes it into every recvBuf",
+       kNeedsLocal, 0, &AllReduceDirect},
+      {K::kAllReduce, "shm_inline", "processes of one host, <= 4 KiB: inputs travel in the arrival slots; one arrival, everyone folds",
+       kNeedsShm, 0, &AllReduceShmInline},
+      {K::kAllReduce, "shm", "processes of one host: each rank folds its slice of all mapped inputs into every recvBuf",
+       kNeedsShm, 0, &AllReduceShm},
+      {K::kAllReduce, "flat", "small messages over TCP: every rank sends its input to all, everyone folds all in rank order",
+       kNeedsTransport, 0, &AllReduceFlat},
+      {K::kAllReduce, "rs_ag", "TCP, pipelined: reduce-scatter by slice owner (rank-order fold), then allgather",
+       kNeedsTransport, 1 << 20, &AllReduceRsAg},
+      {K::kAllReduce, "node", "several hosts: node_chain reduce to rank 0, chain of host leaders back, shared-memory copy inside hosts",
+       kNeedsNodes | kNeedsTransport, 512 << 10, &AllReduceNode},
+      // HcclBarrier
+      {K::kBarrier, "local", "threads of one process: the group's adaptive barrier", kNeedsLocal, 0, &BarrierLocal},
+      {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",
+       kNeedsShm, 0, &BarrierShm},
+      {K::kBarrier, "tcp", "fan-in of 1-byte tokens to rank 0, then fan-out", kNeedsTransport, 0, &BarrierTcp},
+  };
+  return table;
+}
+
+const Algorithm* FindAlgorithm(CollKind op, std::string_view name) {
+  for (const auto& a : Algorithms())
+    if (a.op == op && name == a.name) return &a;
+  return nullptr;
+}
+
+uint64_t ChunkElems(const Context& ctx, const OpArgs& args) {
+  const uint64_t es = DataTypeSize(args.dtype);
+  uint64_t bytes = ctx.chunk_bytes;
+  bytes = std::max<uint64_t>(bytes, 64);
+  uint64_t elems = std::max<uint64_t>(1, bytes / es);
+  return std::min<uint64_t>(elems, std::max<uint64_t>(args.count, 1));
+}
+
+}  // namespace hostccl::algo

@@ -1,0 +1,40 @@
+// The algorithm registry: one row per (operator, algorithm). The selector (core/selector.cc)
+// walks an operator's ordered rules (HOSTCCL_ALGO's rules first, then the default rules) and
+// takes the first algorithm whose placement needs are met; every algorithm that runs is a row
+// here, so it can be forced, is logged by name and is listed by hccl_info.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "algo/context.h"
+
+namespace hostccl::algo {
+
+using AlgoFn = Status (*)(Context& ctx, const OpArgs& args);
+
+// Placement needs (bits).
+enum Needs : uint32_t {
+  kNeedsLocal = 1,      // every rank is a thread of this process (ctx.local)
+  kNeedsShm = 2,        // every rank on this host with a shared segment (ctx.shm)
+  kNeedsNodes = 4,      // several hosts, contiguous per host, per-host segments (ctx.node_shm)
+  kNeedsTransport = 8,  // point-to-point messages (ctx.transport), unless there is one rank
+};
+
+struct Algorithm {
+  CollKind op;
+  const char* name;
+  const char* summary;  // one line: what it does and when it wins
+  uint32_t needs;
+  uint64_t chunk_cap;   // pipelined algorithms: largest default chunk in bytes (0 = not chunked)
+  AlgoFn run;
+};
+
+const std::vector<Algorithm>& Algorithms();
+const Algorithm* FindAlgorithm(CollKind op, std::string_view name);
+
+// Element-aligned pipeline chunk (elements) from ctx.chunk_bytes, at most `count`.
+uint64_t ChunkElems(const Context& ctx, const OpArgs& args);
+
+}  // namespace hostccl::algo

@@ -1,0 +1,185 @@
+// The collectives' models and the generic output preparation/check (see collective.h).
+#include "collective.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "check.h"
+#include "options.h"
+
+namespace hostccl::tools {
+namespace {
+
+uint64_t SameCount(uint64_t count, int) { return count; }
+uint64_t OffsetZero(const Point&) { return 0; }
+double BusFactorOne(int) { return 1.0; }
+
+std::vector<uint8_t> PeriodOf(const Point& p, const Segment& s) {
+  return s.pattern == Segment::Pattern::kFold
+             ? FoldPeriod(p.dtype, p.op, p.ranks, s.count, s.phase)
+             : InputPeriod(p.dtype, p.op, s.source, s.count, s.phase);
+}
+
+// The part of segment s that lies inside a buffer of `bytes` bytes, in elements.
+uint64_t ClampedCount(const Segment& s, uint64_t elem, uint64_t bytes) {
+  const uint64_t cap = bytes / elem;
+  if (s.offset >= cap) return 0;
+  return std::min(s.count, cap - s.offset);
+}
+
+}  // namespace
+
+// Reduce: the root gets the fold; every other recvBuf is never written. busbw = algbw (nccl-tests:
+// all data must reach the root).
+const CollectiveModel& ReduceModel() {
+  static const CollectiveModel m = [] {
+    CollectiveModel c;
+    c.name = "reduce_test";
+    c.call = "HcclReduce";
+    c.reduction = true;
+    c.send_count = SameCount;
+    c.recv_count = SameCount;
+    c.expect = [](const Point& p) {
+      if (p.rank != p.root) return Expectation{};
+      return Expectation{{Segment::Pattern::kFold, 0, 0, p.count, 0}};
+    };
+    c.in_place_send_offset = OffsetZero;  // sendBuf == recvBuf (a non-root's input stays)
+    c.bus_factor = BusFactorOne;
+    return c;
+  }();
+  return m;
+}
+
+// AllReduce: every rank gets the fold, bit for bit. busbw = algbw x 2(n-1)/n (nccl-tests: a
+// bandwidth-optimal AllReduce moves 2(n-1)/n of the buffer through each rank's link).
+const CollectiveModel& AllReduceModel() {
+  static const CollectiveModel m = [] {
+    CollectiveModel c;
+    c.name = "all_reduce_test";
+    c.call = "HcclAllReduce";
+    c.reduction = true;
+    c.rooted = false;
+    c.send_count = SameCount;
+    c.recv_count = SameCount;
+    c.expect = [](const Point& p) {
+      return Expectation{{Segment::Pattern::kFold, 0, 0, p.count, 0}};
+    };
+    c.in_place_send_offset = OffsetZero;  // sendBuf == recvBuf
+    c.bus_factor = [](int n) { return n > 0 ? 2.0 * (n - 1) / n : 0.0; };
+    return c;
+  }();
+  return m;
+}
+
+// Broadcast: one buffer (in place by definition); the root's holds its input, and afterwards every
+// rank's holds the root's input (the root's unchanged). busbw = algbw.
+const CollectiveModel& BroadcastModel() {
+  static const CollectiveModel m = [] {
+    CollectiveModel c;
+    c.name = "broadcast_test";
+    c.call = "HcclBroadcast";
+    c.reduction = false;
+    c.one_buffer = true;
+    c.send_count = SameCount;
+    c.recv_count = SameCount;
+    c.has_input = [](const Point& p) { return p.rank == p.root; };
+    c.expect = [](const Point& p) {
+      return Expectation{{Segment::Pattern::kInput, p.root, 0, p.count, 0}};
+    };
+    c.bus_factor = BusFactorOne;
+    return c;
+  }();
+  return m;
+}
+
+uint64_t RankSizeAlignedSize(uint64_t size, int ranks) {
+  const uint64_t n = ranks > 0 ? static_cast<uint64_t>(ranks) : 1;
+  if (size < n) return n;
+  const uint64_t unit = size <= (16ull << 20) ? n : n * 512;
+  return size / unit * unit;
+}
+
+RowSizes SizesFor(const CollectiveModel& m, uint64_t size, int type_bytes, int ranks) {
+  RowSizes r;
+  const uint64_t tb = type_bytes > 0 ? static_cast<uint64_t>(type_bytes) : 1;
+  r.data_size = m.data_size ? m.data_size(size, ranks) : size;
+  const uint64_t elements = CountForBytes(r.data_size, static_cast<int>(tb));
+  r.count = m.call_count ? m.call_count(elements, ranks) : elements;
+  r.alg_bytes = m.alg_bytes ? m.alg_bytes(r.count, tb, ranks) : r.data_size;
+  return r;
+}
+
+std::vector<int> AllTypesFor(const CollectiveModel& m) {
+  std::vector<int> out;
+  for (const auto& t : AllTestTypes()) {
+    if (m.reduction ? t.reducible : IsCheckableType(t.value)) out.push_back(t.value);
+  }
+  return out;
+}
+
+void PrepareOutput(const Point& p, const Expectation& e, void* buf, uint64_t bytes) {
+  std::memset(buf, kGuardByte, bytes);
+  const uint64_t elem = static_cast<uint64_t>(TypeBytes(p.dtype));
+  if (elem == 0) return;
+  for (const Segment& s : e) {
+    const uint64_t n = ClampedCount(s, elem, bytes);
+    if (n == 0) continue;
+    FillAntiExpected(PeriodOf(p, s), p.dtype, n, static_cast<uint8_t*>(buf) + s.offset * elem);
+  }
+}
+
+void PrepareInPlace(const Point& p, const Expectation& e, uint64_t send_offset, const void* input,
+                    uint64_t input_bytes, void* buf, uint64_t bytes) {
+  PrepareOutput(p, e, buf, bytes);
+  const uint64_t at = send_offset * static_cast<uint64_t>(TypeBytes(p.dtype));
+  if (at >= bytes) return;
+  std::memcpy(static_cast<uint8_t*>(buf) + at, input, std::min(input_bytes, bytes - at));
+}
+
+namespace {
+
+// Bytes of b[from, to) that differ from `before` (or from the guard byte when before is null).
+uint64_t ChangedBytes(const uint8_t* b, const uint8_t* before, uint64_t from, uint64_t to) {
+  if (before == nullptr) return CountGuardViolations(b + from, to - from);
+  uint64_t n = 0;
+  for (uint64_t i = from; i < to; ++i) n += b[i] != before[i];
+  return n;
+}
+
+}  // namespace
+
+uint64_t CheckOutput(const Point& p, const Expectation& e, const void* buf, uint64_t bytes,
+                     std::string* report, const void* before_image) {
+  const uint8_t* b = static_cast<const uint8_t*>(buf);
+  const uint8_t* before = static_cast<const uint8_t*>(before_image);
+  const uint64_t elem = static_cast<uint64_t>(TypeBytes(p.dtype));
+  if (elem == 0) {
+    if (report) *report += "unknown data type " + std::to_string(p.dtype) + ": cannot check\n";
+    return std::max<uint64_t>(p.count, 1);
+  }
+  uint64_t wrong = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> covered;  // byte ranges [begin, end) of segments
+  for (const Segment& s : e) {
+    const uint64_t n = ClampedCount(s, elem, bytes);
+    wrong += s.count - n;  // a segment outside the buffer is a model error: count it as wrong
+    if (n == 0) continue;
+    wrong += CompareWithExpected(p.dtype, b + s.offset * elem, n, PeriodOf(p, s), 8, report,
+                                 s.offset);
+    covered.emplace_back(s.offset * elem, (s.offset + n) * elem);
+  }
+  std::sort(covered.begin(), covered.end());
+  uint64_t guard_lost = 0, pos = 0;
+  for (const auto& [begin, end] : covered) {
+    if (begin > pos) guard_lost += ChangedBytes(b, before, pos, begin);
+    pos = std::max(pos, end);
+  }
+  if (bytes > pos) guard_lost += ChangedBytes(b, before, pos, bytes);
+  if (guard_lost && report) {
+    *report += "bytes outside the result written: " + std::to_string(guard_lost) +
+               (before ? " bytes changed (in place: they must keep their input)\n"
+                       : " bytes lost the guard 0xA5\n");
+  }
+  return wrong + guard_lost;
+}
+
+}  // namespace hostccl::tools
