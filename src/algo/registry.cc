@@ -4,6 +4,7 @@
 
 #include "algo/allreduce/allreduce_algorithms.h"
 #include "algo/barrier/barrier.h"
+#include "algo/broadcast/broadcast_algorithms.h"
 #include "algo/reduce/reduce_algorithms.h"
 
 namespace hostccl::algo {
@@ -38,6 +39,19 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 1 << 20, &AllReduceRsAg},
       {K::kAllReduce, "node", "several hosts: node_chain reduce to rank 0, chain of host leaders back, shared-memory copy inside hosts",
        kNeedsNodes | kNeedsTransport, 512 << 10, &AllReduceNode},
+      // HcclBroadcast
+      {K::kBroadcast, "direct", "threads of one process: each rank copies its slice of the root's buffer into every other buffer",
+       kNeedsLocal, 0, &BroadcastDirect},
+      {K::kBroadcast, "shm_inline", "processes of one host, <= 4 KiB: the root's arrival carries the data; one arrival",
+       kNeedsShm, 0, &BroadcastShmInline},
+      {K::kBroadcast, "shm", "processes of one host: each rank copies its slice of the root's mapped buffer into every other",
+       kNeedsShm, 0, &BroadcastShm},
+      {K::kBroadcast, "flat", "small messages over TCP: the root sends to every rank in one hop",
+       kNeedsTransport, 0, &BroadcastFlat},
+      {K::kBroadcast, "chain", "TCP, pipelined: root -> root+1 -> ..., each rank forwards chunks as they land in its buffer",
+       kNeedsTransport, 512 << 10, &BroadcastChain},
+      {K::kBroadcast, "node", "several hosts: pipelined chain of host leaders over TCP, shared-memory copy inside hosts",
+       kNeedsNodes | kNeedsTransport, 512 << 10, &BroadcastNode},
       // HcclBarrier
       {K::kBarrier, "local", "threads of one process: the group's adaptive barrier", kNeedsLocal, 0, &BarrierLocal},
       {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",

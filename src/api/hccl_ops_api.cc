@@ -71,13 +71,19 @@ HOSTCCL_API HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t coun
   });
 }
 
+// One buffer, in place by definition: it is both the record's send (read on the root) and recv
+// (written on the others).
+HOSTCCL_API HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
+                                     aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kBroadcast, buf, buf, count, EnumBits(dataType), 0, root, comm, stream});
+  });
+}
+
 #define HOSTCCL_OP_NOT_SUPPORTED(name) \
   ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
 
 
-HOSTCCL_API HcclResult HcclBroadcast(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclBroadcast);
-}
 HOSTCCL_API HcclResult HcclReduceScatter(void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclReduceScatter);
 }

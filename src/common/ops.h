@@ -24,7 +24,7 @@
 #define HOSTCCL_FOR_EACH_OP(X)                                                             \
   X(Reduce, 1, "HcclReduce", "reduce", true, true, kRoot, kCount, kCount)                   \
   X(AllReduce, 2, "HcclAllReduce", "allreduce", true, true, kNoRoot, kCount, kCount)        \
-  X(Broadcast, 3, "HcclBroadcast", "broadcast", false, false, kRoot, kCount, kSame)         \
+  X(Broadcast, 3, "HcclBroadcast", "broadcast", true, false, kRoot, kCount, kSame)         \
   X(Barrier, 4, "HcclBarrier", "barrier", true, false, kNoRoot, kNone, kNone)               \
   X(AllGather, 5, "HcclAllGather", "allgather", false, false, kNoRoot, kCount, kNCount)     \
   X(ReduceScatter, 6, "HcclReduceScatter", "reducescatter", false, true, kNoRoot, kNCount, kCount) \

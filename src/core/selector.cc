@@ -89,6 +89,13 @@ const char* DefaultRuleText(CollKind op) {
     case CollKind::kAllReduce:
       return "allreduce=direct#allreduce:0-4097:shm_inline#allreduce=shm#allreduce:0-16385:flat#"
              "allreduce=node#allreduce=rs_ag";
+    // Threads copy slices of the root's buffer in place; processes of one host take small buffers
+    // inline in the root's arrival (one arrival; <= 4 KiB) and copy slices of the mapped buffers
+    // above; over TCP the root sends small buffers to everyone in one hop (flat), larger ones go
+    // down a pipelined chain; several hosts: node.
+    case CollKind::kBroadcast:
+      return "broadcast=direct#broadcast:0-4097:shm_inline#broadcast=shm#broadcast:0-16385:flat#"
+             "broadcast=node#broadcast=chain";
     case CollKind::kBarrier:
       return "barrier=local#barrier=shm#barrier=tcp";
     default:

@@ -1,0 +1,89 @@
+// Broadcast, "node": several hosts (contiguous rank ranges per host; HOSTCCL_NODE_ID emulates
+// hosts on one machine): TCP between host leaders, shared memory inside each host.
+//
+// What: each host has a leader: the root on the root's host, the host's first rank elsewhere.
+//   1. The leaders form a pipelined chain over TCP starting at the root's host (hosts j_root,
+//      j_root+1, ... mod K) on the frame's chunk pipeline: Send / RecvCopySend / Recv, straight
+//      into the leaders' buffers. 2. Inside each host, one arrival (buffers published, fingerprints
+//      compared) after the leader has the data; every other rank copies the whole buffer from the
+//      leader's mapped buffer (the leader's is only read); a host barrier keeps the leader's buffer
+//      alive until every copy is done.
+//   3. The leaders of the other hosts then send the root a 1-byte acknowledgement, which the root
+//      waits for, so a mismatch found on any host reaches the root before it reports success.
+// Bytes: each host link carries S once; each non-leader copies S.
+// Preconditions: ctx.nodes, ctx.node_shm, a transport; every leader's buffer is aclrtMalloc memory
+//   (otherwise kNotSupport, named).
+// Example: 2 hosts x 2 ranks, root 3: rank 3 (leader of host 1) sends to rank 0 (leader of host 0);
+//   rank 2 copies from rank 3, rank 1 from rank 0; rank 0 acknowledges to rank 3.
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "algo/broadcast/broadcast_algorithms.h"
+#include "algo/pipeline.h"
+#include "algo/primitives.h"
+
+namespace hostccl::algo {
+
+Status BroadcastNode(Context& ctx, const OpArgs& a) {
+  const NodeLayout& L = *ctx.nodes;
+  net::ShmGroup* g = ctx.node_shm;
+  net::Transport* t = ctx.transport;
+  if (g == nullptr || L.nodes() < 1 || t == nullptr) return Status(Code::kInternal, "node broadcast needs per-host groups");
+  const int K = L.nodes(), j = L.mine;
+  auto host_of = [&](int r) {
+    int h = 0;
+    while (r >= L.first[static_cast<size_t>(h) + 1]) ++h;
+    return h;
+  };
+  const int jr = host_of(a.root);
+  auto leader_of = [&](int h) { return h == jr ? a.root : L.first[static_cast<size_t>(h)]; };
+  const int lo = L.first[static_cast<size_t>(j)];
+  const int me_leader = leader_of(j);
+  const bool leader = ctx.rank == me_leader;
+  const int pos = (j - jr + K) % K;  // position of this host in the chain
+  Status st;
+  if (leader && K > 1) {
+    ChunkPipeline pipe(ctx, a.dtype, a.op, a.count, ChunkElems(ctx, a));
+    const int prev = pos > 0 ? leader_of((j + K - 1) % K) : -1;
+    const int next = pos + 1 < K ? leader_of((j + 1) % K) : -1;
+    st = prev < 0 ? pipe.Send(next, a.send) : next < 0 ? pipe.Recv(prev, a.recv) : pipe.RecvCopySend(prev, next, a.recv);
+    if (!st.ok()) {
+      g->Abort(st.code(), st.message(), ctx.fp.seq);
+      return st;
+    }
+  }
+  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
+  // The leader's TCP waits end at ctx.deadline and its abort names the rank it found stopped; the
+  // other ranks of this host give that abort a second to arrive before blaming the leader.
+  const Deadline step = leader || ctx.deadline.infinite() ? ctx.deadline
+                                                          : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
+  const int li = ctx.rank - lo;
+  g->Publish(li, a.send_desc, a.recv_desc);
+  uint64_t ticket = 0;
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, step, ctx.fp.seq, &ticket, &progress));
+  if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
+  if (!leader && a.bytes() > 0) {
+    std::string why;
+    const void* src = g->PeerSend(me_leader - lo, &why);
+    if (src == nullptr) {
+      st = Status(Code::kNotSupport, why + "; across hosts hostccl needs the host leaders' buffers from aclrtMalloc");
+      g->Abort(st.code(), st.message(), ctx.fp.seq);
+      return st;
+    }
+    std::memcpy(a.recv, src, a.bytes());
+  }
+  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
+  if (!leader || K == 1) return Status::Ok();
+  static const uint8_t kAck = 1;
+  if (ctx.rank != a.root) return SendTo(ctx, a.root, &kAck, 1);
+  thread_local std::vector<uint8_t> acks;
+  acks.assign(static_cast<size_t>(K), 0);
+  Requests rq(ctx);
+  for (int h = 0; h < K; ++h)
+    if (h != jr) HOSTCCL_RETURN_IF_ERROR(rq.Recv(leader_of(h), &acks[static_cast<size_t>(h)], 1));
+  return rq.WaitAll();
+}
+
+}  // namespace hostccl::algo
