@@ -3,7 +3,8 @@
 // the HOSTCCL_ALGO name, whether hostccl implements it yet, what the argument check does
 // (reduction or data movement, root/peer, which buffers are required) and how large each buffer
 // is. The API entry points, the argument checks (api/arg_check.cc), the profiles
-// (core/profiles.cc), the selector (core/selector.cc), hccl_info and docs/operators.md read it.
+// (core/profiles.cc), the selector (core/selector.cc) and hccl_info read it; docs/algorithms.md
+// has a row per implemented operator's algorithms.
 //
 // Adding an operator: set its row's `impl` to true, add its algorithms (algo/<op>/), its default
 // selection rules (core/selector.cc) and its API entry (api/hccl_ops_api.cc); see
