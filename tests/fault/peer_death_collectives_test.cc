@@ -41,6 +41,7 @@ struct Scenario {
 };
 
 std::string ScenarioName(const Scenario& s) { return std::string(s.name) + "_" + s.placement; }
+void PrintTo(const Scenario& s, std::ostream* os) { *os << ScenarioName(s); }
 
 RunOptions Options(const std::string& placement) {
   RunOptions o;
@@ -110,7 +111,13 @@ TEST_P(PeerDeathCollectivesTest, SurvivorsFailNamingTheDeadRank) {
     HcclResult enq = HCCL_SUCCESS;
     if (CallAndSync(ctx, s, send, recv, kSmall, &enq) != ACL_SUCCESS || enq != HCCL_SUCCESS)
       return ctx.Fail(std::string("warm-up call failed: ") + aclGetRecentErrMsg());
+    // A rank may finish its part of the warm-up while another (e.g. a Broadcast root waiting for
+    // the last hop) is still in it: the victim dies only once every rank is past the warm-up.
+    hostccl::faulttest::WriteMark("warm." + std::to_string(ctx.rank), 1);
     if (ctx.rank == kVictim) {
+      for (int r = 0; r < kRanks; ++r)
+        if (hostccl::faulttest::ReadMark("warm." + std::to_string(r), 10000) < 0)
+          return ctx.Fail("rank " + std::to_string(r) + " never finished the warm-up");
       std::thread([] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         Die();
