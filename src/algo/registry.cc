@@ -17,6 +17,12 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsLocal, 0, &ReduceDirect},
       {K::kReduce, "shm", "processes of one host: each rank folds its slice of every rank's device buffer, mapped in place",
        kNeedsShm, 0, &ReduceShm},
+      // shm's re-plans for buffers that are not aclrtMalloc memory (reduce_shm_unshared.cc), also
+      // selectable on their own; shm logs which one it took.
+      {K::kReduce, "shm_cma", "processes of one host: slices with process_vm_readv/writev for buffers that cannot be mapped",
+       kNeedsShm, 0, &ReduceShmCma},
+      {K::kReduce, "shm_staging", "processes of one host: chunks staged through the shared segment",
+       kNeedsShm, 0, &ReduceShmStaging},
       {K::kReduce, "gather", "small messages: raw inputs sent to the root, folded there in rank order",
        kNeedsTransport, 0, &ReduceGather},
       {K::kReduce, "chain", "large messages: pipelined chain 0 -> 1 -> ... -> n-1 -> root, each rank folds its input",

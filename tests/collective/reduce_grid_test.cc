@@ -39,7 +39,7 @@ struct GridConfig {
 // ranks are threads of one process, "shm" needs processes of one host, "node_chain" ranks on
 // several hosts (emulated here with HOSTCCL_NODE_ID), "gather"/"chain" run anywhere; elsewhere the
 // library falls back to its table.
-const char* const kAlgos[] = {"", "direct", "gather", "chain", "shm", "node_chain"};
+const char* const kAlgos[] = {"", "direct", "gather", "chain", "shm", "node_chain", "shm_cma", "shm_staging"};
 constexpr int kNumAlgos = static_cast<int>(sizeof(kAlgos) / sizeof(kAlgos[0]));
 const uint64_t kSmallCounts[] = {1, 7, 1023};
 const uint64_t kAllCounts[] = {1, 7, 1023, 65537, (1u << 20) + 3};
@@ -86,6 +86,11 @@ std::vector<GridConfig> DefaultConfigs() {
       {4, Mode::kProcesses, "node_chain", 0, 2},
       {5, Mode::kProcesses, "node_chain", 8192, 3},
       {6, Mode::kProcesses, "", 0, 2},
+      // shm's re-plans forced on aclrtMalloc buffers (ReduceHostBuffers below runs them on malloc'd ones).
+      {3, Mode::kProcesses, "shm_cma", 0},
+      {4, Mode::kProcesses, "shm_staging", 0},
+      {1, Mode::kProcesses, "shm_cma", 0},
+      {1, Mode::kProcesses, "shm_staging", 0},
   };
   std::vector<GridConfig> out;
   for (const auto& r : rows)

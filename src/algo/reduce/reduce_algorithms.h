@@ -16,6 +16,10 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& args);
 // "shm" when a sendBuf (or the root's recvBuf) is not shareable (reduce_shm_unshared.cc); called
 // by ReduceShm after its first barrier, on every rank alike.
 Status ReduceShmUnshared(Context& ctx, const ReduceArgs& args);
+// Those re-plans as algorithms of their own ("shm_cma", "shm_staging": forced with HOSTCCL_ALGO,
+// any buffers): the same arrival, then that plan.
+Status ReduceShmCma(Context& ctx, const ReduceArgs& args);
+Status ReduceShmStaging(Context& ctx, const ReduceArgs& args);
 
 // Bytes of a non-shareable peer input read per process_vm_readv (and folded while in cache).
 constexpr uint64_t kCmaChunkBytes = 256 << 10;

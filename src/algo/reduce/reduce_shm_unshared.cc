@@ -186,21 +186,49 @@ Status ReduceShmUnshared(Context& ctx, const ReduceArgs& a) {
   if (g->cma() && (bytes <= kCmaMaxBytes || !staging)) {
     const uint32_t kind = unshared >= 0 ? kLogCma : kLogCmaWrite;
     if (g->FirstUse(kind))
-      HLOG_DEBUG(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; copying it with process_vm_%s", seq,
+      HLOG_INFO(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; re-plan shm -> shm_cma (process_vm_%s)", seq,
                  what.c_str(), unshared >= 0 ? "readv" : "writev");
     return ReduceCma(ctx, a);
   }
   if (staging) {
     if (g->FirstUse(kLogStaging))
-      HLOG_DEBUG(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; staging through the shared segment (%s)",
+      HLOG_INFO(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; re-plan shm -> shm_staging (%s)",
                  seq, what.c_str(), g->cma() ? "above 1 MiB staging is faster than process_vm_readv"
                                              : "process_vm_readv is not allowed");
     return ReduceStaging(ctx, a);
   }
   if (g->FirstUse(kLogTcp))
-    HLOG_DEBUG(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; using the TCP path", seq, what.c_str());
+    HLOG_INFO(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; re-plan shm -> %s", seq, what.c_str(),
+              bytes <= kGatherMaxBytes ? "gather" : "chain");
   // Everyone passed the barrier with the same view, so everyone takes the same fallback.
   return bytes <= kGatherMaxBytes ? ReduceGather(ctx, a) : ReduceChain(ctx, a);
+}
+
+namespace {
+
+// The arrival every "shm" plan starts with: descriptors published, fingerprints compared.
+Status ShmArrival(Context& ctx, const ReduceArgs& a) {
+  net::ShmGroup* g = ctx.shm;
+  if (g == nullptr) return Status(Code::kInternal, "shm reduce needs a shared segment");
+  return g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline, ctx.check_fp);
+}
+
+}  // namespace
+
+Status ReduceShmCma(Context& ctx, const ReduceArgs& a) {
+  HOSTCCL_RETURN_IF_ERROR(ShmArrival(ctx, a));
+  // The group's CMA verdict is the same on every member, so every rank fails alike.
+  if (!ctx.shm->cma())
+    return Status(Code::kNotSupport, "shm_cma: process_vm_readv is not allowed here (HOSTCCL_CMA=off or ptrace rules)");
+  return ReduceCma(ctx, a);
+}
+
+Status ReduceShmStaging(Context& ctx, const ReduceArgs& a) {
+  HOSTCCL_RETURN_IF_ERROR(ShmArrival(ctx, a));
+  net::ShmGroup* g = ctx.shm;
+  if (g->Staging() == nullptr || g->staging_bytes() < (2 * static_cast<size_t>(ctx.size) + 2) * 4096)
+    return Status(Code::kNotSupport, "shm_staging: the shared segment has no staging");
+  return ReduceStaging(ctx, a);
 }
 
 }  // namespace hostccl::algo
