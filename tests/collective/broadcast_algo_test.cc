@@ -7,6 +7,7 @@
 // order, and the per-chip profile rules. (The larger grid and mismatch matrix: broadcast_grid_test.)
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -264,6 +265,40 @@ TEST(BroadcastArgs, ProfileRules) {
       return true;
     }, opts);
     EXPECT_TRUE(res.ok) << row.soc << " dtype " << row.t << ": " << res.message;
+  }
+}
+
+// A mismatch must fail every rank, also those whose own part went well: over TCP with 4 ranks and
+// root 2, rank 3 passes a count above the flat/chain bound (16 KiB), the others one below it. Ranks
+// 0 and 1 receive matching data from the root (flat) and used to report success; the root's
+// completion notice, sent only once every rank acknowledged, makes them fail too. The same on two
+// emulated hosts (node against flat).
+TEST(BroadcastMismatch, EveryRankFails) {
+  for (const char* placement : {"tcp", "nodes"}) {
+    RunOptions opts;
+    if (std::string(placement) == "tcp") {
+      opts.env.push_back({"HOSTCCL_TRANSPORT", "tcp"});
+    } else {
+      opts.rank_env = [](int rank) {
+        return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "bm-a" : "bm-b"}};
+      };
+    }
+    opts.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "20000"});
+    RunResult res = RunRanks(4, Mode::kProcesses, [](RankContext& ctx) {
+      const uint64_t count = ctx.rank == 3 ? 65536 : 1024;  // fp32: 256 KiB against 4 KiB
+      Buf buf;
+      if (!buf.Alloc(65536 * 4, false)) return ctx.Fail("aclrtMalloc");
+      const auto t0 = std::chrono::steady_clock::now();
+      HcclResult r = HcclBroadcast(buf.get(), count, HCCL_DATA_TYPE_FP32, 2, ctx.comm, ctx.stream);
+      const bool sync_ok = r == HCCL_SUCCESS && aclrtSynchronizeStream(ctx.stream) == ACL_SUCCESS;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const std::string msg = aclGetRecentErrMsg();
+      if (sync_ok) return ctx.Fail("the mismatched broadcast succeeded");
+      if (s > 6.0) return ctx.Fail("the mismatch took " + std::to_string(s) + " s: " + msg);
+      if (msg.find("mismatch") == std::string::npos) return ctx.Fail("the error does not say mismatch: " + msg);
+      return true;
+    }, opts);
+    EXPECT_TRUE(res.ok) << placement << ":\n" << res.message;
   }
 }
 

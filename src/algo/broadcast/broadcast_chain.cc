@@ -5,8 +5,10 @@
 //   the root runs Send, the middle ranks RecvCopySend (each chunk lands in the rank's buffer and
 //   leaves from there as soon as it is complete) and the tail Recv. Every link works at once, so
 //   the time is S / link bandwidth plus (n-2) chunks of fill. The tail then sends the root a 1-byte
-//   acknowledgement, which the root waits for: a mismatch found anywhere down the chain (every
-//   frame carries the fingerprint) reaches the root as an abort before it reports success.
+//   acknowledgement; with it the root knows every rank received (every frame carries the
+//   fingerprint, so a mismatch anywhere aborts every peer instead) and sends every rank a 1-byte
+//   completion notice (FinishRooted), which they wait for: no rank reports success for an
+//   operation another rank rejected.
 // Bytes per rank: receives S, sends S (the tail sends only the acknowledgement).
 // Preconditions: a transport (n = 1: nothing to do). Any buffers (no shared memory needed).
 // Example: 4 ranks, root 2, 3 MiB, 1 MiB chunks: 2 -> 3 -> 0 -> 1; while rank 3 forwards chunk 0
@@ -30,11 +32,16 @@ Status BroadcastChain(Context& ctx, const OpArgs& a) {
     Requests rq(ctx);
     HOSTCCL_RETURN_IF_ERROR(rq.Recv(tail, &ack, 1));
     HOSTCCL_RETURN_IF_ERROR(pipe.Send(next, a.send));
-    return rq.WaitAll();
+    HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
+    return FinishRooted(ctx, a.root);
   }
-  if (v < n - 1) return pipe.RecvCopySend(prev, next, a.recv);
-  HOSTCCL_RETURN_IF_ERROR(pipe.Recv(prev, a.recv));
-  return SendTo(ctx, a.root, &kAck, 1);
+  if (v < n - 1) {
+    HOSTCCL_RETURN_IF_ERROR(pipe.RecvCopySend(prev, next, a.recv));
+  } else {
+    HOSTCCL_RETURN_IF_ERROR(pipe.Recv(prev, a.recv));
+    HOSTCCL_RETURN_IF_ERROR(SendTo(ctx, a.root, &kAck, 1));
+  }
+  return FinishRooted(ctx, a.root);
 }
 
 }  // namespace hostccl::algo

@@ -8,8 +8,10 @@
 //      compared) after the leader has the data; every other rank copies the whole buffer from the
 //      leader's mapped buffer (the leader's is only read); a host barrier keeps the leader's buffer
 //      alive until every copy is done.
-//   3. The leaders of the other hosts then send the root a 1-byte acknowledgement, which the root
-//      waits for, so a mismatch found on any host reaches the root before it reports success.
+//   3. The leaders of the other hosts then send the root a 1-byte acknowledgement; with all of them
+//      the root sends those leaders a 1-byte completion notice, and a last host barrier passes it on:
+//      no rank reports success for an operation a rank on another host rejected (that rank aborts
+//      every peer instead, and the notice never comes).
 // Bytes: each host link carries S once; each non-leader copies S.
 // Preconditions: ctx.nodes, ctx.node_shm, a transport; every leader's buffer is aclrtMalloc memory
 //   (otherwise kNotSupport, named).
@@ -24,6 +26,33 @@
 #include "algo/primitives.h"
 
 namespace hostccl::algo {
+namespace {
+
+// Leaders only: the other hosts' leaders acknowledge to the root, the root answers with the
+// completion notice.
+template <typename LeaderOf>
+Status Acknowledge(Context& ctx, const OpArgs& a, int K, int jr, const LeaderOf& leader_of) {
+  static const uint8_t kByte = 1;
+  if (ctx.rank != a.root) {
+    HOSTCCL_RETURN_IF_ERROR(SendTo(ctx, a.root, &kByte, 1));
+    uint8_t done = 0;
+    Context late = ctx;  // the root's waits end at ctx.deadline; its abort gets a second to arrive
+    if (!ctx.deadline.infinite()) late.deadline = Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
+    return RecvFrom(late, a.root, &done, 1);
+  }
+  thread_local std::vector<uint8_t> acks;
+  acks.assign(static_cast<size_t>(K), 0);
+  Requests rq(ctx);
+  for (int h = 0; h < K; ++h)
+    if (h != jr) HOSTCCL_RETURN_IF_ERROR(rq.Recv(leader_of(h), &acks[static_cast<size_t>(h)], 1));
+  HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
+  Requests done(ctx);
+  for (int h = 0; h < K; ++h)
+    if (h != jr) HOSTCCL_RETURN_IF_ERROR(done.Send(leader_of(h), &kByte, 1));
+  return done.WaitAll();
+}
+
+}  // namespace
 
 Status BroadcastNode(Context& ctx, const OpArgs& a) {
   const NodeLayout& L = *ctx.nodes;
@@ -75,15 +104,18 @@ Status BroadcastNode(Context& ctx, const OpArgs& a) {
     std::memcpy(a.recv, src, a.bytes());
   }
   HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
-  if (!leader || K == 1) return Status::Ok();
-  static const uint8_t kAck = 1;
-  if (ctx.rank != a.root) return SendTo(ctx, a.root, &kAck, 1);
-  thread_local std::vector<uint8_t> acks;
-  acks.assign(static_cast<size_t>(K), 0);
-  Requests rq(ctx);
-  for (int h = 0; h < K; ++h)
-    if (h != jr) HOSTCCL_RETURN_IF_ERROR(rq.Recv(leader_of(h), &acks[static_cast<size_t>(h)], 1));
-  return rq.WaitAll();
+  if (K == 1) return Status::Ok();
+  if (leader) {
+    st = Acknowledge(ctx, a, K, jr, leader_of);
+    if (!st.ok()) {
+      g->Abort(st.code(), st.message(), ctx.fp.seq);
+      return st;
+    }
+  }
+  // Non-leaders wait for their leader's notice; give a failure found on another host a second
+  // more to arrive as an abort.
+  const Deadline last = ctx.deadline.infinite() ? ctx.deadline : Deadline::AtNs(ctx.deadline.at_ns() + 2000000000ull);
+  return g->Barrier(leader ? ctx.deadline : last, ctx.fp.seq, &progress);
 }
 
 }  // namespace hostccl::algo

@@ -6,9 +6,11 @@
 //   which needs every rank's next arrival, so the root may return at once. Fingerprints travel in
 //   the arrival and are compared by every rank.
 // "flat": the root sends its buffer to every other rank (one message step), each non-root receives
-//   it straight into its buffer and answers with a 1-byte acknowledgement, which the root waits
-//   for: a non-root that finds a mismatched fingerprint aborts the root before it reports success.
-//   Bytes: the root sends (n-1) S; latency one round trip for the root, one hop for the others.
+//   it straight into its buffer and answers with a 1-byte acknowledgement; once the root has every
+//   acknowledgement it sends each rank a 1-byte completion notice (FinishRooted), which the
+//   non-roots wait for. So no rank reports success unless every rank's fingerprint matched: a rank
+//   that finds a mismatch aborts every peer, and the notice never comes.
+//   Bytes: the root sends (n-1) S; latency three hops.
 // Preconditions: "shm_inline": ctx.shm and S <= 4 KiB (larger: fails with kInternal; the default
 //   rules use it only below that). "flat": a transport (n = 1: nothing to do).
 // Example: 3 ranks, root 2, 8 B: rank 2 arrives with its 8 bytes; ranks 0 and 1 copy them.
@@ -51,10 +53,12 @@ Status BroadcastFlat(Context& ctx, const OpArgs& a) {
       const int r = (a.root + k) % n;
       HOSTCCL_RETURN_IF_ERROR(rq.Recv(r, &acks[static_cast<size_t>(r)], 1));
     }
-    return rq.WaitAll();
+    HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
+    return FinishRooted(ctx, a.root);
   }
   HOSTCCL_RETURN_IF_ERROR(RecvFrom(ctx, a.root, a.recv, bytes));
-  return SendTo(ctx, a.root, &kAck, 1);
+  HOSTCCL_RETURN_IF_ERROR(SendTo(ctx, a.root, &kAck, 1));
+  return FinishRooted(ctx, a.root);
 }
 
 }  // namespace hostccl::algo

@@ -280,7 +280,7 @@ Status ShmGroup::CheckPeersAlive() {
     if (pidfds_[r] < 0) continue;
     pollfd p{pidfds_[r], POLLIN, 0};
     if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
-      return MakeStatus(Code::kRemote, "rank %zu (pid %u) exited or was killed", r, pids_[r]);
+      return MakeStatus(Code::kRemote, "rank %d (pid %u) exited or was killed", members_[r], pids_[r]);
   }
   return Status::Ok();
 }
