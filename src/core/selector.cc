@@ -108,11 +108,13 @@ namespace {
 struct DefaultTable {
   std::vector<AlgoRule> rules[256];
   std::vector<std::string> text[256];  // "default rule '<rule>'", for the log
+  std::vector<const algo::Algorithm*> algos[256];  // resolved once: Select runs on every call
   DefaultTable() {
     for (const auto& o : kOps) {
       const size_t k = static_cast<size_t>(o.kind);
       Status st = ParseAlgoRules(DefaultRuleText(o.kind), &rules[k]);
       if (!st.ok()) HLOG_ERROR(kAlgo, "default rules of %s: %s", o.api, st.message().c_str());
+      for (const auto& r : rules[k]) algos[k].push_back(algo::FindAlgorithm(r.op, r.algorithm));
       for (const auto& r : rules[k])
         text[k].push_back("default rule '" + (r.max_bytes == UINT64_MAX && r.min_bytes == 0
                               ? r.collective + "=" + r.algorithm
@@ -154,7 +156,7 @@ const algo::Algorithm* Select(CollKind op, const std::vector<AlgoRule>& forced, 
   for (size_t i = 0; i < rules.size(); ++i) {
     const auto& r = rules[i];
     if (bytes < r.min_bytes || bytes >= r.max_bytes) continue;
-    const auto* a = algo::FindAlgorithm(op, r.algorithm);
+    const auto* a = table->algos[k][i];
     if (!Feasible(a, where)) continue;
     *why = table->text[k][i].c_str();
     return a;

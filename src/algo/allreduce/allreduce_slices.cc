@@ -21,6 +21,7 @@
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
 #include "common/log.h"
+#include "kernels/copy.h"
 
 namespace hostccl::algo {
 namespace {
@@ -45,7 +46,7 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
       const uint64_t hi = std::min(end, lo + piece);
       st = FoldPeers(ctx, g, a, lo, hi, mine);
       for (int r = 0; r < n && st.ok(); ++r)
-        if (r != ctx.rank) std::memcpy(dsts[static_cast<size_t>(r)] + lo * es, mine + lo * es, (hi - lo) * es);
+        if (r != ctx.rank) kern::CopyStreaming(dsts[static_cast<size_t>(r)] + lo * es, mine + lo * es, (hi - lo) * es);
     }
   }
   if (!st.ok()) {
