@@ -1,219 +1,225 @@
-// The HcclAllReduce grid that proves each algorithm: dtype (12) x op (4) at small counts, larger
-// counts (multi-chunk, several slices, vector tails), in place, ranks {1,2,3,4,5,8}, algorithm
-// (auto + every name, forced with HOSTCCL_ALGO=allreduce=<name>), threads and processes, and two
-// emulated hosts (HOSTCCL_NODE_ID) for "node". Every rank's recvBuf must be bitwise the rank-order
-// reference fold (tests/harness ExpectedReduce), its tail past count untouched, and its sendBuf
-// unchanged (unless in place). Helper grids with more cases and the mismatch matrix live elsewhere.
+// The HcclAllReduce correctness grid: dtype (12) x op (4) x count {0, 1, 7, 1023, 65537, 1M+3} x
+// ranks {1,2,3,4,5,6,8} x in-place x algorithm (auto + every allreduce algorithm of the library's
+// registry, forced with HOSTCCL_ALGO=allreduce=<name>) x placement {threads (InitAll / RootInfo),
+// processes over shared memory, processes over TCP, processes on emulated hosts}.
+// Every rank's recvBuf must be bitwise the rank-order fold ((x0 ⊕ x1) ⊕ ...) and bit-identical
+// on every rank (NaN payloads included), guards untouched, inputs unchanged when not in place
+// (harness/collective_check.h). One gtest case = one communicator configuration (grid_common.h);
+// its cases run inside one communicator, in the same order on every rank.
+//   Default/AllReduceGrid.*  a subset covering every dtype x op, count, rank count, placement,
+//                            in-place and algorithm (checked by AllReduceGridCoverage).
+//   Full/AllReduceGrid.*     the whole cross product; skipped unless HOSTCCL_FULL_GRID=1 (ctest
+//                            allreduce_grid_full, label long).
+// Before the library implements HcclAllReduce (HCCL_E_NOT_SUPPORT) every case skips.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <algorithm>
+#include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "algo/registry.h"
+#include "collective/grid_common.h"
+#include "harness/collective_check.h"
 #include "harness/input_gen.h"
-#include "harness/reduce_check.h"
-#include "harness/reference_fold.h"
-#include "harness/run_ranks.h"
 
 namespace hostccl::test {
 namespace {
 
-constexpr size_t kGuardElems = 16;
+using grid::GridConfig;
+using grid::Place;
 
-struct ArCase {
-  HcclDataType dtype;
-  HcclReduceOp op;
-  uint64_t count;
-  bool in_place;
-  uint64_t seed;
-  bool host = false;  // malloc'd buffers (not shareable between processes)
-};
+constexpr const char* kOp = "allreduce";
+const uint64_t kSmallCounts[] = {1, 7, 1023};
+const uint64_t kAllCounts[] = {1, 7, 1023, 65537, (1u << 20) + 3};
 
-std::string ArName(const ArCase& c) {
-  std::string s = Desc(c.dtype).name;
-  ((s += " ") += OpName(c.op)) += " count=";
-  s += std::to_string(c.count);
-  if (c.in_place) s += " in-place";
-  if (c.host) s += " malloc";
-  return s;
+uint64_t Seed(const GridConfig& g, size_t case_index) {
+  return Mix64((static_cast<uint64_t>(g.full) << 62) ^ (static_cast<uint64_t>(g.index) << 32) ^ (0xa11ull << 48) ^
+               case_index);
 }
 
-class Buf {
- public:
-  ~Buf() {
-    if (p_ && host_) std::free(p_);
-    if (p_ && !host_) (void)aclrtFree(p_);
-  }
-  bool Alloc(size_t bytes, bool host) {
-    host_ = host;
-    if (host) return (p_ = std::malloc(bytes)) != nullptr;
-    return aclrtMalloc(&p_, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS;
-  }
-  void* get() const { return p_; }
-
- private:
-  void* p_ = nullptr;
-  bool host_ = false;
-};
-
-bool RunAllReduceCase(RankContext& ctx, const ArCase& c) {
-  const DtypeDesc& d = Desc(c.dtype);
-  const std::string name = ArName(c);
-  const size_t bytes = c.count * d.size, recv_bytes = bytes + kGuardElems * d.size;
-  std::vector<char> input(bytes), before(recv_bytes);
-  GenerateInput(d, c.op, c.seed, ctx.rank, c.count, input.data());
-  FillGuard(before.data(), recv_bytes, c.seed ^ (0x9e37ull * (ctx.rank + 1)));
-  if (c.in_place) std::copy(input.begin(), input.end(), before.begin());
-  Buf sbuf, rbuf;
-  if (!rbuf.Alloc(recv_bytes, c.host) || (!c.in_place && !sbuf.Alloc(bytes ? bytes : 64, c.host)))
-    return ctx.Fail(name + ": allocation failed");
-  void* send = c.in_place ? rbuf.get() : sbuf.get();
-  if (aclrtMemcpy(rbuf.get(), recv_bytes, before.data(), recv_bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS ||
-      (!c.in_place && bytes && aclrtMemcpy(send, bytes, input.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS))
-    return ctx.Fail(name + ": copy in failed");
-  HcclResult r = HcclAllReduce(send, rbuf.get(), c.count, c.dtype, c.op, ctx.comm, ctx.stream);
-  if (r != HCCL_SUCCESS) return ctx.Fail(name + ": HcclAllReduce returned " + std::to_string(r));
-  if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
-    return ctx.Fail(name + ": aclrtSynchronizeStream failed: " + aclGetRecentErrMsg());
-  std::vector<char> after(recv_bytes);
-  if (aclrtMemcpy(after.data(), recv_bytes, rbuf.get(), recv_bytes, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS)
-    return ctx.Fail(name + ": copy out failed");
-  if (!c.in_place && bytes) {
-    std::vector<char> s(bytes);
-    (void)aclrtMemcpy(s.data(), bytes, send, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
-    std::string m = CompareBytes(input.data(), s.data(), bytes, name + ": sendBuf changed");
-    if (!m.empty()) ctx.Fail(m);
-  }
-  std::string m = CompareBytes(before.data() + bytes, after.data() + bytes, recv_bytes - bytes,
-                               name + ": recvBuf changed beyond count");
-  if (!m.empty()) ctx.Fail(m);
-  if (c.count == 0) return true;
-  std::vector<char> expected(bytes);
-  ReduceCase rc{c.dtype, c.op, c.count, 0, false, c.seed};
-  ExpectedReduce(rc, ctx.nranks, expected.data());
-  m = CompareElems(d, expected.data(), after.data(), c.count, name + ": rank " + std::to_string(ctx.rank) + " result");
-  if (!m.empty()) ctx.Fail(m);
-  return true;
-}
-
-struct Config {
-  int index;
-  int nranks;
-  Mode mode;
-  std::string algo;  // "" = automatic
-  int chunk_bytes;
-  int hosts;  // > 1: processes split into this many emulated hosts (HOSTCCL_NODE_ID)
-  bool host_bufs;
-};
-
-std::string ConfigName(const Config& c) {
-  std::string s = "r";
-  s += std::to_string(c.nranks);
-  s += c.mode == Mode::kProcesses ? "_proc" : c.mode == Mode::kThreadsInitAll ? "_initall" : "_rootinfo";
-  s += "_";
-  s += c.algo.empty() ? std::string("auto") : c.algo;
-  if (c.chunk_bytes) (s += "_chunk") += std::to_string(c.chunk_bytes);
-  if (c.hosts > 1) (s += "_hosts") += std::to_string(c.hosts);
-  if (c.host_bufs) s += "_malloc";
-  return s;
-}
-void PrintTo(const Config& c, std::ostream* os) { *os << ConfigName(c); }
-
-std::vector<Config> Configs() {
-  const struct { int n; Mode m; const char* algo; int chunk; int hosts; bool host_bufs; } rows[] = {
-      {1, Mode::kThreadsInitAll, "", 0, 0, false},
-      {2, Mode::kThreadsRootInfo, "direct", 0, 0, false},
-      {3, Mode::kThreadsInitAll, "direct", 0, 0, false},
-      {8, Mode::kThreadsInitAll, "", 0, 0, false},
-      {2, Mode::kProcesses, "", 0, 0, false},
-      {3, Mode::kProcesses, "shm", 0, 0, false},
-      {5, Mode::kProcesses, "shm_inline", 0, 0, false},
-      {4, Mode::kProcesses, "", 0, 0, true},  // malloc'd buffers: shm re-plans to rs_ag
-      {2, Mode::kProcesses, "flat", 0, 0, false},
-      {5, Mode::kThreadsRootInfo, "flat", 0, 0, false},
-      {2, Mode::kProcesses, "rs_ag", 4096, 0, false},
-      {3, Mode::kProcesses, "rs_ag", 0, 0, false},
-      {4, Mode::kThreadsInitAll, "rs_ag", 8192, 0, false},
-      {8, Mode::kProcesses, "rs_ag", 0, 0, false},
-      {4, Mode::kProcesses, "", 0, 2, false},
-      {5, Mode::kProcesses, "node", 4096, 2, false},
-  };
-  std::vector<Config> out;
-  for (const auto& r : rows)
-    out.push_back({static_cast<int>(out.size()), r.n, r.m, r.algo, r.chunk, r.hosts, r.host_bufs});
-  return out;
-}
-
-std::vector<ArCase> Cases(const Config& g) {
+// The ordered case list of one configuration (identical on every rank).
+std::vector<AllReduceCase> Cases(const GridConfig& g) {
   const auto& types = ReducibleDtypes();
   const auto& ops = ReduceOps();
-  std::vector<ArCase> out;
-  const uint64_t small[] = {1, 7, 1023};
+  std::vector<AllReduceCase> out;
+  const uint64_t limit = grid::SizeLimit(g.algo);
+  auto add = [&](HcclDataType t, HcclReduceOp op, uint64_t count, bool in_place) {
+    count = std::min<uint64_t>(count, limit / Desc(t).size);
+    out.push_back({t, op, count, in_place, Seed(g, out.size())});
+  };
+  if (g.full) {
+    for (const auto& d : types)
+      for (HcclReduceOp op : ops) {
+        add(d.type, op, 0, false);
+        for (uint64_t count : kAllCounts)
+          for (bool in_place : {false, true}) add(d.type, op, count, in_place);
+      }
+    return out;
+  }
+  // Every dtype x op at a small count, count and in-place rotating with the configuration index.
   const int k = g.index;
-  auto seed = [&]() { return Mix64((static_cast<uint64_t>(k) << 32) ^ out.size() ^ 0xa11edull); };
-  const bool inline_only = g.algo == "shm_inline";
   for (size_t di = 0; di < types.size(); ++di)
     for (size_t oi = 0; oi < ops.size(); ++oi) {
       const int j = static_cast<int>(di * ops.size() + oi);
-      uint64_t count = small[(j + k) % 3];
-      if (inline_only) count = std::min<uint64_t>(count, 4096 / types[di].size);
-      out.push_back({types[di].type, ops[oi], count, (j + k) % 2 == 1, seed(), g.host_bufs});
+      add(types[di].type, ops[oi], kSmallCounts[(j + k) % 3], (j + k) % 2 == 1);
     }
-  out.push_back({HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, false, seed(), g.host_bufs});
-  if (inline_only) {
-    out.push_back({HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1024, true, seed(), false});  // exactly 4 KiB
-    return out;
-  }
-  out.push_back({types[(k * 5) % 12].type, ops[k % 4], 65537, k % 2 == 0, seed(), g.host_bufs});
-  out.push_back({types[(k * 5 + 6) % 12].type, ops[(k + 1) % 4], 65537, k % 2 == 1, seed(), g.host_bufs});
-  out.push_back({types[(k * 7 + 3) % 12].type, ops[(k + 2) % 4], (1u << 20) + 3, true, seed(), g.host_bufs});
-  out.push_back({HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, (1u << 20) + 3, false, seed(), g.host_bufs});
+  add(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, k % 2 == 1);
+  // Count = ranks - 1 and ranks + 1: some slice owners get nothing, or one element more.
+  add(types[(k * 3 + 1) % 12].type, ops[(k + 3) % 4], static_cast<uint64_t>(g.nranks > 1 ? g.nranks - 1 : 2), k % 2 == 0);
+  add(types[(k * 3 + 2) % 12].type, ops[(k + 1) % 4], static_cast<uint64_t>(g.nranks + 1), k % 2 == 1);
+  // The shared-memory inline size (4 KiB of fp32) exactly and one element above.
+  add(HCCL_DATA_TYPE_FP32, ops[(k + 2) % 4], 1024, k % 2 == 0);
+  add(HCCL_DATA_TYPE_FP32, ops[(k + 3) % 4], 1025, k % 2 == 1);
+  // Larger messages (multi-chunk, vector kernels' tails): two at 65537, one at 1M+3.
+  add(types[(k * 5) % 12].type, ops[k % 4], 65537, k % 2 == 0);
+  add(types[(k * 5 + 6) % 12].type, ops[(k + 1) % 4], 65537, k % 2 == 1);
+  add(types[(k * 7 + 3) % 12].type, ops[(k + 2) % 4], (1u << 20) + 3, k % 3 == 0);
   return out;
 }
 
-class AllReduceGrid : public ::testing::TestWithParam<Config> {};
+const std::vector<GridConfig>& Defaults() {
+  static const std::vector<GridConfig> v = grid::DefaultConfigs(kOp);
+  return v;
+}
 
-TEST_P(AllReduceGrid, EveryRankMatchesReferenceFold) {
-  const Config& g = GetParam();
-  const std::vector<ArCase> cases = Cases(g);
-  RunOptions opts;
-  if (!g.algo.empty()) opts.env.push_back({"HOSTCCL_ALGO", "allreduce=" + g.algo});
-  if (g.chunk_bytes) opts.env.push_back({"HOSTCCL_CHUNK_BYTES", std::to_string(g.chunk_bytes)});
-  if (g.hosts > 1) {
-    const int n = g.nranks, h = g.hosts;
-    opts.rank_env = [n, h](int rank) {
-      return std::vector<std::pair<std::string, std::string>>{
-          {"HOSTCCL_NODE_ID", "arhost" + std::to_string(rank * h / n)}};
-    };
-  }
+class AllReduceGrid : public ::testing::TestWithParam<GridConfig> {};
+
+TEST_P(AllReduceGrid, EveryRankHasTheRankOrderFold) {
+  const GridConfig& g = GetParam();
+  if (g.full && !grid::FullGridRequested()) GTEST_SKIP() << "full grid: set HOSTCCL_FULL_GRID=1 (ctest -L long)";
+  if (!AllReduceImplemented()) GTEST_SKIP() << "HcclAllReduce returns HCCL_E_NOT_SUPPORT in this build";
+  const std::vector<AllReduceCase> cases = Cases(g);
+  const std::string board_dir = MakeBoardDir();
+  RunOptions opts = grid::Options(g, kOp);
+  opts.env.push_back(BoardEnv(board_dir));
+  const std::string tag = grid::ConfigName(g);
   RunResult res = RunRanks(g.nranks, g.mode, [&](RankContext& ctx) {
-    for (const ArCase& c : cases)
+    uint32_t size = 0, id = 0;
+    if (HcclGetRankSize(ctx.comm, &size) != HCCL_SUCCESS || size != static_cast<uint32_t>(g.nranks) ||
+        HcclGetRankId(ctx.comm, &id) != HCCL_SUCCESS || id != static_cast<uint32_t>(ctx.rank))
+      return ctx.Fail("communicator reports rank " + std::to_string(id) + " of " + std::to_string(size));
+    ResultBoard board;
+    bool ok = true;
+    for (const AllReduceCase& c : cases)
+      if (!(ok = RunAllReduceCase(ctx, c, &board))) break;
+    board.Compare(ctx, board_dir, tag);  // publishes always; rank 0 compares if it has no failure yet
+    return ok;
+  }, opts);
+  RemoveBoardDir(board_dir);
+  EXPECT_TRUE(res.ok) << tag << " (" << cases.size() << " cases):\n" << res.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Default, AllReduceGrid, ::testing::ValuesIn(Defaults()),
+                         [](const auto& info) { return grid::ConfigName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Full, AllReduceGrid, ::testing::ValuesIn(grid::FullConfigs(kOp)),
+                         [](const auto& info) {
+                           return grid::ConfigName(info.param) + "_" + std::to_string(info.param.index);
+                         });
+
+// Buffers not from aclrtMalloc between processes of one host (the shared-memory plans cannot map
+// them: copied with process_vm_readv/writev or staged): malloc'd sendBuf and/or recvBuf and in
+// place, HOSTCCL_CMA auto and off, counts above the inline size and across several CMA / staging
+// chunks.
+struct HostBufConfig {
+  int nranks;
+  const char* cma;
+};
+
+std::string HostBufName(const HostBufConfig& c) {
+  std::string s = "r";
+  ((s += std::to_string(c.nranks)) += "_cma_") += c.cma;
+  return s;
+}
+void PrintTo(const HostBufConfig& c, std::ostream* os) { *os << HostBufName(c); }
+
+std::vector<AllReduceCase> HostBufCases(const HostBufConfig& g) {
+  struct Kind { bool send, recv, in_place; };
+  const Kind kinds[] = {{true, false, false}, {false, true, false}, {true, true, false}, {true, false, true}};
+  const uint64_t counts[] = {7, 1025, 65537, 300007};
+  const HcclDataType types[] = {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_INT8,
+                                HCCL_DATA_TYPE_FP64, HCCL_DATA_TYPE_INT32, HCCL_DATA_TYPE_FP16};
+  const auto& ops = ReduceOps();
+  std::vector<AllReduceCase> out;
+  size_t i = 0;
+  for (const Kind& k : kinds)
+    for (uint64_t count : counts) {
+      AllReduceCase c{types[i % 6], ops[i % 4], count, k.in_place, Mix64(0xa11b0000 + i * 31 + g.nranks)};
+      c.host_send = k.send;
+      c.host_recv = k.recv;
+      out.push_back(c);
+      ++i;
+    }
+  AllReduceCase empty{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, false, Mix64(0xa11b1)};
+  empty.host_send = empty.host_recv = true;
+  out.push_back(empty);
+  return out;
+}
+
+class AllReduceHostBuffers : public ::testing::TestWithParam<HostBufConfig> {};
+
+TEST_P(AllReduceHostBuffers, EveryRankHasTheRankOrderFold) {
+  if (!AllReduceImplemented()) GTEST_SKIP() << "HcclAllReduce returns HCCL_E_NOT_SUPPORT in this build";
+  const HostBufConfig& g = GetParam();
+  const std::vector<AllReduceCase> cases = HostBufCases(g);
+  RunOptions opts;
+  opts.env.push_back({"HOSTCCL_CMA", g.cma});
+  opts.timeout_s = 120;
+  RunResult res = RunRanks(g.nranks, Mode::kProcesses, [&](RankContext& ctx) {
+    for (const AllReduceCase& c : cases)
       if (!RunAllReduceCase(ctx, c)) return false;
     return true;
   }, opts);
-  EXPECT_TRUE(res.ok) << ConfigName(g) << " (" << cases.size() << " cases):\n" << res.message;
+  EXPECT_TRUE(res.ok) << HostBufName(g) << " (" << cases.size() << " cases):\n" << res.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(Default, AllReduceGrid, ::testing::ValuesIn(Configs()),
-                         [](const auto& info) { return ConfigName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Default, AllReduceHostBuffers,
+                         ::testing::Values(HostBufConfig{2, "auto"}, HostBufConfig{3, "auto"}, HostBufConfig{4, "auto"},
+                                           HostBufConfig{3, "off"}),
+                         [](const auto& info) { return HostBufName(info.param); });
 
-// Every AllReduce algorithm of the library's registry is forced by a configuration whose placement
-// lets it run (so it is tested, not replaced by the default rules).
-TEST(AllReduceGridCoverage, EveryAlgorithmIsForcedWhereItRuns) {
-  for (const algo::Algorithm& a : algo::Algorithms()) {
-    if (a.op != CollKind::kAllReduce) continue;
-    bool forced = false;
-    for (const Config& g : Configs()) {
-      if (g.algo != a.name) continue;
-      const bool threads = g.mode != Mode::kProcesses;
-      if ((a.needs & algo::kNeedsLocal) && !threads) continue;
-      if ((a.needs & algo::kNeedsShm) && (threads || g.hosts > 1)) continue;
-      if ((a.needs & algo::kNeedsNodes) && (threads || g.hosts < 2)) continue;
-      forced = true;
+// The default subset covers what it claims, checked against the library's registry: every
+// allreduce algorithm is forced by a default configuration where it really runs (its placement
+// needs are met), at one rank where one rank can run it, and at several ranks.
+TEST(AllReduceGridCoverage, DefaultSubsetCoversEveryClass) {
+  std::set<std::pair<int, int>> dtype_op;
+  std::set<uint64_t> counts;
+  std::set<int> ranks;
+  std::set<Mode> modes;
+  std::set<Place> auto_places;
+  bool in_place = false, out_of_place = false;
+  for (const GridConfig& g : Defaults()) {
+    ranks.insert(g.nranks);
+    modes.insert(g.mode);
+    if (g.algo.empty()) auto_places.insert(g.place);
+    for (const AllReduceCase& c : Cases(g)) {
+      dtype_op.insert({c.dtype, c.op});
+      counts.insert(c.count);
+      (c.in_place ? in_place : out_of_place) = true;
     }
-    EXPECT_TRUE(forced) << "no configuration runs allreduce algorithm " << a.name;
   }
+  const auto library = grid::LibraryAlgorithms(kOp);
+  if (AllReduceImplemented()) {
+    EXPECT_FALSE(library.empty()) << "HcclAllReduce works but the grid sees no allreduce algorithm in the registry";
+  }
+  for (const grid::LibAlgo& a : library) {
+    bool single = false, several = false;
+    for (const GridConfig& g : Defaults()) {
+      if (g.algo != a.name || !grid::Runs(a, g)) continue;
+      (g.nranks == 1 ? single : several) = true;
+    }
+    EXPECT_TRUE(several) << "no default configuration runs allreduce algorithm " << a.name << " on several ranks";
+    if (!a.nodes) {
+      EXPECT_TRUE(single) << "no default configuration forces " << a.name << " at one rank";
+    }
+  }
+  EXPECT_EQ(dtype_op.size(), 48u);
+  for (uint64_t c : {0ull, 1ull, 7ull, 1023ull, 1024ull, 1025ull, 65537ull, (1ull << 20) + 3})
+    EXPECT_TRUE(counts.count(c)) << c;
+  EXPECT_EQ(ranks, (std::set<int>{1, 2, 3, 4, 5, 6, 8}));
+  EXPECT_EQ(modes.size(), 3u);
+  EXPECT_EQ(auto_places, (std::set<Place>{Place::kThreads, Place::kShm, Place::kTcp, Place::kHosts}));
+  EXPECT_TRUE(in_place && out_of_place);
 }
 
 }  // namespace
