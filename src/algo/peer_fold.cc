@@ -8,6 +8,11 @@
 
 namespace hostccl::algo {
 
+Status ExchangeArgs(Context& ctx, net::PeerMemory* g, const OpArgs& a, const char* missing) {
+  if (g == nullptr) return Status(Code::kInternal, missing);
+  return g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline, ctx.check_fp);
+}
+
 Status FoldPeers(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t begin, uint64_t end, char* dst) {
   if (begin >= end) return Status::Ok();
   const uint64_t es = DataTypeSize(a.dtype);

@@ -11,6 +11,11 @@ namespace hostccl::algo {
 // processes: ~1 us against ~1 ms of folding).
 constexpr uint64_t kPeerFoldCheckBytes = 4 << 20;
 
+// Publishes this rank's buffers and fingerprint in `g` and waits for every rank, comparing
+// fingerprints (PeerMemory::Exchange): the first step of every algorithm over peer memory, before
+// anything can diverge. `g` null (the placement has no such group): kInternal with `missing`.
+Status ExchangeArgs(Context& ctx, net::PeerMemory* g, const OpArgs& a, const char* missing);
+
 // After Exchange: folds elements [begin, end) of every rank's sendBuf, in rank order (the
 // canonical fold), into dst + begin (dst = element 0 of the output), checking g between pieces.
 // kRemote when a peer's sendBuf cannot be mapped.

@@ -60,20 +60,14 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
 
 Status AllReduceDirect(Context& ctx, const OpArgs& a) {
   net::LocalGroup* g = ctx.local;
-  if (g == nullptr) return Status(Code::kInternal, "direct allreduce needs every rank in this process");
-  HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
-                                      ctx.check_fp));
+  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct allreduce needs every rank in this process"));
   return Slices(ctx, g, a);
 }
 
 Status AllReduceShm(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
-  if (g == nullptr) return Status(Code::kInternal, "shm allreduce needs a shared segment");
-  HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
-                                      ctx.check_fp));
-  int unshared = -1;
-  for (int r = 0; r < ctx.size && unshared < 0; ++r)
-    if (g->SendDesc(r).serial == 0 || g->RecvDesc(r).serial == 0) unshared = r;
+  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm allreduce needs a shared segment"));
+  const int unshared = g->FirstUnmappable(/*recv_too=*/true);
   if (unshared < 0) return Slices(ctx, g, a);
   // Re-plan (identical on every rank: all read the same descriptors): "rs_ag" over TCP.
   if (ctx.transport == nullptr)

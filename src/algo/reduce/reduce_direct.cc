@@ -18,9 +18,7 @@ namespace hostccl::algo {
 
 Status ReduceDirect(Context& ctx, const ReduceArgs& a) {
   net::LocalGroup* g = ctx.local;
-  if (g == nullptr) return Status(Code::kInternal, "direct reduce needs every rank in this process");
-  HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
-                                      ctx.check_fp));
+  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct reduce needs every rank in this process"));
   return ReduceSlices(ctx, g, a);
 }
 

@@ -49,9 +49,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
     return Status::Ok();
   }
 
-  bool sends_shared = true;
-  for (int r = 0; r < ctx.size; ++r)
-    if (g->SendDesc(r).serial == 0) sends_shared = false;
+  const bool sends_shared = g->FirstUnmappable(/*recv_too=*/false) < 0;
   const bool recv_shared = g->RecvDesc(a.root).serial != 0;
   // Not shareable: single-copy (CMA), staging or TCP (reduce_shm_unshared.cc); every rank alike.
   if (!sends_shared || (!recv_shared && g->cma())) return ReduceShmUnshared(ctx, a);

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <vector>
 
+#include "algo/peer_fold.h"
 #include "algo/primitives.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/log.h"
@@ -176,9 +177,7 @@ Status ReduceStaging(Context& ctx, const ReduceArgs& a) {
 Status ReduceShmUnshared(Context& ctx, const ReduceArgs& a) {
   net::ShmGroup* g = ctx.shm;
   const uint64_t bytes = a.count * DataTypeSize(a.dtype);
-  int unshared = -1;
-  for (int r = 0; r < ctx.size && unshared < 0; ++r)
-    if (g->SendDesc(r).serial == 0) unshared = r;
+  const int unshared = g->FirstUnmappable(/*recv_too=*/false);
   const unsigned long long seq = static_cast<unsigned long long>(ctx.fp.seq);
   const std::string what = unshared >= 0 ? StrFormat("rank %d's sendBuf", unshared)
                                          : StrFormat("root %d's recvBuf", a.root);
@@ -208,9 +207,7 @@ namespace {
 
 // The arrival every "shm" plan starts with: descriptors published, fingerprints compared.
 Status ShmArrival(Context& ctx, const ReduceArgs& a) {
-  net::ShmGroup* g = ctx.shm;
-  if (g == nullptr) return Status(Code::kInternal, "shm reduce needs a shared segment");
-  return g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline, ctx.check_fp);
+  return ExchangeArgs(ctx, ctx.shm, a, "shm reduce needs a shared segment");
 }
 
 }  // namespace

@@ -242,6 +242,12 @@ bool ShmGroup::AllArrived(uint64_t ticket) const {
 const BufDesc& ShmGroup::SendDesc(int r) const { return seg_->slots()[r].send; }
 const BufDesc& ShmGroup::RecvDesc(int r) const { return seg_->slots()[r].recv; }
 
+int ShmGroup::FirstUnmappable(bool recv_too) const {
+  for (int r = 0; r < size_; ++r)
+    if (SendDesc(r).serial == 0 || (recv_too && RecvDesc(r).serial == 0)) return r;
+  return -1;
+}
+
 void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why) {
   if (d.serial == 0) {
     *why = StrFormat("rank %d's buffer %p is not device memory from aclrtMalloc", r,

@@ -76,6 +76,9 @@ class ShmGroup : public PeerMemory {
   void Publish(int rank, const BufDesc& send, const BufDesc& recv);
   const BufDesc& SendDesc(int r) const;
   const BufDesc& RecvDesc(int r) const;
+  // After the arrival: the lowest member whose published sendBuf (and, with `recv_too`, recvBuf)
+  // peers cannot map (not aclrtMalloc memory), or -1. The same answer on every member.
+  int FirstUnmappable(bool recv_too) const;
 
   // A pointer in this process to peer r's published buffer (maps on first use); nullptr when the
   // buffer is not shareable or cannot be mapped (*why says why).
