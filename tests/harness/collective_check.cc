@@ -114,7 +114,12 @@ bool ProbeOneRank(bool allreduce) {
   (void)aclrtFree(buf);
   (void)aclrtDestroyStream(stream);
   (void)HcclCommDestroy(comm);
-  return r != HCCL_E_NOT_SUPPORT;
+  if (r == HCCL_E_NOT_SUPPORT) {
+    std::fprintf(stderr, "%s returned HCCL_E_NOT_SUPPORT for a valid one-rank call: %s\n",
+                 allreduce ? "HcclAllReduce" : "HcclBroadcast", aclGetRecentErrMsg());
+    std::_Exit(1);  // a regression, never a reason to skip
+  }
+  return true;
 }
 
 }  // namespace

@@ -83,8 +83,10 @@ void RemoveBoardDir(const std::string& dir);
 bool RunAllReduceCase(RankContext& ctx, const AllReduceCase& c, ResultBoard* board = nullptr);
 bool RunBroadcastCase(RankContext& ctx, const BroadcastCase& c);
 
-// True if this library build implements the operator: a one-rank call with valid arguments does
-// not return HCCL_E_NOT_SUPPORT. Grids skip (with a message) before the operator lands.
+// True: both operators are implemented, and these probes make sure of it once per process — a
+// one-rank call with valid arguments that returns HCCL_E_NOT_SUPPORT ends the process with a
+// failure message instead of letting the tests skip (they skipped only while the operators were
+// stubs). The call sites' branches on the answer are therefore always taken.
 bool AllReduceImplemented();
 bool BroadcastImplemented();
 

@@ -19,42 +19,38 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
       hccl_test_e2e_reduce_isolated_budget_json hccl_test_e2e_reduce_no_launcher
       hccl_test_e2e_reduce_in_place)
 
-  # all_reduce_test and broadcast_test: the same runs. --skip-unimplemented makes a tool exit 77
-  # (ctest: skipped) only when the library answers its very first call with HCCL_E_NOT_SUPPORT
-  # and "<call> is not implemented" - true while the operator is a stub, never once it exists
-  # (then any error, including another NOT_SUPPORT, fails the test). See docs/tools.md.
-  set(skip --skip-unimplemented)
+  # all_reduce_test and broadcast_test: the same runs. Both operators exist, so these runs do not
+  # pass --skip-unimplemented (docs/tools.md): any error, HCCL_E_NOT_SUPPORT included, fails them.
   add_test(NAME hccl_test_e2e_all_reduce_4ranks_fp32
     COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:all_reduce_test>
-            -b 8 -e 4M -f 4 -d fp32 -o sum -r 1 -c 1 ${skip})
+            -b 8 -e 4M -f 4 -d fp32 -o sum -r 1 -c 1)
   add_test(NAME hccl_test_e2e_all_reduce_3ranks_all_types_ops
     COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:all_reduce_test>
-            -b 8 -e 64K -f 8 -d all -o all -r 2 -n 3 -w 1 -W 1 -c 2 ${skip})
+            -b 8 -e 64K -f 8 -d all -o all -r 2 -n 3 -w 1 -W 1 -c 2)
   add_test(NAME hccl_test_e2e_all_reduce_isolated_budget_json
     COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:all_reduce_test>
-            --sizes 8,4K,1M -I -T 0.05 -W 1 --json ${CMAKE_CURRENT_BINARY_DIR}/e2e_all_reduce.json ${skip})
+            --sizes 8,4K,1M -I -T 0.05 -W 1 --json ${CMAKE_CURRENT_BINARY_DIR}/e2e_all_reduce.json)
   add_test(NAME hccl_test_e2e_all_reduce_in_place
     COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:all_reduce_test>
-            -b 8 -e 1M -f 8 -d all -o all -r 1 -n 2 -w 1 -W 1 -c 2 --in-place ${skip})
+            -b 8 -e 1M -f 8 -d all -o all -r 1 -n 2 -w 1 -W 1 -c 2 --in-place)
   add_test(NAME hccl_test_e2e_all_reduce_no_launcher
-    COMMAND $<TARGET_FILE:all_reduce_test> -b 1K -e 64K -f 4 -d bfp16 -o max ${skip})
+    COMMAND $<TARGET_FILE:all_reduce_test> -b 1K -e 64K -f 4 -d bfp16 -o max)
   add_test(NAME hccl_test_e2e_broadcast_4ranks_fp32
     COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:broadcast_test>
-            -b 8 -e 4M -f 4 -d fp32 -r 1 -c 1 ${skip})
+            -b 8 -e 4M -f 4 -d fp32 -r 1 -c 1)
   add_test(NAME hccl_test_e2e_broadcast_3ranks_all_types
     COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:broadcast_test>
-            -b 16 -e 64K -f 8 -d all -r 2 -n 3 -w 1 -W 1 -c 2 ${skip})
+            -b 16 -e 64K -f 8 -d all -r 2 -n 3 -w 1 -W 1 -c 2)
   add_test(NAME hccl_test_e2e_broadcast_isolated_host_buffers
     COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:broadcast_test>
-            --sizes 8,4K,1M -I -n 5 -w 1 -W 1 --host-buffers -r 1 ${skip})
+            --sizes 8,4K,1M -I -n 5 -w 1 -W 1 --host-buffers -r 1)
   add_test(NAME hccl_test_e2e_broadcast_no_launcher
-    COMMAND $<TARGET_FILE:broadcast_test> -b 1K -e 64K -f 4 -d int8 ${skip})
+    COMMAND $<TARGET_FILE:broadcast_test> -b 1K -e 64K -f 4 -d int8)
   set(e2e_new hccl_test_e2e_all_reduce_4ranks_fp32 hccl_test_e2e_all_reduce_3ranks_all_types_ops
       hccl_test_e2e_all_reduce_isolated_budget_json hccl_test_e2e_all_reduce_in_place
       hccl_test_e2e_all_reduce_no_launcher
       hccl_test_e2e_broadcast_4ranks_fp32 hccl_test_e2e_broadcast_3ranks_all_types
       hccl_test_e2e_broadcast_isolated_host_buffers hccl_test_e2e_broadcast_no_launcher)
-  set_tests_properties(${e2e_new} PROPERTIES SKIP_RETURN_CODE 77)
   list(APPEND e2e ${e2e_new})
   set_tests_properties(${e2e} PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
     ENVIRONMENT "LD_LIBRARY_PATH=${libdir}")
@@ -72,13 +68,11 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
     add_test(NAME hccl_test_e2e_reduce_mpi_openmpi
       COMMAND ${mpirun} $<TARGET_FILE:reduce_test_mpi> -b 8 -e 1M -f 16 -d fp16 -o sum -r 2)
     add_test(NAME hccl_test_e2e_all_reduce_mpi_openmpi
-      COMMAND ${mpirun} $<TARGET_FILE:all_reduce_test_mpi> -b 8 -e 1M -f 16 -d fp16 -o sum -r 2 ${skip})
+      COMMAND ${mpirun} $<TARGET_FILE:all_reduce_test_mpi> -b 8 -e 1M -f 16 -d fp16 -o sum -r 2)
     add_test(NAME hccl_test_e2e_broadcast_mpi_openmpi
-      COMMAND ${mpirun} $<TARGET_FILE:broadcast_test_mpi> -b 8 -e 1M -f 16 -d fp16 -r 2 ${skip})
+      COMMAND ${mpirun} $<TARGET_FILE:broadcast_test_mpi> -b 8 -e 1M -f 16 -d fp16 -r 2)
     set_tests_properties(hccl_test_e2e_reduce_mpi_openmpi hccl_test_e2e_all_reduce_mpi_openmpi
                          hccl_test_e2e_broadcast_mpi_openmpi PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
       ENVIRONMENT "LD_LIBRARY_PATH=${libdir}" FAIL_REGULAR_EXPRESSION "failed")
-    set_tests_properties(hccl_test_e2e_all_reduce_mpi_openmpi hccl_test_e2e_broadcast_mpi_openmpi
-                         PROPERTIES SKIP_RETURN_CODE 77)
   endif()
 endif()
