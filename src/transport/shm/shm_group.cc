@@ -261,7 +261,13 @@ void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why) {
     std::string path = StrFormat("/proc/%u/fd/%d", pids_[static_cast<size_t>(r)], d.memfd);
     int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-      *why = StrFormat("cannot open rank %d's device memory (%s): %s", r, path.c_str(), strerror(errno));
+      const int err = errno;
+      // A peer that died since its arrival takes its memory with it: say that (naming its
+      // communicator rank), not that the memory cannot be opened.
+      Status alive = CheckPeersAlive();
+      *why = !alive.ok() ? alive.message()
+                         : StrFormat("cannot open rank %d's device memory (%s): %s", members_[static_cast<size_t>(r)],
+                                     path.c_str(), strerror(err));
       return nullptr;
     }
     void* p = mmap(nullptr, d.length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
