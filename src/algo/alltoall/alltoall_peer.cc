@@ -72,7 +72,12 @@ Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     for (int i = 0; i < n; ++i)
       rows[i] = i == r ? a.send_counts : static_cast<const uint64_t*>(g->PeerPayload(i));
     Status st = CheckPairs(ctx, rows);
-    if (!st.ok()) return st;  // every rank found the same pair: nobody waits for anybody
+    if (!st.ok()) {
+      // Every rank found the same pair. Thread ranks read each other's arrays in place: leave only
+      // when every rank is done reading (then fail with the verdict, whatever the barrier says).
+      (void)g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+      return st;
+    }
   }
   uint64_t total = 0;
   for (int i = 0; i < n; ++i) total += b.RecvCount(i);
