@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "algo/allreduce/allreduce_algorithms.h"
+#include "algo/alltoall/alltoall_algorithms.h"
 #include "algo/barrier/barrier.h"
 #include "algo/broadcast/broadcast_algorithms.h"
 #include "algo/reduce/reduce_algorithms.h"
@@ -58,6 +59,18 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 512 << 10, &BroadcastChain},
       {K::kBroadcast, "node", "several hosts: pipelined chain of host leaders over TCP, shared-memory copy inside hosts",
        kNeedsNodes | kNeedsTransport, 512 << 10, &BroadcastNode},
+      // HcclAlltoAll, HcclAlltoAllV, HcclAlltoAllVC: the same three algorithms (algo/alltoall/)
+#define HOSTCCL_ALLTOALL_ROWS(K)                                                                                 \
+  {K, "direct", "threads of one process: each rank copies its blocks straight out of its peers' sendBufs, one pass", \
+   kNeedsLocal, 0, &AlltoAllDirect},                                                                              \
+  {K, "shm", "processes of one host: each rank copies its blocks straight out of its peers' mapped sendBufs",     \
+   kNeedsShm, 0, &AlltoAllShm},                                                                                   \
+  {K, "pairwise", "TCP: pairwise exchange, 4 steps (send + receive each) in flight; also across hosts",          \
+   kNeedsTransport, 0, &AlltoAllPairwise},
+      HOSTCCL_ALLTOALL_ROWS(K::kAlltoAll)
+      HOSTCCL_ALLTOALL_ROWS(K::kAlltoAllV)
+      HOSTCCL_ALLTOALL_ROWS(K::kAlltoAllVC)
+#undef HOSTCCL_ALLTOALL_ROWS
       // HcclBarrier
       {K::kBarrier, "local", "threads of one process: the group's adaptive barrier", kNeedsLocal, 0, &BarrierLocal},
       {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",

@@ -98,6 +98,14 @@ const char* DefaultRuleText(CollKind op) {
              "broadcast=node#broadcast=chain";
     case CollKind::kBarrier:
       return "barrier=local#barrier=shm#barrier=tcp";
+    // Threads and processes of one host copy their blocks out of the peers' buffers in one pass;
+    // over TCP (also across hosts) a pairwise exchange with several steps in flight.
+    case CollKind::kAlltoAll:
+      return "alltoall=direct#alltoall=shm#alltoall=pairwise";
+    case CollKind::kAlltoAllV:
+      return "alltoallv=direct#alltoallv=shm#alltoallv=pairwise";
+    case CollKind::kAlltoAllVC:
+      return "alltoallvc=direct#alltoallvc=shm#alltoallvc=pairwise";
     default:
       return "";
   }

@@ -33,8 +33,13 @@ class PeerMemory {
   // and fingerprint, and returns when every rank did; with `check`, a differing fingerprint fails
   // with kPara and FormatMismatch()'s text (the lowest differing rank against rank 0), identically
   // on every rank.
+  // `payload` (optional, at most PayloadLimit() bytes) is readable by every rank after the
+  // exchange through PeerPayload(r), until this rank's next Barrier (read it before any).
   virtual Status Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc& sd,
-                          const BufDesc& rd, Deadline deadline, bool check) = 0;
+                          const BufDesc& rd, Deadline deadline, bool check, const void* payload = nullptr,
+                          size_t payload_bytes = 0) = 0;
+  virtual const void* PeerPayload(int r) = 0;
+  virtual size_t PayloadLimit() const = 0;
   // Peer r's published buffers as pointers in this process, valid until the operation's last
   // Barrier; nullptr (and *why) when the buffer cannot be shared.
   virtual const void* PeerSend(int r, std::string* why) = 0;

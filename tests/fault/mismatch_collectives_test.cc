@@ -45,15 +45,19 @@ constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 // Bounds above this are not straddled (buffers of 4 ranks x 2 x 2 x bound); none is today.
 constexpr uint64_t kMaxBoundBytes = 64ull << 20;
 
-enum class Op { kAllReduce, kReduce, kBroadcast };
+enum class Op { kAllReduce, kReduce, kBroadcast, kAlltoAll, kAlltoAllV, kAlltoAllVC };
 
 struct Call {
   Op op;
-  uint64_t count;
+  uint64_t count;  // the AlltoAll family: every block's count
   HcclDataType dtype = HCCL_DATA_TYPE_FP32;
   HcclReduceOp red = HCCL_REDUCE_SUM;
   uint32_t root = 2;
+  // The AlltoAll family: one entry one larger than `count` (-1: none): AlltoAllV sendCounts[j] or
+  // recvCounts[i]; AlltoAllVC the matrix entry at this flat index.
+  int bump_send = -1, bump_recv = -1, bump_matrix = -1;
 };
+bool AlltoAllFamily(Op op) { return op == Op::kAlltoAll || op == Op::kAlltoAllV || op == Op::kAlltoAllVC; }
 
 struct Case {
   std::string name;
@@ -61,6 +65,8 @@ struct Case {
   Call odd;
   std::string normal_text;
   std::string odd_text;
+  // Also in the message when the ranks are threads of one process (both sides' arrays at hand).
+  std::string threads_text = "";
 };
 
 size_t Size(HcclDataType t) { return t == HCCL_DATA_TYPE_FP16 ? 2 : t == HCCL_DATA_TYPE_INT8 ? 1 : 4; }
@@ -141,6 +147,26 @@ std::vector<Case> Cases() {
     c.push_back({"broadcast small vs large", {Op::kBroadcast, small}, {Op::kBroadcast, large}, CountText(small),
                  CountText(large)});
   }
+  // The AlltoAll family (issue 17): counts, element sizes, AlltoAllV count pairs that disagree
+  // (every rank checks every pair from the exchanged arrays: the same message everywhere, never a
+  // length error on one side or an overrun), AlltoAllVC matrices that differ, other operators.
+  {
+    const Op a = Op::kAlltoAll, v = Op::kAlltoAllV, vc = Op::kAlltoAllVC;
+    const HcclDataType f16 = HCCL_DATA_TYPE_FP16, f32 = HCCL_DATA_TYPE_FP32;
+    const HcclReduceOp sum = HCCL_REDUCE_SUM;
+    c.push_back({"alltoall count", {a, 8}, {a, 16}, CountText(8), CountText(16)});
+    c.push_back({"alltoall dtype", {a, 8}, {a, 8, f16}, "fp32", "fp16"});
+    c.push_back({"alltoall vs allreduce", {a, 8}, {Op::kAllReduce, 8}, "HcclAlltoAll ", "HcclAllReduce"});
+    c.push_back({"alltoallv recv count", {v, 4}, {v, 4, f32, sum, 2, -1, 1}, "sendCounts[3] = 4", "recvCounts[1] = 5"});
+    c.push_back({"alltoallv send count", {v, 4}, {v, 4, f32, sum, 2, 0}, "sendCounts[0] = 5", "recvCounts[3] = 4"});
+    c.push_back({"alltoallv recv count large", {v, 1 << 16}, {v, 1 << 16, f32, sum, 2, -1, 2}, "sendCounts[3] = 65536",
+                 "recvCounts[2] = 65537"});
+    c.push_back({"alltoallv elem size", {v, 4}, {v, 4, f16}, "elem=4B", "elem=2B"});
+    c.push_back({"alltoallvc matrix", {vc, 4}, {vc, 4, f32, sum, 2, -1, -1, 6}, CountText(64), CountText(65),
+                 "first difference: sendCountMatrix[6] (rank 0: 4, rank 3: 5)"});
+    c.push_back({"alltoallvc elem size", {vc, 4}, {vc, 4, f16}, "elem=4B", "elem=2B"});
+    c.push_back({"alltoallv vs alltoallvc", {v, 4}, {vc, 4}, "HcclAlltoAllV ", "HcclAlltoAllVC"});
+  }
   if (ar)
     for (uint64_t b : Bounds("allreduce")) AddStraddles(&c, Op::kAllReduce, "allreduce", b);
   if (bc)
@@ -155,11 +181,26 @@ HcclResult Issue(const Call& a, HcclComm comm, aclrtStream stream, void* send, v
     case Op::kAllReduce: return HcclAllReduce(send, recv, a.count, a.dtype, a.red, comm, stream);
     case Op::kReduce: return HcclReduce(send, recv, a.count, a.dtype, a.red, a.root, comm, stream);
     case Op::kBroadcast: return HcclBroadcast(send, a.count, a.dtype, a.root, comm, stream);
+    case Op::kAlltoAll: return HcclAlltoAll(send, a.count, a.dtype, recv, a.count, a.dtype, comm, stream);
+    case Op::kAlltoAllV:
+    case Op::kAlltoAllVC: {
+      // Packed with room for one bumped entry per block.
+      uint64_t sc[kRanks], sd[kRanks], rc[kRanks], rd[kRanks], m[kRanks * kRanks];
+      for (int i = 0; i < kRanks; ++i) {
+        sc[i] = a.count + (i == a.bump_send);
+        rc[i] = a.count + (i == a.bump_recv);
+        sd[i] = rd[i] = static_cast<uint64_t>(i) * (a.count + 1);
+      }
+      for (int k = 0; k < kRanks * kRanks; ++k) m[k] = a.count + (k == a.bump_matrix);
+      if (a.op == Op::kAlltoAllVC) return HcclAlltoAllVC(send, m, a.dtype, recv, a.dtype, comm, stream);
+      return HcclAlltoAllV(send, sc, sd, a.dtype, recv, rc, rd, a.dtype, comm, stream);
+    }
   }
   return HCCL_E_INTERNAL;
 }
 
-bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c, void* send, void* recv) {
+bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c, void* send, void* recv,
+             bool threads) {
   const std::string where = "case '" + c.name + "': ";
   const int64_t t0 = NowMs();
   const HcclResult r = Issue(ctx.rank == kOdd ? c.odd : c.normal, comm, stream, send, recv);
@@ -177,6 +218,8 @@ bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c,
     return ctx.Fail(where + "message does not name rank 3 and another rank: " + msg);
   if (!Contains(msg, c.normal_text) || !Contains(msg, c.odd_text))
     return ctx.Fail(where + "message does not show '" + c.normal_text + "' and '" + c.odd_text + "': " + msg);
+  if (threads && !c.threads_text.empty() && !Contains(msg, c.threads_text))
+    return ctx.Fail(where + "message does not show '" + c.threads_text + "': " + msg);
   HcclResult async = HCCL_SUCCESS;
   (void)HcclGetCommAsyncError(comm, &async);
   if (async != HCCL_E_PARA) return ctx.Fail(where + "HcclGetCommAsyncError reported " + std::to_string(async));
@@ -186,11 +229,12 @@ bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c,
 uint64_t MaxBytes(const std::vector<Case>& cases) {
   uint64_t m = 64;
   for (const Case& c : cases)
-    for (const Call* a : {&c.normal, &c.odd}) m = std::max<uint64_t>(m, a->count * Size(a->dtype));
+    for (const Call* a : {&c.normal, &c.odd})
+      m = std::max<uint64_t>(m, (a->count + 1) * Size(a->dtype) * (AlltoAllFamily(a->op) ? kRanks + 1 : 1));
   return m + 64;
 }
 
-bool RunMatrix(RankContext& ctx, const std::vector<Case>& cases, bool host_buffers) {
+bool RunMatrix(RankContext& ctx, const std::vector<Case>& cases, bool host_buffers, bool threads) {
   const size_t bytes = MaxBytes(cases);
   DevBuf dsend, drecv;
   std::vector<char> hsend, hrecv;
@@ -217,7 +261,7 @@ bool RunMatrix(RankContext& ctx, const std::vector<Case>& cases, bool host_buffe
       return ctx.Fail("case '" + cases[i].name + "': " + hostccl::faulttest::Errno("HcclCreateSubCommConfig", r));
     aclrtStream stream = nullptr;
     if (aclrtCreateStream(&stream) != ACL_SUCCESS) return ctx.Fail("aclrtCreateStream failed");
-    ok = RunCase(ctx, sub, stream, cases[i], send, recv) && ok;
+    ok = RunCase(ctx, sub, stream, cases[i], send, recv, threads) && ok;
     (void)aclrtDestroyStream(stream);
     (void)HcclCommDestroy(sub);
   }
@@ -250,7 +294,7 @@ TEST_P(MismatchCollectivesTest, EveryRankFailsFastNamingBoth) {
   const std::string placement = GetParam();
   const Mode mode = placement == "threads" ? Mode::kThreadsInitAll : Mode::kProcesses;
   const bool host_buffers = placement == "shm_host_buffers";
-  auto res = RunRanks(kRanks, mode, [&](RankContext& ctx) { return RunMatrix(ctx, cases, host_buffers); },
+  auto res = RunRanks(kRanks, mode, [&](RankContext& ctx) { return RunMatrix(ctx, cases, host_buffers, mode != Mode::kProcesses); },
                       Options(placement));
   EXPECT_TRUE(res.ok) << res.message;
 }

@@ -1,4 +1,5 @@
-// A rank killed with SIGKILL in the middle of a large HcclAllReduce or HcclBroadcast (issue 15,
+// A rank killed with SIGKILL in the middle of a large HcclAllReduce, HcclBroadcast or HcclAlltoAllV
+// (issues 15 and 17; AlltoAllV: 16 MiB blocks, every rank reads from or sends to the victim) (issue 15,
 // Deliver 5; reliability.md row 2 for the new operators): 4 ranks as processes over shared
 // memory, over TCP and on two emulated hosts; for Broadcast the victim is once a non-root and
 // once the root. Every survivor's call must fail within 2 s of the death (the exec timeout is 20 s,
@@ -34,9 +35,11 @@ constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 constexpr uint64_t kLarge = (64u << 20) / sizeof(float);  // 64 MiB per buffer
 constexpr uint64_t kSmall = 1024;
 
+enum class POp { kBroadcast, kAllReduce, kAlltoAllV };
+
 struct Scenario {
   const char* name;
-  bool allreduce;
+  POp op;
   uint32_t root;  // Broadcast only
   const char* placement;  // shm, tcp, nodes
 };
@@ -101,8 +104,20 @@ void Die() {
 }
 
 aclError CallAndSync(RankContext& ctx, const Scenario& s, DevBuf& send, DevBuf& recv, uint64_t count, HcclResult* enq) {
-  *enq = s.allreduce ? HcclAllReduce(send.ptr, recv.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx.comm, ctx.stream)
-                     : HcclBroadcast(send.ptr, count, HCCL_DATA_TYPE_FP32, s.root, ctx.comm, ctx.stream);
+  if (s.op == POp::kAlltoAllV) {
+    // count elements per buffer: kRanks blocks of count / kRanks, packed.
+    uint64_t counts[kRanks], displs[kRanks];
+    for (int i = 0; i < kRanks; ++i) {
+      counts[i] = count / kRanks;
+      displs[i] = static_cast<uint64_t>(i) * (count / kRanks);
+    }
+    *enq = HcclAlltoAllV(send.ptr, counts, displs, HCCL_DATA_TYPE_FP32, recv.ptr, counts, displs, HCCL_DATA_TYPE_FP32,
+                         ctx.comm, ctx.stream);
+  } else {
+    *enq = s.op == POp::kAllReduce
+               ? HcclAllReduce(send.ptr, recv.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx.comm, ctx.stream)
+               : HcclBroadcast(send.ptr, count, HCCL_DATA_TYPE_FP32, s.root, ctx.comm, ctx.stream);
+  }
   if (*enq != HCCL_SUCCESS) return ACL_SUCCESS;
   return aclrtSynchronizeStream(ctx.stream);
 }
@@ -111,8 +126,9 @@ class PeerDeathCollectivesTest : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(PeerDeathCollectivesTest, SurvivorsFailNamingTheDeadRank) {
   const Scenario s = GetParam();
-  if (s.allreduce ? !hostccl::test::AllReduceImplemented() : !hostccl::test::BroadcastImplemented())
-    GTEST_SKIP() << (s.allreduce ? "HcclAllReduce" : "HcclBroadcast") << " is not implemented in this build";
+  if (s.op == POp::kAllReduce ? !hostccl::test::AllReduceImplemented()
+                               : s.op == POp::kBroadcast && !hostccl::test::BroadcastImplemented())
+    GTEST_SKIP() << (s.op == POp::kAllReduce ? "HcclAllReduce" : "HcclBroadcast") << " is not implemented in this build";
   const std::string dir = hostccl::faulttest::MakeScratchDir();
   const auto shm_before = hostccl::faulttest::ListDevShm();
   auto body = [&s](RankContext& ctx) -> bool {
@@ -183,9 +199,10 @@ TEST_P(PeerDeathCollectivesTest, SurvivorsFailNamingTheDeadRank) {
 std::vector<Scenario> Scenarios() {
   std::vector<Scenario> out;
   for (const char* p : {"shm", "tcp", "nodes"}) {
-    out.push_back({"allreduce", true, 0, p});
-    out.push_back({"broadcast_nonroot_dies", false, 0, p});
-    out.push_back({"broadcast_root_dies", false, kVictim, p});
+    out.push_back({"allreduce", POp::kAllReduce, 0, p});
+    out.push_back({"broadcast_nonroot_dies", POp::kBroadcast, 0, p});
+    out.push_back({"broadcast_root_dies", POp::kBroadcast, kVictim, p});
+    out.push_back({"alltoallv", POp::kAlltoAllV, 0, p});
   }
   return out;
 }

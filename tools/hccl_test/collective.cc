@@ -92,6 +92,54 @@ const CollectiveModel& BroadcastModel() {
   return m;
 }
 
+uint64_t AlltoAllCallCount(uint64_t elements, int ranks) {
+  const uint64_t n = ranks > 0 ? static_cast<uint64_t>(ranks) : 1;
+  const uint64_t unit = elements >= n * 128 ? n * 128 : n;
+  return (elements + unit - 1) / unit * unit / n;
+}
+
+namespace {
+
+// AlltoAll family: sendBuf and recvBuf hold n blocks of `count` elements; block i of rank r's
+// recvBuf is block r of rank i's input. busbw = algbw x (n-1)/n (nccl-tests: the own block does
+// not cross a link).
+CollectiveModel AlltoAllFamily(const char* name, const char* call) {
+  CollectiveModel c;
+  c.name = name;
+  c.call = call;
+  c.reduction = false;
+  c.rooted = false;
+  c.send_count = [](uint64_t count, int n) { return count * static_cast<uint64_t>(n); };
+  c.recv_count = [](uint64_t count, int n) { return count * static_cast<uint64_t>(n); };
+  c.expect = [](const Point& p) {
+    Expectation e;
+    for (int i = 0; i < p.ranks; ++i)
+      e.push_back({Segment::Pattern::kInput, i, static_cast<uint64_t>(i) * p.count, p.count,
+                   static_cast<uint64_t>(p.rank) * p.count});
+    return e;
+  };
+  c.data_size = RankSizeAlignedSize;
+  c.call_count = AlltoAllCallCount;
+  c.alg_bytes = [](uint64_t count, uint64_t tb, int n) { return count * tb * static_cast<uint64_t>(n); };
+  c.bus_factor = [](int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0.0; };
+  return c;
+}
+
+}  // namespace
+
+const CollectiveModel& AlltoAllModel() {
+  static const CollectiveModel m = AlltoAllFamily("alltoall_test", "HcclAlltoAll");
+  return m;
+}
+const CollectiveModel& AlltoAllVModel() {
+  static const CollectiveModel m = AlltoAllFamily("alltoallv_test", "HcclAlltoAllV");
+  return m;
+}
+const CollectiveModel& AlltoAllVCModel() {
+  static const CollectiveModel m = AlltoAllFamily("alltoallvc_test", "HcclAlltoAllVC");
+  return m;
+}
+
 uint64_t RankSizeAlignedSize(uint64_t size, int ranks) {
   const uint64_t n = ranks > 0 ? static_cast<uint64_t>(ranks) : 1;
   if (size < n) return n;

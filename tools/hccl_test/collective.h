@@ -80,6 +80,14 @@ RowSizes SizesFor(const CollectiveModel& m, uint64_t size, int type_bytes, int r
 const CollectiveModel& ReduceModel();
 const CollectiveModel& AllReduceModel();
 const CollectiveModel& BroadcastModel();
+// The AlltoAll family (alltoall_test, alltoallv_test, alltoallvc_test): the same buffers and
+// results (every block count = the call's count; V: packed displacements, VC: a uniform matrix).
+const CollectiveModel& AlltoAllModel();
+const CollectiveModel& AlltoAllVModel();
+const CollectiveModel& AlltoAllVCModel();
+// hccl_test's count of the AlltoAll family: C rounded up to a multiple of n x 128 when C >= n x 128,
+// else of n, divided by n (the elements each rank sends to each rank).
+uint64_t AlltoAllCallCount(uint64_t elements, int ranks);
 
 // The data types a tool runs for -d all: the reducible ones for reductions, every type the check
 // knows (all of hccl_test's names) for data movement.

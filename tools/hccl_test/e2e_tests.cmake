@@ -52,6 +52,28 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
       hccl_test_e2e_broadcast_4ranks_fp32 hccl_test_e2e_broadcast_3ranks_all_types
       hccl_test_e2e_broadcast_isolated_host_buffers hccl_test_e2e_broadcast_no_launcher)
   list(APPEND e2e ${e2e_new})
+  # The AlltoAll family: shared memory (4 ranks, fp32 sweep), every movable type (3 ranks), TCP with
+  # malloc'd buffers (isolated calls), and one rank with no launcher.
+  foreach(t alltoall alltoallv alltoallvc)
+    add_test(NAME hccl_test_e2e_${t}_4ranks_fp32
+      COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:${t}_test> -b 8 -e 4M -f 4 -d fp32 -c 1)
+    add_test(NAME hccl_test_e2e_${t}_3ranks_all_types
+      COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:${t}_test>
+              -b 16 -e 64K -f 8 -d all -n 3 -w 1 -W 1 -c 2)
+    add_test(NAME hccl_test_e2e_${t}_tcp_host_buffers
+      COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:${t}_test>
+              --sizes 8,4K,1M -I -n 5 -w 1 -W 1 --host-buffers)
+    add_test(NAME hccl_test_e2e_${t}_no_launcher COMMAND $<TARGET_FILE:${t}_test> -b 1K -e 64K -f 4 -d int8)
+    set_tests_properties(hccl_test_e2e_${t}_tcp_host_buffers PROPERTIES ENVIRONMENT
+      "LD_LIBRARY_PATH=${libdir};HOSTCCL_TRANSPORT=tcp")
+    list(APPEND e2e hccl_test_e2e_${t}_4ranks_fp32 hccl_test_e2e_${t}_3ranks_all_types
+         hccl_test_e2e_${t}_no_launcher)
+    set_tests_properties(hccl_test_e2e_${t}_tcp_host_buffers PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
+      FAIL_REGULAR_EXPRESSION "failed")
+    set_tests_properties(hccl_test_e2e_${t}_4ranks_fp32 PROPERTIES
+      PASS_REGULAR_EXPRESSION "the minbytes is 8, maxbytes is 4194304, iters is 20, warmup_iters is 10.*data_size\\(Bytes\\): \\| aveg_time\\(us\\): \\| alg_bandwidth\\(GB/s\\): \\| check_result:"
+      FAIL_REGULAR_EXPRESSION "failed")
+  endforeach()
   set_tests_properties(${e2e} PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
     ENVIRONMENT "LD_LIBRARY_PATH=${libdir}")
   # The output format must stay hccl_test's (parsers depend on it): the header echoes -b/-e as given

@@ -61,8 +61,8 @@ void LocalGroup::Abort(Code code, const std::string& reason) {
 }
 
 Status LocalGroup::Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc&,
-                            const BufDesc&, Deadline deadline, bool check) {
-  Publish(rank, LocalSlot{send, recv, fp});
+                            const BufDesc&, Deadline deadline, bool check, const void* payload, size_t) {
+  Publish(rank, LocalSlot{send, recv, fp, payload});
   HOSTCCL_RETURN_IF_ERROR(Barrier(rank, deadline));
   if (check) {
     for (int r = 1; r < size_; ++r)

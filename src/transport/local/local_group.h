@@ -8,6 +8,7 @@
 // Thread-safety: each member calls Publish/Barrier from its own thread; Abort() from any thread.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +26,7 @@ struct LocalSlot {
   const void* send = nullptr;
   void* recv = nullptr;
   Fingerprint fp;
+  const void* payload = nullptr;  // Exchange's payload: the owner's memory, read in place
 };
 
 class LocalGroup : public PeerMemory {
@@ -50,7 +52,10 @@ class LocalGroup : public PeerMemory {
 
   // PeerMemory: pointers are the published ones (same address space).
   Status Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc& sd,
-                  const BufDesc& rd, Deadline deadline, bool check) override;
+                  const BufDesc& rd, Deadline deadline, bool check, const void* payload = nullptr,
+                  size_t payload_bytes = 0) override;
+  const void* PeerPayload(int r) override { return slots_[static_cast<size_t>(r)].payload; }
+  size_t PayloadLimit() const override { return SIZE_MAX; }
   const void* PeerSend(int r, std::string*) override { return slots_[static_cast<size_t>(r)].send; }
   void* PeerRecv(int r, std::string*) override { return slots_[static_cast<size_t>(r)].recv; }
   Status Barrier(int rank, Deadline deadline, uint64_t) override { return Barrier(rank, deadline); }

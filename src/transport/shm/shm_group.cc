@@ -402,10 +402,13 @@ void ShmGroup::Abort(Code code, const std::string& reason, uint64_t from_seq) {
 }
 
 Status ShmGroup::Exchange(int rank, const Fingerprint& fp, const void*, void*, const BufDesc& sd, const BufDesc& rd,
-                          Deadline deadline, bool check) {
+                          Deadline deadline, bool check, const void* payload, size_t payload_bytes) {
+  if (payload_bytes > kInlineBytes)
+    return MakeStatus(Code::kInternal, "exchange payload of %zu bytes > %zu", payload_bytes, kInlineBytes);
   Publish(rank, sd, rd);
   uint64_t t = 0;
-  HOSTCCL_RETURN_IF_ERROR(Arrive(fp, nullptr, 0, deadline, fp.seq, &t));
+  HOSTCCL_RETURN_IF_ERROR(Arrive(fp, payload, payload_bytes, deadline, fp.seq, &t));
+  exchange_ticket_ = t;
   if (int r = check ? FirstMismatch(t) : -1; r >= 0)
     return Status(Code::kPara, FormatMismatch(ArrivedFp(0, t), members_[0], ArrivedFp(r, t), members_[static_cast<size_t>(r)]));
   return Status::Ok();

@@ -87,7 +87,11 @@ class ShmGroup : public PeerMemory {
 
   // PeerMemory: Publish + Arrive (no payload) + FirstMismatch; Barrier(deadline, seq).
   Status Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc& sd,
-                  const BufDesc& rd, Deadline deadline, bool check) override;
+                  const BufDesc& rd, Deadline deadline, bool check, const void* payload = nullptr,
+                  size_t payload_bytes = 0) override;
+  // The payload travels inline in the arrival slot (kInlineBytes at most).
+  const void* PeerPayload(int r) override { return ArrivedPayload(r, exchange_ticket_); }
+  size_t PayloadLimit() const override { return kInlineBytes; }
   Status Barrier(int rank, Deadline deadline, uint64_t seq) override { (void)rank; return Barrier(deadline, seq); }
 
   // Process identity and the group's cross-memory-attach verdict (cma.h; the same on every
@@ -127,6 +131,7 @@ class ShmGroup : public PeerMemory {
 
   int rank_ = 0;
   uint64_t ticket_ = 0;         // this rank's arrivals so far
+  uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd
   char* staging_ = nullptr;
