@@ -6,7 +6,8 @@
 #
 #   bench/run_bench.sh [--quick] [--ops "reduce allreduce ..."] [--sizes 8,16M,64M,256M]
 #                      [--libs "hostccl ompi-vader mpich gloo"] [--ranks "2 4 8"] [--reps 3]
-#                      [--budget 0.2] [--warmup 2] [--build-dir DIR] [--out DIR]
+#                      [--budget 0.2] [--warmup 2] [--iso-libs "hostccl hostccl-nocheck ompi-vader"]
+#                      [--build-dir DIR] [--out DIR]
 #   bench/run_bench.sh --tables-only results/<run> [--remeasure]   (rebuild the tables, plots and
 #                      summary from the run's .tsv files; --remeasure adds a membw probe taken now)
 #
@@ -30,7 +31,8 @@
 # memory-traffic bound, then isolated small calls), <op>_bw.{png,svg} (gnuplot).
 # A collective hostccl does not offer yet (HCCL_E_NOT_SUPPORT, exit status 3) shows as
 # "n/a (HCCL_E_NOT_SUPPORT)" and is not launched again. Every launch is bounded by `timeout`.
-# --quick: sizes 8 B, 64 KiB and 16 MiB, ranks 2 and 4, one launch (a smoke test).
+# --iso-libs: which libraries get the isolated 8 B / 4 KiB launches (hostccl-nocheck = hostccl
+# with HOSTCCL_CHECK_ARGS=0). --quick: sizes 8 B, 64 KiB and 16 MiB, ranks 2 and 4, one launch.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -39,6 +41,7 @@ out=""
 all_ops="reduce allreduce broadcast allgather allgatherv reducescatter reducescatterv scatter alltoall alltoallv sendrecv"
 ops=$all_ops
 sizes=""
+iso_libs="hostccl hostccl-nocheck ompi-vader"
 libs_req="hostccl ompi-vader mpich gloo"
 ranks_list="2 4 8"
 reps=3
@@ -54,6 +57,7 @@ while (($#)); do
     --out) out=$2; shift ;;
     --ops) ops=$2; shift ;;
     --sizes) sizes=$2; shift ;;
+    --iso-libs) iso_libs=$2; shift ;;
     --libs) libs_req=$2; shift ;;
     --ranks) ranks_list=$2; shift ;;
     --reps) reps=$2; shift ;;
@@ -61,7 +65,7 @@ while (($#)); do
     --warmup) warmup=$2; shift ;;
     --tables-only) tables_only=1; out=$2; shift ;;
     --remeasure) remeasure=1 ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "run_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -250,7 +254,7 @@ if ((!tables_only)); then
     for n in $ranks_list; do
       [[ $op == sendrecv && $n != 2 ]] && continue
       for rep in $(seq 1 "$reps"); do
-        for lib in hostccl hostccl-nocheck ompi-vader; do
+        for lib in $iso_libs; do
           [[ " ${libs[*]} " == *" ${lib%-nocheck} "* ]] || continue
           is_na "$op" "${lib%-nocheck}" && continue
           run_one "$op" "$lib" "$n" "iso$rep" $iso
