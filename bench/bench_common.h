@@ -8,16 +8,30 @@
  * collective call; optionally a stream sync and its own buffer allocator) and calls bench_main().
  * Single-threaded; every rank runs the same call sequence.
  *
- * Collectives (kBenchColls; adding one = a row there, a case in bench_recv_elems/bench_expected
- * and a call in each program):
- *   reduce     send -> recv on the root (recv = count elements)
- *   allreduce  send -> recv on every rank
- *   broadcast  in place on one buffer (the send buffer), from the root
- * Inputs are small integers, exact in every type: sum x = r%3 + 1 + i%5, prod x = 2 on the rank
- * i%size else 1, max/min x = (5r + i) % 11. Before the checked call every checked output is set to
- * 0xFF bytes, and every element is compared exactly with the rank-order fold (reduce, allreduce)
- * or the root's input (broadcast); every rank also checks that its send buffer is unchanged
- * (broadcast: the root only). */
+ * Collectives (kBenchColls; adding one = a row there, a case in bench_check and a call in each
+ * program). `c` is the count passed to the call (the per-rank block for the blocked ones), n the
+ * rank count, S the size column (bytes, nccl-tests' convention: the larger per-rank buffer):
+ *   op              send (elements)   recv (elements)     S          output
+ *   reduce          c                 c (root's)          c          rank-order fold
+ *   allreduce       c                 c                   c          rank-order fold
+ *   broadcast       c (in place)      -                   c          the root's input
+ *   allgather(v)    c                 n*c                 n*c        block j = rank j's input
+ *   reducescatter(v) n*c              c                   n*c        fold of every rank's block r
+ *   scatter         n*c (root only)   c                   n*c        block r of the root's input
+ *   alltoall(v)     n*c               n*c                 n*c        block j = rank j's block r
+ *   sendrecv        c                 c                   c          the partner's input
+ * so c = S / (element size * (n or 1)), at least 1 (S not a multiple: rounded down; the size
+ * column still prints S). The V variants are called with equal counts and packed displacements
+ * (c, j*c). sendrecv is a ping-pong between exactly 2 ranks: rank 0 sends its input and receives
+ * rank 1's, rank 1 receives then sends; one call is a round trip and the time printed is half of
+ * it (the one-way latency), so algbw = S / (round trip / 2).
+ * Inputs are small integers, exact in every type (bench_input): element x of rank r's send buffer
+ * is, for sum, r%3 + 1 + (x%101)%6, prod 2 if x%n == r else 1, max/min (5r + x) % 11, and for the
+ * collectives that only move data (37r + 11x) % 101 (x counts over the whole send buffer, blocks
+ * included). Before the checked call every checked output is set to 0xFF bytes,
+ * then every element is compared exactly with its expected value (the table above); every rank
+ * also checks that its send buffer still holds its input (broadcast: the root only; scatter: the
+ * root's, the others pass no send buffer). */
 #ifndef HOSTCCL_BENCH_COMMON_H
 #define HOSTCCL_BENCH_COMMON_H
 
@@ -40,21 +54,48 @@ enum { kBenchNumTypes = 10, kBenchMaxSizes = 256 };
 static const char* const kBenchOps[] = {"sum", "prod", "max", "min"};
 
 /* The collectives, in --op order. */
-enum { BENCH_REDUCE = 0, BENCH_ALLREDUCE = 1, BENCH_BROADCAST = 2, kBenchNumColls = 3 };
+enum {
+  BENCH_REDUCE = 0,
+  BENCH_ALLREDUCE,
+  BENCH_BROADCAST,
+  BENCH_ALLGATHER,
+  BENCH_ALLGATHERV,
+  BENCH_REDUCESCATTER,
+  BENCH_REDUCESCATTERV,
+  BENCH_SCATTER,
+  BENCH_ALLTOALL,
+  BENCH_ALLTOALLV,
+  BENCH_SENDRECV,
+  kBenchNumColls
+};
 typedef struct {
   const char* name; /* --op value */
   int uses_redop;   /* -o matters */
+  int uses_root;    /* -r matters (otherwise the root only prints) */
   int in_place;     /* one buffer (the send buffer) */
+  int send_n;       /* the send buffer holds n blocks of count elements (else count) */
+  int recv_n;       /* the recv buffer holds n blocks (else count; none when in_place) */
+  int size_n;       /* the size column is n * count elements (else count) */
+  int time_div;     /* one call is this many one-way transfers (sendrecv: a round trip = 2) */
 } bench_coll;
 static const bench_coll kBenchColls[kBenchNumColls] = {
-    {"reduce", 1, 0},
-    {"allreduce", 1, 0},
-    {"broadcast", 0, 1},
+    /* name            redop root inpl sn rn zn div */
+    {"reduce",          1,   1,   0,   0, 0, 0, 1},
+    {"allreduce",       1,   0,   0,   0, 0, 0, 1},
+    {"broadcast",       0,   1,   1,   0, 0, 0, 1},
+    {"allgather",       0,   0,   0,   0, 1, 1, 1},
+    {"allgatherv",      0,   0,   0,   0, 1, 1, 1},
+    {"reducescatter",   1,   0,   0,   1, 0, 1, 1},
+    {"reducescatterv",  1,   0,   0,   1, 0, 1, 1},
+    {"scatter",         0,   1,   0,   1, 0, 1, 1},
+    {"alltoall",        0,   0,   0,   1, 1, 1, 1},
+    {"alltoallv",       0,   0,   0,   1, 1, 1, 1},
+    {"sendrecv",        0,   0,   0,   0, 0, 0, 2},
 };
 
 /* bench_comm.run's results besides 0 (success) */
 enum { BENCH_RUN_ERROR = 1, BENCH_RUN_UNSUPPORTED = 2 };
-/* bench_main's exit status when the library does not offer the collective: the root has printed
+/* bench_main's exit status when the library does not offer the collective: every rank has printed
  * one line "n/a (<reason>)" and no rows */
 enum { BENCH_EXIT_UNSUPPORTED = 3 };
 
@@ -79,9 +120,11 @@ typedef struct {
   /* min and max of t, and the sum of wrong, at the root */
   void (*stats_to_root)(void* ctx, int root, double t, double wrong, double* tmin, double* tmax,
                         double* wsum);
-  /* One call of collective `coll` (BENCH_*): 0, BENCH_RUN_ERROR (message printed) or
-     BENCH_RUN_UNSUPPORTED (the library does not offer it; *why* set to a short reason). With a
-     `sync`, the call may only enqueue: bench_main calls sync before it reads a clock or a buffer. */
+  /* One call of collective `coll` (BENCH_*) with `count` = c of the table above (send is NULL on
+     a scatter's non-roots; sendrecv: this rank's half of one round trip): 0, BENCH_RUN_ERROR
+     (message printed) or BENCH_RUN_UNSUPPORTED (the library does not offer it; *why* set to a
+     short reason). With a `sync`, the call may only enqueue: bench_main calls sync before it
+     reads a clock or a buffer. */
   int (*run)(void* ctx, int coll, void* send, void* recv, size_t count, int dtype, int op, int root,
              const char** why);
   int (*sync)(void* ctx);                    /* optional: wait for enqueued calls; 0 = ok */
@@ -117,8 +160,11 @@ static void bench_usage(const char* prog) {
       "seconds]\n"
       "          [-I] [-d int8|uint8|int16|uint16|int32|uint32|int64|uint64|fp32|fp64] [-o "
       "sum|prod|max|min]\n"
-      "          [-r root] [-c 0|1] [--op reduce|allreduce|broadcast]\n"
-      "Output columns match reduce_test -W 1 (times in us, bandwidth in GB/s = 1e9 B/s).\n",
+      "          [-r root] [-c 0|1] [--op OP]\n"
+      "OP: reduce allreduce broadcast allgather allgatherv reducescatter reducescatterv scatter\n"
+      "    alltoall alltoallv sendrecv (2 ranks); the size is the larger per-rank buffer (see\n"
+      "    bench/bench_common.h). Output columns match reduce_test -W 1 (times in us, bandwidth in\n"
+      "    GB/s = 1e9 B/s; count = the count argument of the call).\n",
       prog);
 }
 
@@ -214,16 +260,25 @@ static int bench_parse(int argc, char** argv, bench_opts* o, int rank) {
   return 0;
 }
 
-static double bench_input(int op, int r, int size, uint64_t i) {
+/* Element x of rank r's input. op = the reduction (0 sum, 1 prod, 2 max, 3 min), or -1 for a
+   collective that only moves data: then every rank's values differ and repeat only every 101
+   elements, so a block taken from the wrong rank or the wrong offset shows. Every value is a small
+   integer (at most 100; a sum over up to 15 ranks stays below 128), exact in every type. */
+static double bench_input(int op, int r, int size, uint64_t x) {
   switch (op) {
+    case -1:
+      return (double)((37 * (uint64_t)r + 11 * x) % 101);
     case 0:
-      return (double)(r % 3 + 1 + (int)(i % 5));
+      return (double)(r % 3 + 1 + (int)((x % 101) % 6));
     case 1:
-      return (int)(i % (uint64_t)size) == r ? 2.0 : 1.0;
+      return (int)(x % (uint64_t)size) == r ? 2.0 : 1.0;
     default:
-      return (double)((5 * (uint64_t)r + i) % 11);
+      return (double)((5 * (uint64_t)r + x) % 11);
   }
 }
+
+/* Every input above repeats after this many elements. */
+static uint64_t bench_period(int size) { return 5555ull * (uint64_t)size; }
 
 static void bench_store(int dtype, void* buf, uint64_t i, double v) {
   switch (dtype) {
@@ -286,8 +341,8 @@ static double bench_load(int dtype, const void* buf, uint64_t i) {
 }
 
 static void bench_fill(int dtype, int op, int rank, int size, void* buf, uint64_t count) {
-  /* Values repeat with period 55 * size: fill one period, then copy it. */
-  uint64_t period = 55ull * (uint64_t)size, esz = (uint64_t)kBenchTypes[dtype].bytes;
+  /* Fill one period, then copy it. */
+  uint64_t period = bench_period(size), esz = (uint64_t)kBenchTypes[dtype].bytes;
   uint64_t n = count < period ? count : period, filled;
   for (uint64_t i = 0; i < n; ++i) bench_store(dtype, buf, i, bench_input(op, rank, size, i));
   for (filled = n; filled < count;) {
@@ -297,35 +352,93 @@ static void bench_fill(int dtype, int op, int rank, int size, void* buf, uint64_
   }
 }
 
-/* Element count of the recv buffer for a per-rank count (0 = the collective has none). */
+/* The count argument for a size of `bytes` (at least 1). */
+static uint64_t bench_count(int coll, uint64_t bytes, int esz, int size) {
+  uint64_t per = (uint64_t)esz * (uint64_t)(kBenchColls[coll].size_n ? size : 1);
+  uint64_t c = bytes / per;
+  return c > 0 ? c : 1;
+}
+
+/* Elements of rank `rank`'s send buffer (0: it passes none) and recv buffer (0: none). */
+static uint64_t bench_send_elems(int coll, uint64_t count, int size, int rank, int root) {
+  if (coll == BENCH_SCATTER && rank != root) return 0;
+  return kBenchColls[coll].send_n ? count * (uint64_t)size : count;
+}
 static uint64_t bench_recv_elems(int coll, uint64_t count, int size) {
-  (void)size;
-  return kBenchColls[coll].in_place ? 0 : count;
+  if (kBenchColls[coll].in_place) return 0;
+  return kBenchColls[coll].recv_n ? count * (uint64_t)size : count;
 }
 
-/* The expected output element i (period 55 * size), as a double. */
-static double bench_expected(int coll, int op, int size, int root, uint64_t i) {
-  double acc;
-  if (coll == BENCH_BROADCAST) return bench_input(op, root, size, i);
-  acc = bench_input(op, 0, size, i);
-  for (int r = 1; r < size; ++r) {
-    double x = bench_input(op, r, size, i);
-    acc = op == 0   ? acc + x
-          : op == 1 ? acc * x
-          : op == 2 ? (x > acc ? x : acc)
-                    : (x < acc ? x : acc);
+/* Whether rank `rank` has a defined output to check (in its recv buffer, or its send buffer for
+   an in-place collective). */
+static int bench_checks_output(int coll, int rank, int root) {
+  if (coll == BENCH_REDUCE) return rank == root;
+  if (coll == BENCH_BROADCAST) return rank != root;
+  return 1;
+}
+
+static double bench_fold(int op, double acc, double x) {
+  return op == 0   ? acc + x
+         : op == 1 ? acc * x
+         : op == 2 ? (x > acc ? x : acc)
+                   : (x < acc ? x : acc);
+}
+
+/* Compares out[0, elems) of rank `rank` with the expected output (or, with `own_input`, with the
+   rank's own input: the send-buffer check); returns the number of elements that differ. Inputs
+   repeat with period P = bench_period(size), so one period of every rank's input and of the fold is
+   tabulated first. */
+static uint64_t bench_check(int coll, int dtype, int op, int size, int root, int rank,
+                            const void* out, uint64_t elems, uint64_t count, int own_input) {
+  const uint64_t P = bench_period(size);
+  double* tab = (double*)malloc(sizeof(double) * P * (uint64_t)(size + 1));
+  double* fold = tab + P * (uint64_t)size;
+  uint64_t wrong = 0, i;
+  const uint64_t me = (uint64_t)rank;
+  if (!tab) return elems > 0 ? elems : 1;
+  for (int j = 0; j < size; ++j)
+    for (i = 0; i < P; ++i) tab[(uint64_t)j * P + i] = bench_input(op, j, size, i);
+  for (i = 0; i < P; ++i) {
+    fold[i] = tab[i];
+    for (int j = 1; j < size; ++j) fold[i] = bench_fold(op, fold[i], tab[(uint64_t)j * P + i]);
   }
-  return acc;
-}
-
-/* Number of elements of buf that differ from the expected output. */
-static uint64_t bench_check_output(int coll, int dtype, int op, int size, int root, const void* buf,
-                                   uint64_t count) {
-  uint64_t period = 55ull * (uint64_t)size, wrong = 0;
-  double* exp = (double*)malloc(period * sizeof(double));
-  for (uint64_t i = 0; i < period; ++i) exp[i] = bench_expected(coll, op, size, root, i);
-  for (uint64_t i = 0; i < count; ++i) wrong += bench_load(dtype, buf, i) != exp[i % period];
-  free(exp);
+  for (i = 0; i < elems; ++i) {
+    double e;
+    const uint64_t blk = count > 0 ? i / count : 0, k = count > 0 ? i % count : i;
+    if (own_input) {
+      e = tab[me * P + i % P];
+    } else {
+      switch (coll) {
+        case BENCH_REDUCE:
+        case BENCH_ALLREDUCE:
+          e = fold[i % P];
+          break;
+        case BENCH_BROADCAST:
+          e = tab[(uint64_t)root * P + i % P];
+          break;
+        case BENCH_ALLGATHER:
+        case BENCH_ALLGATHERV: /* block j = rank j's input */
+          e = tab[blk * P + k % P];
+          break;
+        case BENCH_REDUCESCATTER:
+        case BENCH_REDUCESCATTERV: /* the fold of every rank's block `rank` */
+          e = fold[(me * count + i) % P];
+          break;
+        case BENCH_SCATTER: /* block `rank` of the root's input */
+          e = tab[(uint64_t)root * P + (me * count + i) % P];
+          break;
+        case BENCH_ALLTOALL:
+        case BENCH_ALLTOALLV: /* block j = block `rank` of rank j's input */
+          e = tab[blk * P + (me * count + k) % P];
+          break;
+        default: /* BENCH_SENDRECV: the partner's input */
+          e = tab[(me ^ 1u) * P + i % P];
+          break;
+      }
+    }
+    wrong += bench_load(dtype, out, i) != e;
+  }
+  free(tab);
   return wrong;
 }
 
@@ -364,9 +477,15 @@ static int bench_call(const bench_opts* o, const bench_comm* c, void* send, void
 static int bench_main(const bench_opts* o, const bench_comm* c) {
   const int esz = kBenchTypes[o->dtype].bytes;
   const bench_coll* coll = &kBenchColls[o->coll];
+  const int iop = coll->uses_redop ? o->op : -1; /* the inputs (bench_input) */
   int status = 0;
   if (o->root < 0 || o->root >= c->size) {
     if (c->rank == 0) fprintf(stderr, "root %d out of range for %d ranks\n", o->root, c->size);
+    return 2;
+  }
+  if (o->coll == BENCH_SENDRECV && c->size != 2) {
+    fprintf(stderr, "rank %d: sendrecv is a ping-pong between 2 ranks: start exactly 2 (got %d)\n",
+            c->rank, c->size);
     return 2;
   }
   if (c->rank == o->root) {
@@ -376,22 +495,23 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
     fflush(stdout);
   }
   for (int s = 0; s < o->nsizes; ++s) {
-    uint64_t bytes = o->sizes[s], count = bytes / (uint64_t)esz, wrong = 0;
-    uint64_t rcount = bench_recv_elems(o->coll, count, c->size);
-    void* send = bench_alloc(c, count * esz);
+    const uint64_t bytes = o->sizes[s];
+    const uint64_t count = bench_count(o->coll, bytes, esz, c->size);
+    const uint64_t scount = bench_send_elems(o->coll, count, c->size, c->rank, o->root);
+    const uint64_t rcount = bench_recv_elems(o->coll, count, c->size);
+    uint64_t wrong = 0;
+    void* send = scount > 0 ? bench_alloc(c, scount * esz) : NULL;
     void* recv = bench_alloc(c, rcount * esz);
-    void* ref = malloc(count > 0 ? count * esz : 1);
     double t = 0, tmin = 0, tmax = 0, wsum = 0;
     long iters = o->iters, warm = o->warmup, i;
     int warm_timed = 0, rc = 0;
     const char* why = NULL;
     double* samples;
-    if (!send || !recv || !ref) {
+    if ((scount > 0 && !send) || !recv) {
       fprintf(stderr, "rank %d: out of memory\n", c->rank);
       return 2;
     }
-    bench_fill(o->dtype, o->op, c->rank, c->size, send, count);
-    memcpy(ref, send, count * esz);
+    if (send) bench_fill(o->dtype, iop, c->rank, c->size, send, scount);
     if (o->budget_s > 0 && warm < 2) warm = 2;
     c->barrier(c->ctx);
     t = bench_now_us();
@@ -401,14 +521,12 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
       rc = bench_call(o, c, send, recv, count, 1, &why);
     }
     if (rc == BENCH_RUN_UNSUPPORTED) {
-      /* Every rank gets the same answer from its own call: nobody waits for a partner. */
-      if (c->rank == o->root) {
-        printf("n/a (%s)\n", why ? why : "not supported");
-        fflush(stdout);
-      }
+      /* Every rank gets the same answer from its own call: nobody waits for a partner. Every
+         rank prints it: a launcher may end the others as soon as the first one exits. */
+      printf("n/a (%s)\n", why ? why : "not supported");
+      fflush(stdout);
       bench_free(c, send);
       bench_free(c, recv);
-      free(ref);
       return BENCH_EXIT_UNSUPPORTED;
     }
     if (rc) return 2;
@@ -449,27 +567,30 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
                       : (samples[iters / 2 - 1] + samples[iters / 2]) / 2;
     }
     free(samples);
+    t /= coll->time_div; /* sendrecv: one way = half the round trip */
     if (o->check) {
       /* the outputs this rank checks, preset to 0xFF */
+      const int checks_out = bench_checks_output(o->coll, c->rank, o->root);
       void* out = coll->in_place ? send : recv;
-      int checks_out = o->coll == BENCH_REDUCE ? c->rank == o->root : 1;
-      if (coll->in_place) {
-        if (c->rank != o->root) memset(send, 0xFF, count * esz);
-      } else if (checks_out) {
-        memset(recv, 0xFF, count * esz);
-      }
+      const uint64_t ocount = coll->in_place ? scount : rcount;
+      if (checks_out) memset(out, 0xFF, ocount * esz);
       if (bench_call(o, c, send, recv, count, 1, &why)) return 2;
       if (checks_out)
-        wrong += bench_check_output(o->coll, o->dtype, o->op, c->size, o->root, out, count);
-      if ((!coll->in_place || c->rank == o->root) && memcmp(send, ref, count * esz) != 0)
+        wrong += bench_check(o->coll, o->dtype, iop, c->size, o->root, c->rank, out, ocount,
+                             count, 0);
+      /* the input is unchanged (an in-place collective: only where it is not the output) */
+      if (send && !(coll->in_place && checks_out) &&
+          bench_check(o->coll, o->dtype, iop, c->size, o->root, c->rank, send, scount, count, 1))
         wrong += 1;
     }
     c->stats_to_root(c->ctx, o->root, t, (double)wrong, &tmin, &tmax, &wsum);
     if (c->rank == o->root) {
       double algbw = t > 0 ? (double)bytes / t / 1e3 : 0;
-      printf("%12llu %12llu %7s %6s %5d %12.2f %12.2f %12.2f %9.5f %9.5f %7llu %s\n",
+      char root[16] = "-";
+      if (coll->uses_root) snprintf(root, sizeof root, "%d", o->root);
+      printf("%12llu %12llu %7s %6s %5s %12.2f %12.2f %12.2f %9.5f %9.5f %7llu %s\n",
              (unsigned long long)bytes, (unsigned long long)count, kBenchTypes[o->dtype].name,
-             coll->uses_redop ? kBenchOps[o->op] : "-", o->root, t, tmin, tmax, algbw, algbw,
+             coll->uses_redop ? kBenchOps[o->op] : "-", root, t, tmin, tmax, algbw, algbw,
              (unsigned long long)wsum,
              !o->check  ? "NULL"
              : wsum > 0 ? "failed"
@@ -479,7 +600,6 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
     }
     bench_free(c, send);
     bench_free(c, recv);
-    free(ref);
   }
   return status;
 }

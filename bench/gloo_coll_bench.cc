@@ -1,20 +1,34 @@
 // gloo side of bench/run_bench.sh: each collective is gloo's own (--op reduce: gloo::reduce,
 // allreduce: gloo::allreduce with AllreduceOptions, broadcast: gloo::broadcast with
-// BroadcastOptions), with bench_common.h's sizes, modes, types, ops, root, check and output columns.
+// BroadcastOptions, allgather: gloo::allgather, allgatherv: gloo::allgatherv, scatter:
+// gloo::scatter, alltoall: gloo::alltoall, alltoallv: gloo::alltoallv with equal counts,
+// reducescatter and reducescatterv: gloo::ReduceScatterHalvingDoubling (gloo has no options-style
+// reduce-scatter; the algorithm works in place on a buffer of all n blocks, so each call copies the
+// input into that work buffer and the rank's block out of it, and the algorithm object, whose
+// constructor connects its buffers, is built once per size and reused), sendrecv: unbound buffers,
+// a round trip between ranks 0 and 1), with bench_common.h's sizes, modes, types, ops, root, check
+// and output columns.
 // Rendezvous through a FileStore directory (GLOO_STORE) under a per-run prefix (GLOO_PREFIX), TCP
 // device on loopback; RANK and SIZE from the environment. Start it with bench/gloo_launch.sh.
+#include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
 #include <gloo/reduce.h>
+#include <gloo/reduce_scatter.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
 
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "bench_common.h"
 
@@ -36,10 +50,36 @@ ReduceFn OpFn(int op) {
   }
 }
 
+template <typename T>
+const gloo::ReductionFunction<T>* OpObj(int op) {
+  switch (op) {
+    case 0:
+      return gloo::ReductionFunction<T>::sum;
+    case 1:
+      return gloo::ReductionFunction<T>::product;
+    case 2:
+      return gloo::ReductionFunction<T>::max;
+    default:
+      return gloo::ReductionFunction<T>::min;
+  }
+}
+
 struct Gloo {
   std::shared_ptr<gloo::rendezvous::Context> ctx;
   uint32_t tag = 0;
+  // reducescatter: the halving-doubling algorithm on its work buffer, for one (type, op, count)
+  std::unique_ptr<gloo::Algorithm> rs;
+  std::vector<char> rs_work;
+  int rs_dtype = -1, rs_op = -1;
+  size_t rs_count = 0;
+  // sendrecv: unbound buffers for the current send/recv buffers
+  std::unique_ptr<gloo::transport::UnboundBuffer> sr_send, sr_recv;
+  void* sr_send_ptr = nullptr;
+  void* sr_recv_ptr = nullptr;
+  size_t sr_bytes = 0;
 };
+
+constexpr uint64_t kPingPongSlot = 0x5e11d;
 
 void Barrier(void* p) {
   auto* g = static_cast<Gloo*>(p);
@@ -75,9 +115,11 @@ void StatsToRoot(void* p, int, double t, double wrong, double* tmin, double* tma
 }
 
 template <typename T>
-void TypedRun(Gloo* g, int coll, void* send, void* recv, size_t count, int op, int root) {
+void TypedRun(Gloo* g, int coll, void* send, void* recv, size_t count, int dtype, int op, int root) {
   T* in = static_cast<T*>(send);
   T* out = static_cast<T*>(recv);
+  const int n = g->ctx->size;
+  const size_t nc = count * static_cast<size_t>(n);
   switch (coll) {
     case BENCH_REDUCE: {
       gloo::ReduceOptions opts(g->ctx);
@@ -99,12 +141,98 @@ void TypedRun(Gloo* g, int coll, void* send, void* recv, size_t count, int op, i
       gloo::allreduce(opts);
       break;
     }
-    default: {  // BENCH_BROADCAST: in place on the send buffer
+    case BENCH_BROADCAST: {  // in place on the send buffer
       gloo::BroadcastOptions opts(g->ctx);
       opts.setOutput(in, count);
       opts.setRoot(root);
       opts.setTag(++g->tag);
       gloo::broadcast(opts);
+      break;
+    }
+    case BENCH_ALLGATHER: {
+      gloo::AllgatherOptions opts(g->ctx);
+      opts.setInput(in, count);
+      opts.setOutput(out, nc);
+      opts.setTag(++g->tag);
+      gloo::allgather(opts);
+      break;
+    }
+    case BENCH_ALLGATHERV: {
+      gloo::AllgathervOptions opts(g->ctx);
+      opts.setInput(in, count);
+      opts.setOutput(out, std::vector<size_t>(static_cast<size_t>(n), count));
+      opts.setTag(++g->tag);
+      gloo::allgatherv(opts);
+      break;
+    }
+    case BENCH_REDUCESCATTER:
+    case BENCH_REDUCESCATTERV: {
+      if (!g->rs || g->rs_dtype != dtype || g->rs_op != op || g->rs_count != count) {
+        g->rs.reset();
+        g->rs_work.assign(nc * sizeof(T), 0);
+        std::vector<T*> ptrs{reinterpret_cast<T*>(g->rs_work.data())};
+        g->rs = std::make_unique<gloo::ReduceScatterHalvingDoubling<T>>(
+            g->ctx, ptrs, static_cast<int>(nc), std::vector<int>(static_cast<size_t>(n), static_cast<int>(count)),
+            OpObj<T>(op));
+        g->rs_dtype = dtype;
+        g->rs_op = op;
+        g->rs_count = count;
+      }
+      memcpy(g->rs_work.data(), in, nc * sizeof(T));
+      g->rs->run();
+      memcpy(out, g->rs_work.data(), count * sizeof(T));  // the rank's block lands first
+      break;
+    }
+    case BENCH_SCATTER: {
+      gloo::ScatterOptions opts(g->ctx);
+      std::vector<T*> blocks;
+      if (g->ctx->rank == root) {
+        for (int j = 0; j < n; ++j) blocks.push_back(in + static_cast<size_t>(j) * count);
+        opts.setInputs(blocks, count);
+      }
+      opts.setOutput(out, count);
+      opts.setRoot(root);
+      opts.setTag(++g->tag);
+      gloo::scatter(opts);
+      break;
+    }
+    case BENCH_ALLTOALL: {
+      gloo::AlltoallOptions opts(g->ctx);
+      opts.setInput(in, nc);
+      opts.setOutput(out, nc);
+      opts.setTag(++g->tag);
+      gloo::alltoall(opts);
+      break;
+    }
+    case BENCH_ALLTOALLV: {
+      gloo::AlltoallvOptions opts(g->ctx);
+      const std::vector<int64_t> per(static_cast<size_t>(n), static_cast<int64_t>(count));
+      opts.setInput(in, per);
+      opts.setOutput(out, per);
+      opts.setTag(++g->tag);
+      gloo::alltoallv(opts);
+      break;
+    }
+    default: {  // BENCH_SENDRECV: one round trip between ranks 0 and 1
+      const size_t bytes = count * sizeof(T);
+      if (g->sr_send_ptr != send || g->sr_recv_ptr != recv || g->sr_bytes != bytes) {
+        g->sr_send = g->ctx->createUnboundBuffer(send, bytes);
+        g->sr_recv = g->ctx->createUnboundBuffer(recv, bytes);
+        g->sr_send_ptr = send;
+        g->sr_recv_ptr = recv;
+        g->sr_bytes = bytes;
+      }
+      const int peer = 1 - g->ctx->rank;
+      g->sr_recv->recv(peer, kPingPongSlot);  // posted first on both ranks
+      if (g->ctx->rank == 0) {
+        g->sr_send->send(peer, kPingPongSlot);
+        g->sr_send->waitSend();
+        g->sr_recv->waitRecv();
+      } else {
+        g->sr_recv->waitRecv();
+        g->sr_send->send(peer, kPingPongSlot);
+        g->sr_send->waitSend();
+      }
       break;
     }
   }
@@ -117,34 +245,34 @@ int Run(void* p, int coll, void* send, void* recv, size_t count, int dtype, int 
   try {
     switch (dtype) {
       case 0:
-        TypedRun<int8_t>(g, coll, send, recv, count, op, root);
+        TypedRun<int8_t>(g, coll, send, recv, count, dtype, op, root);
         break;
       case 1:
-        TypedRun<uint8_t>(g, coll, send, recv, count, op, root);
+        TypedRun<uint8_t>(g, coll, send, recv, count, dtype, op, root);
         break;
       case 2:
-        TypedRun<int16_t>(g, coll, send, recv, count, op, root);
+        TypedRun<int16_t>(g, coll, send, recv, count, dtype, op, root);
         break;
       case 3:
-        TypedRun<uint16_t>(g, coll, send, recv, count, op, root);
+        TypedRun<uint16_t>(g, coll, send, recv, count, dtype, op, root);
         break;
       case 4:
-        TypedRun<int32_t>(g, coll, send, recv, count, op, root);
+        TypedRun<int32_t>(g, coll, send, recv, count, dtype, op, root);
         break;
       case 5:
-        TypedRun<uint32_t>(g, coll, send, recv, count, op, root);
+        TypedRun<uint32_t>(g, coll, send, recv, count, dtype, op, root);
         break;
       case 6:
-        TypedRun<int64_t>(g, coll, send, recv, count, op, root);
+        TypedRun<int64_t>(g, coll, send, recv, count, dtype, op, root);
         break;
       case 7:
-        TypedRun<uint64_t>(g, coll, send, recv, count, op, root);
+        TypedRun<uint64_t>(g, coll, send, recv, count, dtype, op, root);
         break;
       case 8:
-        TypedRun<float>(g, coll, send, recv, count, op, root);
+        TypedRun<float>(g, coll, send, recv, count, dtype, op, root);
         break;
       default:
-        TypedRun<double>(g, coll, send, recv, count, op, root);
+        TypedRun<double>(g, coll, send, recv, count, dtype, op, root);
         break;
     }
   } catch (const std::exception& e) {

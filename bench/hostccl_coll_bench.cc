@@ -1,17 +1,22 @@
 // hostccl side of bench/run_bench.sh: the public API only (hccl/hccl.h, acl/acl.h,
 // hostccl/hostccl.h), with bench_common.h's sizes, modes, types, ops, root, check and output
 // columns, the same program as the MPI and gloo peers. --op reduce: HcclReduce, allreduce:
-// HcclAllReduce, broadcast: HcclBroadcast (in place). Buffers come from aclrtMalloc (like
+// HcclAllReduce, broadcast: HcclBroadcast (in place), allgather: HcclAllGather, allgatherv:
+// HcclAllGatherV, reducescatter: HcclReduceScatter, reducescatterv: HcclReduceScatterV, scatter:
+// HcclScatter (non-roots pass sendBuf = NULL), alltoall: HcclAlltoAll, alltoallv: HcclAlltoAllV,
+// sendrecv: HcclSend + HcclRecv (a round trip between ranks 0 and 1); the V arrays (host uint64_t,
+// in elements) hold equal counts and packed displacements. Buffers come from aclrtMalloc (like
 // reduce_test's device buffers); each call is enqueued on one stream and the driver synchronizes
 // the stream before it reads a clock or a buffer (back-to-back mode: once after the timed calls).
 // Rank and rank count from the launcher (hcclrun -n N ...), the communicator from
 // HostcclCommInitFromEnv. A collective the library does not offer yet (HCCL_E_NOT_SUPPORT) makes
-// the root print "n/a (HCCL_E_NOT_SUPPORT)" and every rank exit with status 3.
+// every rank print "n/a (HCCL_E_NOT_SUPPORT)" and exit with status 3.
 #include <acl/acl.h>
 #include <hccl/hccl.h>
 #include <hostccl/hostccl.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "bench_common.h"
 
@@ -23,7 +28,17 @@ struct Hostccl {
   int rank = 0, size = 1;
   void* stats_send = nullptr;  // int64 x 2, for the statistics over ranks
   void* stats_recv = nullptr;
+  // The V arrays (counts c, displacements j*c): kept until the count changes, which happens only
+  // after the stream was synchronized.
+  std::vector<uint64_t> counts, displs;
 };
+
+void VArrays(Hostccl* h, size_t count) {
+  if (!h->counts.empty() && h->counts[0] == count) return;
+  h->counts.assign(static_cast<size_t>(h->size), count);
+  h->displs.resize(static_cast<size_t>(h->size));
+  for (size_t j = 0; j < h->displs.size(); ++j) h->displs[j] = j * count;
+}
 
 const HcclDataType kTypes[kBenchNumTypes] = {
     HCCL_DATA_TYPE_INT8,   HCCL_DATA_TYPE_UINT8,  HCCL_DATA_TYPE_INT16, HCCL_DATA_TYPE_UINT16,
@@ -92,19 +107,71 @@ int Run(void* p, int coll, void* send, void* recv, size_t count, int dtype, int 
   auto* h = static_cast<Hostccl*>(p);
   HcclResult r = HCCL_E_NOT_SUPPORT;
   const char* name = "?";
+  const HcclDataType t = kTypes[dtype];
+  const auto uroot = static_cast<uint32_t>(root);
   switch (coll) {
     case BENCH_REDUCE:
       name = "HcclReduce";
-      r = HcclReduce(send, recv, count, kTypes[dtype], kOps[op], static_cast<uint32_t>(root),
-                     h->comm, h->stream);
+      r = HcclReduce(send, recv, count, t, kOps[op], uroot, h->comm, h->stream);
       break;
     case BENCH_ALLREDUCE:
       name = "HcclAllReduce";
-      r = HcclAllReduce(send, recv, count, kTypes[dtype], kOps[op], h->comm, h->stream);
+      r = HcclAllReduce(send, recv, count, t, kOps[op], h->comm, h->stream);
       break;
     case BENCH_BROADCAST:
       name = "HcclBroadcast";
-      r = HcclBroadcast(send, count, kTypes[dtype], static_cast<uint32_t>(root), h->comm, h->stream);
+      r = HcclBroadcast(send, count, t, uroot, h->comm, h->stream);
+      break;
+    case BENCH_ALLGATHER:
+      name = "HcclAllGather";
+      r = HcclAllGather(send, recv, count, t, h->comm, h->stream);
+      break;
+    case BENCH_ALLGATHERV:
+      name = "HcclAllGatherV";
+      VArrays(h, count);
+      r = HcclAllGatherV(send, count, recv, h->counts.data(), h->displs.data(), t, h->comm,
+                         h->stream);
+      break;
+    case BENCH_REDUCESCATTER:
+      name = "HcclReduceScatter";
+      r = HcclReduceScatter(send, recv, count, t, kOps[op], h->comm, h->stream);
+      break;
+    case BENCH_REDUCESCATTERV:
+      name = "HcclReduceScatterV";
+      VArrays(h, count);
+      r = HcclReduceScatterV(send, h->counts.data(), h->displs.data(), recv, count, t, kOps[op],
+                             h->comm, h->stream);
+      break;
+    case BENCH_SCATTER:
+      name = "HcclScatter";
+      r = HcclScatter(send, recv, count, t, uroot, h->comm, h->stream);
+      break;
+    case BENCH_ALLTOALL:
+      name = "HcclAlltoAll";
+      r = HcclAlltoAll(send, count, t, recv, count, t, h->comm, h->stream);
+      break;
+    case BENCH_ALLTOALLV:
+      name = "HcclAlltoAllV";
+      VArrays(h, count);
+      r = HcclAlltoAllV(send, h->counts.data(), h->displs.data(), t, recv, h->counts.data(),
+                        h->displs.data(), t, h->comm, h->stream);
+      break;
+    case BENCH_SENDRECV:  // one round trip: rank 0 sends first, rank 1 receives first
+      if (h->rank == 0) {
+        name = "HcclSend";
+        r = HcclSend(send, count, t, 1, h->comm, h->stream);
+        if (r == HCCL_SUCCESS) {
+          name = "HcclRecv";
+          r = HcclRecv(recv, count, t, 1, h->comm, h->stream);
+        }
+      } else {
+        name = "HcclRecv";
+        r = HcclRecv(recv, count, t, 0, h->comm, h->stream);
+        if (r == HCCL_SUCCESS) {
+          name = "HcclSend";
+          r = HcclSend(send, count, t, 0, h->comm, h->stream);
+        }
+      }
       break;
     default:
       break;

@@ -1,7 +1,10 @@
 /* MPI side of bench/run_bench.sh: each collective is MPI's own (--op reduce: MPI_Reduce,
- * allreduce: MPI_Allreduce, broadcast: MPI_Bcast), with bench_common.h's sizes, modes, types, ops,
- * root, check and output columns. Built twice (Open MPI via mpicc.openmpi, MPICH via mpicc.mpich)
- * by bench/CMakeLists.txt. */
+ * allreduce: MPI_Allreduce, broadcast: MPI_Bcast, allgather: MPI_Allgather, allgatherv:
+ * MPI_Allgatherv, reducescatter: MPI_Reduce_scatter_block, reducescatterv: MPI_Reduce_scatter,
+ * scatter: MPI_Scatter, alltoall: MPI_Alltoall, alltoallv: MPI_Alltoallv, sendrecv: MPI_Send and
+ * MPI_Recv), with bench_common.h's sizes, modes, types, ops, root, check and output columns; the
+ * V variants get equal counts and packed displacements. Built twice (Open MPI via mpicc.openmpi,
+ * MPICH via mpicc.mpich) by bench/CMakeLists.txt. */
 #include <mpi.h>
 
 #include "bench_common.h"
@@ -47,20 +50,73 @@ static void StatsToRoot(void* ctx, int root, double t, double wrong, double* tmi
   MPI_Reduce(&wrong, wsum, 1, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
 }
 
+/* The V arrays (counts c, displacements j*c), rebuilt when the count changes. */
+static int* g_counts = NULL;
+static int* g_displs = NULL;
+static size_t g_vcount = 0;
+
+static void VArrays(size_t count, int size) {
+  if (g_counts && g_vcount == count) return;
+  free(g_counts);
+  free(g_displs);
+  g_counts = (int*)malloc(sizeof(int) * (size_t)size);
+  g_displs = (int*)malloc(sizeof(int) * (size_t)size);
+  for (int j = 0; j < size; ++j) {
+    g_counts[j] = (int)count;
+    g_displs[j] = (int)(count * (size_t)j);
+  }
+  g_vcount = count;
+}
+
 static int Run(void* ctx, int coll, void* send, void* recv, size_t count, int dtype, int op,
                int root, const char** why) {
+  const bench_comm* c = (const bench_comm*)ctx;
+  const MPI_Datatype t = MpiType(dtype);
+  const int n = (int)count;
   int rc;
-  (void)ctx;
   (void)why;
   switch (coll) {
     case BENCH_REDUCE:
-      rc = MPI_Reduce(send, recv, (int)count, MpiType(dtype), MpiOp(op), root, MPI_COMM_WORLD);
+      rc = MPI_Reduce(send, recv, n, t, MpiOp(op), root, MPI_COMM_WORLD);
       break;
     case BENCH_ALLREDUCE:
-      rc = MPI_Allreduce(send, recv, (int)count, MpiType(dtype), MpiOp(op), MPI_COMM_WORLD);
+      rc = MPI_Allreduce(send, recv, n, t, MpiOp(op), MPI_COMM_WORLD);
       break;
     case BENCH_BROADCAST:
-      rc = MPI_Bcast(send, (int)count, MpiType(dtype), root, MPI_COMM_WORLD);
+      rc = MPI_Bcast(send, n, t, root, MPI_COMM_WORLD);
+      break;
+    case BENCH_ALLGATHER:
+      rc = MPI_Allgather(send, n, t, recv, n, t, MPI_COMM_WORLD);
+      break;
+    case BENCH_ALLGATHERV:
+      VArrays(count, c->size);
+      rc = MPI_Allgatherv(send, n, t, recv, g_counts, g_displs, t, MPI_COMM_WORLD);
+      break;
+    case BENCH_REDUCESCATTER:
+      rc = MPI_Reduce_scatter_block(send, recv, n, t, MpiOp(op), MPI_COMM_WORLD);
+      break;
+    case BENCH_REDUCESCATTERV:
+      VArrays(count, c->size);
+      rc = MPI_Reduce_scatter(send, recv, g_counts, t, MpiOp(op), MPI_COMM_WORLD);
+      break;
+    case BENCH_SCATTER:
+      rc = MPI_Scatter(send, n, t, recv, n, t, root, MPI_COMM_WORLD);
+      break;
+    case BENCH_ALLTOALL:
+      rc = MPI_Alltoall(send, n, t, recv, n, t, MPI_COMM_WORLD);
+      break;
+    case BENCH_ALLTOALLV:
+      VArrays(count, c->size);
+      rc = MPI_Alltoallv(send, g_counts, g_displs, t, recv, g_counts, g_displs, t, MPI_COMM_WORLD);
+      break;
+    case BENCH_SENDRECV: /* one round trip between ranks 0 and 1 */
+      if (c->rank == 0) {
+        rc = MPI_Send(send, n, t, 1, 0, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS) rc = MPI_Recv(recv, n, t, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        rc = MPI_Recv(recv, n, t, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) rc = MPI_Send(send, n, t, 0, 0, MPI_COMM_WORLD);
+      }
       break;
     default:
       return BENCH_RUN_UNSUPPORTED;
@@ -80,11 +136,14 @@ int main(int argc, char** argv) {
   c.max_all = MaxAll;
   c.stats_to_root = StatsToRoot;
   c.run = Run;
+  c.ctx = &c;
   rc = bench_parse(argc, argv, &o, c.rank);
   if (rc == 0)
     rc = bench_main(&o, &c);
   else
     rc = rc > 0 ? 0 : 2;
+  free(g_counts);
+  free(g_displs);
   MPI_Finalize();
   return rc;
 }

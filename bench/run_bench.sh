@@ -1,34 +1,47 @@
 #!/bin/bash
 # run_bench.sh: each collective of hostccl side by side with Open MPI (vader), MPICH and gloo, each
-# peer running its own collective (MPI_Reduce/MPI_Allreduce/MPI_Bcast, gloo::reduce/allreduce/
-# broadcast).
+# peer running its own collective (MPI_Reduce/Allreduce/Bcast/Allgather(v)/Reduce_scatter(_block)/
+# Scatter/Alltoall(v)/Send+Recv, gloo's reduce/allreduce/broadcast/allgather(v)/
+# ReduceScatterHalvingDoubling/scatter/alltoall(v)/unbound-buffer send+recv).
 #
-#   bench/run_bench.sh [--quick] [--ops "reduce allreduce broadcast"] [--libs "hostccl ompi-vader mpich gloo"]
-#                      [--ranks "2 4 8"] [--reps 3] [--budget 0.2] [--warmup 2] [--build-dir DIR] [--out DIR]
-#   bench/run_bench.sh --tables-only results/<run> [--remeasure]   (rebuild the tables and plots from the
-#                      run's .tsv files; --remeasure adds a membw probe taken now)
+#   bench/run_bench.sh [--quick] [--ops "reduce allreduce ..."] [--sizes 8,16M,64M,256M]
+#                      [--libs "hostccl ompi-vader mpich gloo"] [--ranks "2 4 8"] [--reps 3]
+#                      [--budget 0.2] [--warmup 2] [--iso-libs "hostccl hostccl-nocheck ompi-vader"]
+#                      [--build-dir DIR] [--out DIR]
+#   bench/run_bench.sh --tables-only results/<run> [--remeasure]   (rebuild the tables, plots and
+#                      summary from the run's .tsv files; --remeasure adds a membw probe taken now)
 #
-# fp32 sum, root 0, sizes 8 B then 16 B x 4^k up to 256 MiB; every library runs the same program
-# (bench/bench_common.h: hostccl_coll_bench on hostccl's public API, mpi_coll_bench.{openmpi,mpich},
-# gloo_coll_bench) with the same iteration rule (2 warm-up calls, then iterations calibrated to
-# --budget seconds per size from the slowest rank's warm-up, 1..5000) and the same exact check (on
-# the first launch; later launches only time). Each configuration is launched --reps times; the
-# tables use the median over launches of the per-call time (max over ranks). Libraries: hostccl,
-# ompi-vader, ompi-tcp (only when listed in --libs), mpich, gloo.
+# --ops: any of reduce allreduce broadcast allgather allgatherv reducescatter reducescatterv scatter
+# alltoall alltoallv sendrecv (default: all). The size is the larger per-rank buffer (nccl-tests'
+# convention; per operator in bench/bench_common.h and docs/performance.md); sendrecv is a 2-rank
+# ping-pong (one-way time = round trip / 2) and runs only in the 2-rank launches.
+# fp32, sum where it reduces, root 0; default sizes 8 B then 16 B x 4^k up to 256 MiB (--sizes: a
+# comma list with K/M/G suffixes); every library runs the same program (bench/bench_common.h:
+# hostccl_coll_bench on hostccl's public API, mpi_coll_bench.{openmpi,mpich}, gloo_coll_bench) with
+# the same iteration rule (2 warm-up calls, then iterations calibrated to --budget seconds per size
+# from the slowest rank's warm-up, 1..5000) and the same exact check (on the first launch; later
+# launches only time). Each configuration is launched --reps times; the tables use the median over
+# launches of the per-call time (max over ranks). Libraries: hostccl, ompi-vader, ompi-tcp (only
+# when listed in --libs), mpich, gloo.
 # Writes results/<date>/: machine.txt, membw.txt (bench/membw before each collective and after the
 # launches: R = streaming read, W = non-temporal write, all cores; the bound uses the best), raw/
-# (every launch's output; not committed), and per collective <op>/: launches.tsv, runs.tsv,
-# isolated.tsv, medians.tsv, tables.md (one table per rank count with our ratio to each peer and
-# the memory-traffic bound, then isolated small calls), <op>_bw.{png,svg} (gnuplot).
+# (every launch's output; not committed), summary.md (every collective at 64 MiB and 8 B: hostccl
+# against each peer and its bound), and per collective <op>/: launches.tsv, runs.tsv, isolated.tsv,
+# medians.tsv, tables.md (one table per rank count with our ratio to each peer and the
+# memory-traffic bound, then isolated small calls), <op>_bw.{png,svg} (gnuplot).
 # A collective hostccl does not offer yet (HCCL_E_NOT_SUPPORT, exit status 3) shows as
 # "n/a (HCCL_E_NOT_SUPPORT)" and is not launched again. Every launch is bounded by `timeout`.
-# --quick: sizes 8 B, 64 KiB and 16 MiB, ranks 2 and 4, one launch (a smoke test).
+# --iso-libs: which libraries get the isolated 8 B / 4 KiB launches (hostccl-nocheck = hostccl
+# with HOSTCCL_CHECK_ARGS=0). --quick: sizes 8 B, 64 KiB and 16 MiB, ranks 2 and 4, one launch.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 out=""
-ops="reduce allreduce broadcast"
+all_ops="reduce allreduce broadcast allgather allgatherv reducescatter reducescatterv scatter alltoall alltoallv sendrecv"
+ops=$all_ops
+sizes=""
+iso_libs="hostccl hostccl-nocheck ompi-vader"
 libs_req="hostccl ompi-vader mpich gloo"
 ranks_list="2 4 8"
 reps=3
@@ -43,6 +56,8 @@ while (($#)); do
     --build-dir) build=$2; shift ;;
     --out) out=$2; shift ;;
     --ops) ops=$2; shift ;;
+    --sizes) sizes=$2; shift ;;
+    --iso-libs) iso_libs=$2; shift ;;
     --libs) libs_req=$2; shift ;;
     --ranks) ranks_list=$2; shift ;;
     --reps) reps=$2; shift ;;
@@ -50,42 +65,82 @@ while (($#)); do
     --warmup) warmup=$2; shift ;;
     --tables-only) tables_only=1; out=$2; shift ;;
     --remeasure) remeasure=1 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "run_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
-sizes="8,16,64,256,1K,4K,16K,64K,256K,1M,4M,16M,64M,256M"
+for op in $ops; do
+  [[ " $all_ops " == *" $op "* ]] || { echo "run_bench.sh: unknown collective $op (known: $all_ops)" >&2; exit 2; }
+done
 iso_sizes="8,4K"
 if ((quick)); then
-  sizes="8,64K,16M"; ranks_list=${RANKS_OVERRIDE:-"2 4"}; reps=1; budget=0.1
+  [[ -n $sizes ]] || sizes="8,64K,16M"
+  ranks_list=${RANKS_OVERRIDE:-"2 4"}; reps=1; budget=0.1
 fi
+[[ -n $sizes ]] || sizes="8,16,64,256,1K,4K,16K,64K,256K,1M,4M,16M,64M,256M"
+[[ $sizes =~ ^[0-9]+[kKmMgG]?(,[0-9]+[kKmMgG]?)*$ ]] || { echo "run_bench.sh: bad --sizes $sizes" >&2; exit 2; }
 launch_timeout=${LAUNCH_TIMEOUT:-300}
 [[ -n $out ]] || out=$repo/results/$(date +%Y%m%d-%H%M%S)$( ((quick)) && echo -quick)
 mkdir -p "$out/raw"
 
-# --- the collectives: bytes every rank set must read and write, in units of S (the per-rank
-# message size, the size column), for the best single-pass algorithm at n ranks; adding a
-# collective = a line here, an entry in bench_common.h's kBenchColls and a call per program ---
+# --- the collectives: bytes all ranks together must read and write, in units of S (the size
+# column), for a single-pass shared-memory algorithm at n ranks (every output byte written once;
+# a copy reads each output byte once from its source, a reduction reads every input once); adding
+# a collective = a line here and in size_text, an entry in bench_common.h's kBenchColls and a call
+# per program ---
 traffic() {  # op n -> "read write footprint" (footprint = distinct bytes touched / S)
   local n=$2
   case "$1" in
-    reduce) echo "$n 1 $((n + 1))" ;;                        # n inputs read once, one output written
-    allreduce) echo "$n $n $((2 * n))" ;;                    # n inputs read once, the result written to n recvBufs
-    broadcast) echo "$((n - 1)) $((n - 1)) $n" ;;            # S read per non-root, S written per non-root
-    allgather) echo "$((n * n)) $((n * n)) $((n + n * n))" ;;   # S = per-rank input; n outputs of n*S
-    reducescatter) echo "$((n * n)) $n $((n * n + n))" ;;       # S = per-rank output; n inputs of n*S
-    alltoall) echo "$n $n $((2 * n))" ;;                     # S = per-rank input
+    reduce) echo "$n 1 $((n + 1))" ;;                     # n inputs read once, one output written
+    allreduce) echo "$n $n $((2 * n))" ;;                 # n inputs read once, the result into n recvBufs
+    broadcast) echo "$((n - 1)) $((n - 1)) $n" ;;         # S read and written per non-root
+    allgather|allgatherv) echo "$n $n $((n + 1))" ;;      # S = recvBuf (n blocks): each rank reads all n blocks and writes S
+    reducescatter|reducescatterv) echo "$n 1 $((n + 1))" ;;  # S = sendBuf: n sendBufs read once, n blocks of S/n written
+    scatter) echo "1 1 2" ;;                              # S = the root's sendBuf: read once, n blocks of S/n written
+    alltoall|alltoallv) echo "$n $n $((2 * n))" ;;        # S = sendBuf = recvBuf: every block read once and written once
+    sendrecv) echo "1 1 2" ;;                             # one way: S read, S written
     *) echo "0 0 0" ;;
   esac
 }
 traffic_text() {
   case "$1" in
-    reduce) echo "the root's result needs all n inputs read once (n*S) and one output written (S): bound = S / (n*S/R + S/W) = 1 / (n/R + 1/W)" ;;
+    reduce) echo "the root's result needs all n inputs read once (n*S) and one output written (S): bound = 1 / (n/R + 1/W)" ;;
     allreduce) echo "single-pass slice AllReduce: the n inputs read once (n*S) and the result written into every rank's recvBuf (n*S): bound = 1 / (n/R + n/W)" ;;
     broadcast) echo "each non-root reads the root's S once and writes S into its own buffer: bound = 1 / ((n-1)/R + (n-1)/W)" ;;
+    allgather|allgatherv) echo "every rank reads the n blocks (S in all) from their owners and writes its recvBuf (S): n*S read, n*S written: bound = 1 / (n/R + n/W)" ;;
+    reducescatter|reducescatterv) echo "the n sendBufs read once (n*S) and n blocks of S/n written (S): bound = 1 / (n/R + 1/W)" ;;
+    scatter) echo "the root's sendBuf read once (S) and n blocks of S/n written (S): bound = 1 / (1/R + 1/W)" ;;
+    alltoall|alltoallv) echo "every block of every sendBuf read once (n*S) and written once into its recvBuf (n*S): bound = 1 / (n/R + n/W)" ;;
+    sendrecv) echo "one way: S read from the sender's buffer and S written into the receiver's: bound = 1 / (1/R + 1/W) (all cores' R and W: far above what one transfer between two cores can reach)" ;;
     *) echo "see docs/performance.md" ;;
   esac
+}
+size_text() {  # what the size column S means
+  case "$1" in
+    reduce|allreduce|broadcast) echo "S = count x 4 B, each rank's buffer" ;;
+    allgather|allgatherv) echo "S = each rank's recvBuf = n blocks of sendCount; a rank sends S/n" ;;
+    reducescatter|reducescatterv) echo "S = each rank's sendBuf = n blocks of recvCount; a rank receives S/n" ;;
+    scatter) echo "S = the root's sendBuf = n blocks of recvCount; a rank receives S/n" ;;
+    alltoall|alltoallv) echo "S = each rank's sendBuf (= recvBuf) = n blocks of sendCount" ;;
+    sendrecv) echo "S = the message; time = one way = round trip / 2; 2 ranks only" ;;
+  esac
+}
+workload_text() {
+  case "$1" in
+    reduce) echo "fp32 sum, root 0" ;;
+    allreduce|reducescatter) echo "fp32 sum" ;;
+    reducescatterv) echo "fp32 sum, equal counts" ;;
+    broadcast|scatter) echo "fp32, root 0" ;;
+    allgatherv|alltoallv) echo "fp32, equal counts" ;;
+    sendrecv) echo "fp32, ping-pong between ranks 0 and 1" ;;
+    *) echo "fp32" ;;
+  esac
+}
+bound_of() {  # op n -> GB/s (0 when unknown)
+  local rd wr fp
+  read -r rd wr fp <<<"$(traffic "$1" "$2")"
+  awk -v R="$R" -v W="$W" -v rd="$rd" -v wr="$wr" 'BEGIN { if (R > 0 && W > 0 && rd + wr > 0) printf "%.3f", 1 / (rd / R + wr / W); else print 0 }'
 }
 
 # --- build what is missing ---
@@ -183,6 +238,7 @@ if ((!tables_only)); then
     membw "before $op" >>"$out/membw.txt"
     common="--sizes $sizes -d fp32 -o sum -r 0 -w $warmup -T $budget"
     for n in $ranks_list; do
+      [[ $op == sendrecv && $n != 2 ]] && continue  # a 2-rank ping-pong
       for rep in $(seq 1 "$reps"); do
         for lib in "${libs[@]}"; do
           is_na "$op" "$lib" && continue
@@ -196,8 +252,9 @@ if ((!tables_only)); then
     # check on and off (HOSTCCL_CHECK_ARGS=0), next to Open MPI vader.
     iso="--sizes $iso_sizes -d fp32 -o sum -r 0 -w $warmup -T $budget -I -c 0"
     for n in $ranks_list; do
+      [[ $op == sendrecv && $n != 2 ]] && continue
       for rep in $(seq 1 "$reps"); do
-        for lib in hostccl hostccl-nocheck ompi-vader; do
+        for lib in $iso_libs; do
           [[ " ${libs[*]} " == *" ${lib%-nocheck} "* ]] || continue
           is_na "$op" "${lib%-nocheck}" && continue
           run_one "$op" "$lib" "$n" "iso$rep" $iso
@@ -229,8 +286,9 @@ tables() {  # op
   median_tsv "$d/runs.tsv" >>"$d/medians.tsv"
   local nreps
   nreps=$(tail -n +2 "$d/runs.tsv" | cut -f3 | sort -n | tail -1)
-  echo "# $op, fp32 sum, root 0 - hostccl vs peers (each peer's own $op)"
+  echo "# $op, $(workload_text "$op") - hostccl vs peers (each peer's own $op)"
   echo
+  echo "Size: $(size_text "$op"); algbw = S / time."
   echo "Machine: see ../machine.txt. Memory (../membw.txt): R = $R GB/s streaming read, W = $W GB/s"
   echo "non-temporal write, all cores busy. Each cell: median over ${nreps:-0} launch(es) of the per-call"
   echo "time (max over ranks); sizes up to 64 KiB show time in us (lower is better), larger sizes"
@@ -313,7 +371,7 @@ tables() {  # op
 }
 
 plot() {  # op: algbw vs size, one line per library, one panel per rank count, bound dashed
-  local op=$1 d=$out/$1 np lib n rd wr fp bound term ext plot_cmd ranks_here
+  local op=$1 d=$out/$1 np lib n bound term ext plot_cmd ranks_here
   command -v gnuplot >/dev/null || return 0
   mkdir -p "$d/plot"
   ranks_here=$(tail -n +2 "$d/medians.tsv" | cut -f2 | sort -nu | tr '\n' ' ')
@@ -329,12 +387,11 @@ plot() {  # op: algbw vs size, one line per library, one panel per rank count, b
     {
       echo "set terminal $term"
       echo "set output '$d/${op}_bw.$ext'"
-      echo "set multiplot layout 1,$np title '$op fp32 sum, root 0: algbw (GB/s) vs size (median of launches); dashed: memory-traffic bound'"
-      echo "set logscale xy; set grid; set key bottom right; set xlabel 'bytes per rank'; set ylabel 'GB/s'"
+      echo "set multiplot layout 1,$np title '$op, $(workload_text "$op"): algbw (GB/s) vs size S (median of launches); dashed: memory-traffic bound'"
+      echo "set logscale xy; set grid; set key bottom right; set xlabel 'size S, bytes (see tables.md)'; set ylabel 'GB/s'"
       echo "set format y '%g'; set xtics ('8' 8, '256' 256, '8K' 8192, '256K' 262144, '8M' 8388608, '256M' 268435456)"
       for n in $ranks_here; do
-        read -r rd wr fp <<<"$(traffic "$op" "$n")"
-        bound=$(awk -v R="$R" -v W="$W" -v rd="$rd" -v wr="$wr" 'BEGIN { if (R > 0 && W > 0 && rd + wr > 0) printf "%.3f", 1 / (rd / R + wr / W); else print 0 }')
+        bound=$(bound_of "$op" "$n")
         echo "set title '$n ranks'"
         plot_cmd="plot"
         for lib in "${libs[@]}"; do
@@ -347,10 +404,95 @@ plot() {  # op: algbw vs size, one line per library, one panel per rank count, b
   done
 }
 
+# summary.md: every collective at one large size (64 MiB when measured, else the largest size)
+# and at the smallest (8 B when measured): hostccl against each peer and against its bound.
+summary() {
+  local op n big small bound na peers fp
+  peers=$(for l in "${libs[@]}"; do [[ $l == hostccl ]] || printf '%s ' "$l"; done)
+  echo "# Summary: hostccl against each peer, every collective"
+  echo
+  echo "Machine: machine.txt (load average at the start: $(sed -n 's/^load average at start: //p' "$out/machine.txt" 2>/dev/null))."
+  echo "Memory (membw.txt): R = $R GB/s streaming read, W = $W GB/s non-temporal write, all cores."
+  echo "Each cell: the median over launches of the per-call time (max over ranks); 'x peer' = the peer's"
+  echo "time / hostccl's (> 1: hostccl faster); '!' = a wrong result. The size S and the bound of"
+  echo "each collective are in its <op>/tables.md (S is the larger per-rank buffer; sendrecv: one way,"
+  echo "2 ranks). Every size, the plots and the isolated 4 KiB calls: <op>/tables.md, <op>/<op>_bw.png."
+  echo
+  echo "## Large messages (GB/s = S / time)"
+  echo
+  printf '| collective | ranks | S | hostccl | bound | %% of bound |'
+  for l in $peers; do printf ' %s |' "$l"; done
+  for l in $peers; do printf ' x %s |' "$l"; done
+  echo
+  printf '|---|---:|---:|---:|---:|---:|'
+  for l in $peers; do printf -- '---:|'; done
+  for l in $peers; do printf -- '---:|'; done
+  echo
+  for op in $all_ops; do
+    [[ -s $out/$op/medians.tsv ]] || continue
+    na=$(awk -F'\t' '$1 == "hostccl" { print $2; exit }' "$out/$op/na.tsv" 2>/dev/null)
+    big=$(awk -F'\t' 'NR > 1 { if ($3 == 67108864) f = 1; if ($3 + 0 > m) m = $3 + 0 } END { print f ? 67108864 : m }' "$out/$op/medians.tsv")
+    for n in $(tail -n +2 "$out/$op/medians.tsv" | cut -f2 | sort -nu); do
+      bound=$(bound_of "$op" "$n")
+      read -r _ _ fp <<<"$(traffic "$op" "$n")"
+      awk -F'\t' -v op="$op" -v n="$n" -v s="$big" -v bound="$bound" -v peers="$peers" -v na="$na" -v fp="$fp" -v llc="$llc" '
+        function human(x) { return x >= 1048576 ? x / 1048576 " MiB" : x >= 1024 ? x / 1024 " KiB" : x " B" }
+        NR > 1 && $2 == n && $3 == s { t[$1] = $4; b[$1] = $5; bad[$1] = $7 }
+        END {
+          np = split(peers, P, " ");
+          h = ("hostccl" in b) ? sprintf("%.3f%s", b["hostccl"], bad["hostccl"] > 0 ? "!" : "") : (na != "" ? na : "-");
+          frac = (("hostccl" in b) && bound > 0) ? sprintf("%.0f%%", 100 * b["hostccl"] / bound) : "-";
+          if (bound > 0 && fp * s <= llc) frac = frac " (in cache)";
+          line = sprintf("| %s | %s | %s | %s | %s | %s |", op, n, human(s), h, bound > 0 ? bound : "-", frac);
+          for (i = 1; i <= np; i++) line = line " " ((P[i] in b) ? sprintf("%.3f%s", b[P[i]], bad[P[i]] > 0 ? "!" : "") : "-") " |";
+          for (i = 1; i <= np; i++) line = line " " ((P[i] in t) && ("hostccl" in t) && t["hostccl"] > 0 ? sprintf("%.2f", t[P[i]] / t["hostccl"]) : "-") " |";
+          print line }' "$out/$op/medians.tsv"
+    done
+  done
+  echo
+  echo "## Small messages (time per call in us: back to back, and isolated with a barrier before each call)"
+  echo
+  printf '| collective | ranks | S | hostccl |'
+  for l in $peers; do printf ' %s |' "$l"; done
+  for l in $peers; do printf ' x %s |' "$l"; done
+  printf ' isolated: hostccl | ompi-vader | x ompi-vader |\n'
+  printf '|---|---:|---:|---:|'
+  for l in $peers; do printf -- '---:|'; done
+  for l in $peers; do printf -- '---:|'; done
+  printf -- '---:|---:|---:|\n'
+  for op in $all_ops; do
+    [[ -s $out/$op/medians.tsv ]] || continue
+    na=$(awk -F'\t' '$1 == "hostccl" { print $2; exit }' "$out/$op/na.tsv" 2>/dev/null)
+    small=$(awk -F'\t' 'NR > 1 { if ($3 == 8) f = 1; if (m == "" || $3 + 0 < m) m = $3 + 0 } END { print f ? 8 : m }' "$out/$op/medians.tsv")
+    for n in $(tail -n +2 "$out/$op/medians.tsv" | cut -f2 | sort -nu); do
+      { tail -n +2 "$out/$op/medians.tsv" | sed 's/^/B\t/'; median_tsv "$out/$op/isolated.tsv" | sed 's/^/I\t/'; } |
+      awk -F'\t' -v op="$op" -v n="$n" -v s="$small" -v peers="$peers" -v na="$na" '
+        function human(x) { return x >= 1048576 ? x / 1048576 " MiB" : x >= 1024 ? x / 1024 " KiB" : x " B" }
+        $3 == n && $4 == s { if ($1 == "B") { t[$2] = $5; bad[$2] = $8 } else iso[$2] = $5 }
+        END {
+          np = split(peers, P, " ");
+          line = sprintf("| %s | %s | %s | %s |", op, n, human(s), ("hostccl" in t) ? sprintf("%.2f%s", t["hostccl"], bad["hostccl"] > 0 ? "!" : "") : (na != "" ? na : "-"));
+          for (i = 1; i <= np; i++) line = line " " ((P[i] in t) ? sprintf("%.2f%s", t[P[i]], bad[P[i]] > 0 ? "!" : "") : "-") " |";
+          for (i = 1; i <= np; i++) line = line " " ((P[i] in t) && ("hostccl" in t) && t["hostccl"] > 0 ? sprintf("%.2f", t[P[i]] / t["hostccl"]) : "-") " |";
+          line = line " " (("hostccl" in iso) ? sprintf("%.2f", iso["hostccl"]) : (na != "" ? na : "-")) " | " (("ompi-vader" in iso) ? sprintf("%.2f", iso["ompi-vader"]) : "-") " |";
+          line = line " " ((("hostccl" in iso) && ("ompi-vader" in iso) && iso["hostccl"] > 0) ? sprintf("%.2f", iso["ompi-vader"] / iso["hostccl"]) : "-") " |";
+          print line }'
+    done
+  done
+  echo
+  echo "Launches that failed (exit status other than 0 and 3 = n/a), all collectives:"
+  for op in $all_ops; do
+    [[ -f $out/$op/launches.tsv ]] || continue
+    awk -F'\t' -v op="$op" 'NR > 1 && $4 != 0 && $4 != 3 { printf "- %s %s, %s ranks: exit %s after %s s\n", op, $1, $2, $4, $5 }' "$out/$op/launches.tsv"
+  done | { grep . || echo "- none"; }
+}
+
 for op in $ops; do
   [[ -f $out/$op/runs.tsv ]] || continue
   tables "$op" >"$out/$op/tables.md"
   plot "$op"
 done
-echo "== all launches took $(($(date +%s) - start_all)) s; results in $out (<op>/tables.md, <op>/<op>_bw.png|svg; raw/ not committed)"
+summary >"$out/summary.md"
+echo "== all launches took $(($(date +%s) - start_all)) s; results in $out (summary.md, <op>/tables.md, <op>/<op>_bw.png|svg; raw/ not committed)"
 for op in $ops; do [[ -f $out/$op/tables.md ]] && cat "$out/$op/tables.md"; done
+cat "$out/summary.md"
