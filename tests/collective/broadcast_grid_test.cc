@@ -46,9 +46,12 @@ std::vector<BroadcastCase> Cases(const GridConfig& g) {
   const auto& types = MovableDtypes();
   const size_t nt = types.size();
   std::vector<BroadcastCase> out;
-  const uint64_t limit = grid::SizeLimit(g.algo);
+  // A forced algorithm with a size limit (registry max_bytes) gets every case capped to it but
+  // one (the fallback to the default rules above the limit).
+  const uint64_t limit = grid::SizeLimit(kOp, g.algo);
+  bool cap = true;
   auto add = [&](HcclDataType t, uint64_t count, uint32_t root) {
-    count = std::min<uint64_t>(count, limit / MovableDesc(t).size);
+    if (cap) count = std::min<uint64_t>(count, limit / MovableDesc(t).size);
     out.push_back({t, count, root, Seed(g, out.size())});
   };
   if (g.full) {
@@ -72,7 +75,9 @@ std::vector<BroadcastCase> Cases(const GridConfig& g) {
   // Counts just above a multiple of the rank count (uneven slices) and larger messages
   // (several chunks; 1M+3 of a 16-byte type is 16 MiB).
   add(types[(k * 5 + 2) % nt].type, static_cast<uint64_t>(g.nranks + 1), RootOfClass((k + 2) % 3, g.nranks));
+  cap = false;  // beyond a forced algorithm's limit: the default rules take it
   add(types[(k * 5) % nt].type, 65537, RootOfClass(k % 3, g.nranks));
+  cap = true;
   add(types[(k * 5 + 6) % nt].type, 65537, RootOfClass((k + 1) % 3, g.nranks));
   add(types[(k * 7 + 3) % nt].type, (1u << 20) + 3, RootOfClass((k + 2) % 3, g.nranks));
   return out;
