@@ -43,7 +43,7 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 0, &AllReduceFlat},
       {K::kAllReduce, "rs_ag", "TCP, pipelined: reduce-scatter by slice owner (rank-order fold), then allgather",
        kNeedsTransport, 1 << 20, &AllReduceRsAg},
-      {K::kAllReduce, "node", "several hosts: node_chain reduce to rank 0, chain of host leaders back, shared-memory copy inside hosts",
+      {K::kAllReduce, "node", "several hosts: node_chain reduce to rank 0, the last host keeping the result, the other leaders chained on, shared-memory copy inside hosts",
        kNeedsNodes | kNeedsTransport, 512 << 10, &AllReduceNode},
       // HcclBroadcast
       {K::kBroadcast, "direct", "threads of one process: each rank copies its slice of the root's buffer into every other buffer",
