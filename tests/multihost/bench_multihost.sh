@@ -7,8 +7,9 @@
 #   1 Gbit/s (tbf, each way) and over unshaped veths.
 # First it measures what a shaped link really delivers to one plain TCP stream (link_probe.py), so
 # the table gives algbw both as a share of the nominal rate and of that measured TCP goodput.
-# Prints one table; algbw = bytes / median time; a reduce to one root must bring at least the full
-# message into the root's host once, so 100% of the link is the bound.
+# Prints one table; algbw = bytes / median time (Reduce: the root's time, else the slowest rank's);
+# a reduce to one root must bring at least the full message into the root's host once, so 100% of
+# the link is the bound (AllReduce and Broadcast across 2 hosts: the same, see docs/multihost.md).
 # Options: --op reduce|allreduce|broadcast (the hccl_test tool and MPI collective; default reduce),
 # --reduce-test PATH (the tool, default build/bin/<reduce_test|all_reduce_test|broadcast_test>), --mpi-bench PATH (default: build/bin, else build-*/bin), --size S,
 # --iters N, --launches L, --rate R, --per-host M (ranks per host, default 2), --no-ompi, --only
@@ -56,6 +57,10 @@ args=("${mpi_args[@]}" -W 1)
 [[ $op == allreduce ]] && args=(-b "$size" -e "$size" -d fp32 -o sum -n "$iters" -w 1 -I -c 1 -W 1)
 [[ $op == broadcast ]] && args=(-b "$size" -e "$size" -d fp32 -r 0 -n "$iters" -w 1 -I -c 1 -W 1)
 mpi_args=(--op "$op" "${mpi_args[@]}")
+# The time column: Reduce the root's own (it finishes last); AllReduce and Broadcast the slowest
+# rank's (an MPI_Bcast root returns once its data is handed to the transport).
+col=7
+[[ $op != reduce ]] && col=9
 log="$(mktemp /tmp/bench_multihost.XXXXXX)"
 trap 'rm -f "$log"' EXIT
 rows=()
@@ -92,8 +97,8 @@ run() {
       echo "   algorithm: $algo" >&2
       continue
     fi
-    times+=("$(awk '{ print $7 }' <<<"$line")")
-    echo "   $(awk '{ printf "%.3f ms", $7 / 1000 }' <<<"$line")" >&2
+    times+=("$(awk -v c="$col" '{ print $c }' <<<"$line")")
+    echo "   $(awk -v c="$col" '{ printf "%.3f ms", $c / 1000 }' <<<"$line")" >&2
   done
   local med
   med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
