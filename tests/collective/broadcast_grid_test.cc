@@ -10,7 +10,6 @@
 //                            placement and algorithm (checked by BroadcastGridCoverage).
 //   Full/BroadcastGrid.*     the whole cross product; skipped unless HOSTCCL_FULL_GRID=1 (ctest
 //                            broadcast_grid_full, label long).
-// Before the library implements HcclBroadcast (HCCL_E_NOT_SUPPORT) every case skips.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -93,7 +92,6 @@ class BroadcastGrid : public ::testing::TestWithParam<GridConfig> {};
 TEST_P(BroadcastGrid, EveryRankHasTheRootsBits) {
   const GridConfig& g = GetParam();
   if (g.full && !grid::FullGridRequested()) GTEST_SKIP() << "full grid: set HOSTCCL_FULL_GRID=1 (ctest -L long)";
-  if (!BroadcastImplemented()) GTEST_SKIP() << "HcclBroadcast returns HCCL_E_NOT_SUPPORT in this build";
   const std::vector<BroadcastCase> cases = Cases(g);
   RunResult res = RunRanks(g.nranks, g.mode, [&](RankContext& ctx) {
     for (const BroadcastCase& c : cases)
@@ -115,7 +113,6 @@ INSTANTIATE_TEST_SUITE_P(Full, BroadcastGrid, ::testing::ValuesIn(grid::FullConf
 class BroadcastHostBuffers : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(BroadcastHostBuffers, EveryRankHasTheRootsBits) {
-  if (!BroadcastImplemented()) GTEST_SKIP() << "HcclBroadcast returns HCCL_E_NOT_SUPPORT in this build";
   const int n = 3;
   std::vector<BroadcastCase> cases;
   const HcclDataType types[] = {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_INT128, HCCL_DATA_TYPE_FP8E4M3, HCCL_DATA_TYPE_FP16};
@@ -158,9 +155,7 @@ TEST(BroadcastGridCoverage, DefaultSubsetCoversEveryClass) {
     }
   }
   const auto library = grid::LibraryAlgorithms(kOp);
-  if (BroadcastImplemented()) {
-    EXPECT_FALSE(library.empty()) << "HcclBroadcast works but the grid sees no broadcast algorithm in the registry";
-  }
+  EXPECT_FALSE(library.empty()) << "HcclBroadcast works but the grid sees no broadcast algorithm in the registry";
   for (const grid::LibAlgo& a : library) {
     bool single = false, several = false;
     for (const GridConfig& g : Defaults()) {
