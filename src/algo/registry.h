@@ -1,7 +1,8 @@
 // The algorithm registry: one row per (operator, algorithm). The selector (core/selector.cc)
 // walks an operator's ordered rules (HOSTCCL_ALGO's rules first, then the default rules) and
-// takes the first algorithm whose placement needs are met; every algorithm that runs is a row
-// here, so it can be forced, is logged by name and is listed by hccl_info.
+// takes the first algorithm whose placement needs are met and whose size limit (max_bytes) holds
+// the call; every algorithm that runs is a row here, so it can be forced, is logged by name and
+// is listed by hccl_info.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,14 @@ struct Algorithm {
   uint32_t needs;
   uint64_t chunk_cap;   // pipelined algorithms: largest default chunk in bytes (0 = not chunked)
   AlgoFn run;
+  // Largest message (bytes per rank, OpArgs::bytes()) the algorithm can take; 0 = no limit. A
+  // rule naming it for a larger call is skipped (a forced one with a warning). Last, with a
+  // default, so rows without a limit need not spell it.
+  uint64_t max_bytes = 0;
 };
+
+// Can `a` take a message of `bytes` per rank (its max_bytes)?
+inline bool TakesBytes(const Algorithm& a, uint64_t bytes) { return a.max_bytes == 0 || bytes <= a.max_bytes; }
 
 const std::vector<Algorithm>& Algorithms();
 const Algorithm* FindAlgorithm(CollKind op, std::string_view name);

@@ -133,10 +133,16 @@ struct DefaultTable {
   }
 };
 
-bool Feasible(const algo::Algorithm* a, const Placement& where) {
+bool Placed(const algo::Algorithm* a, const Placement& where) {
   return a != nullptr && (!(a->needs & algo::kNeedsLocal) || where.all_local) &&
          (!(a->needs & algo::kNeedsShm) || where.shm) && (!(a->needs & algo::kNeedsNodes) || where.node_groups) &&
          (!(a->needs & algo::kNeedsTransport) || where.has_transport || where.nranks == 1);
+}
+
+// One warning per operator and reason for the life of the process (Select runs on every call).
+bool FirstTime(std::atomic<uint64_t>* warned, CollKind op) {
+  const uint64_t bit = uint64_t{1} << (static_cast<unsigned>(op) & 63);
+  return (warned->fetch_or(bit, std::memory_order_relaxed) & bit) == 0;
 }
 
 }  // namespace
@@ -146,17 +152,24 @@ const algo::Algorithm* Select(CollKind op, const std::vector<AlgoRule>& forced, 
   for (const auto& r : forced) {
     if (r.op != op || bytes < r.min_bytes || bytes >= r.max_bytes) continue;
     const auto* a = algo::FindAlgorithm(op, r.algorithm);
-    if (Feasible(a, where)) {
-      *why = "HOSTCCL_ALGO";
-      return a;
+    if (!Placed(a, where)) {
+      static std::atomic<uint64_t> warned{0};
+      if (FirstTime(&warned, op))
+        HLOG_WARN(kAlgo, "HOSTCCL_ALGO asks for %s algorithm '%s', which cannot run on this communicator (its "
+                  "placement requirement is not met); using the default rules", r.collective.c_str(),
+                  r.algorithm.c_str());
+      continue;
     }
-    static std::atomic<uint64_t> warned{0};
-    const uint64_t bit = uint64_t{1} << (static_cast<unsigned>(op) & 63);
-    if ((warned.fetch_or(bit) & bit) == 0) {
-      HLOG_WARN(kAlgo, "HOSTCCL_ALGO asks for %s algorithm '%s', which cannot run on this communicator "
-                "(its placement requirement is not met); using the default rules", r.collective.c_str(),
-                r.algorithm.c_str());
+    if (!algo::TakesBytes(*a, bytes)) {
+      static std::atomic<uint64_t> warned{0};
+      if (FirstTime(&warned, op))
+        HLOG_WARN(kAlgo, "HOSTCCL_ALGO asks for %s algorithm '%s', which takes at most %llu bytes per rank, not "
+                  "%llu; using the default rules for such calls", r.collective.c_str(), r.algorithm.c_str(),
+                  static_cast<unsigned long long>(a->max_bytes), static_cast<unsigned long long>(bytes));
+      continue;
     }
+    *why = "HOSTCCL_ALGO";
+    return a;
   }
   static const DefaultTable* const table = new DefaultTable();  // parsed once: this runs on every call
   const size_t k = static_cast<size_t>(op);
@@ -165,7 +178,7 @@ const algo::Algorithm* Select(CollKind op, const std::vector<AlgoRule>& forced, 
     const auto& r = rules[i];
     if (bytes < r.min_bytes || bytes >= r.max_bytes) continue;
     const auto* a = table->algos[k][i];
-    if (!Feasible(a, where)) continue;
+    if (!Placed(a, where) || !algo::TakesBytes(*a, bytes)) continue;
     *why = table->text[k][i].c_str();
     return a;
   }

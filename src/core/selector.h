@@ -2,7 +2,8 @@
 // "reduce=chain" (always) or "reduce:0-64K:gather" (bytes per rank in [0, 64K); K/M/G suffixes,
 // end exclusive), rules separated by '#'. The user's HOSTCCL_ALGO rules come first, then the
 // operator's default rules (DefaultRuleText); the first rule whose range holds the size and whose
-// algorithm can run on this placement (algo::Needs) wins.
+// algorithm can run on this placement (algo::Needs) and take this size (algo::Algorithm::max_bytes)
+// wins.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,8 @@ struct Placement {
 const char* DefaultRuleText(CollKind op);
 
 // Picks the algorithm of `op` for `bytes` per rank: the forced rules first (a forced algorithm
-// that cannot run here is skipped with a warning, logged once), then the default rules. *why is
+// that cannot run here, or not at this size, is skipped with a warning, logged once per operator
+// and reason), then the default rules. *why is
 // "HOSTCCL_ALGO" or "default rule '<rule>'". nullptr when no rule matches (an operator without
 // algorithms).
 const algo::Algorithm* Select(CollKind op, const std::vector<AlgoRule>& forced, uint64_t bytes,

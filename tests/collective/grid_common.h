@@ -38,6 +38,7 @@ struct LibAlgo {
   std::string name;
   bool local = false, shm = false, nodes = false, transport = false;
   bool chunked = false;
+  uint64_t max_bytes = 0;  // largest message it takes (bytes per rank); 0 = no limit
 };
 
 // The library's algorithms for the operator whose HOSTCCL_ALGO name is `op` ("allreduce"), in
@@ -56,6 +57,7 @@ inline std::vector<LibAlgo> LibraryAlgorithms(const char* op) {
     l.nodes = (a.needs & algo::kNeedsNodes) != 0;
     l.transport = (a.needs & algo::kNeedsTransport) != 0;
     l.chunked = a.chunk_cap != 0;
+    l.max_bytes = a.max_bytes;
     out.push_back(l);
   }
 #else
@@ -170,11 +172,14 @@ inline std::vector<GridConfig> FullConfigs(const char* op) {
   return out;
 }
 
-// Algorithms that take messages only up to a size (bytes per rank) and fail when forced beyond
-// it: their configurations run every case with the count capped to fit. The "*inline" plans carry
-// the inputs in the shared segment's 4 KiB arrival slots (src/algo/allreduce/allreduce_small.cc).
-inline uint64_t SizeLimit(const std::string& algo) {
-  return algo.find("inline") != std::string::npos ? 4096 : UINT64_MAX;
+// The largest message (bytes per rank) the forced algorithm `algo` of `op` takes, from the
+// registry's max_bytes (UINT64_MAX: no limit, or the automatic choice). A larger call falls back
+// to the default rules (core/selector.cc), so configurations cap most cases to it to exercise the
+// forced algorithm, and keep one case above it to exercise the fallback.
+inline uint64_t SizeLimit(const char* op, const std::string& algo) {
+  for (const LibAlgo& a : LibraryAlgorithms(op))
+    if (a.name == algo && a.max_bytes != 0) return a.max_bytes;
+  return UINT64_MAX;
 }
 
 // RunOptions of a configuration: the forced algorithm, chunk, transport and emulated hosts.

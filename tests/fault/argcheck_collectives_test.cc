@@ -296,6 +296,13 @@ TEST_F(CollArgCheck, AllReduceChecksRunInHcclOrder) {
   ExpectStillWorks();
 }
 
+// In place (sendBuf == recvBuf) is accepted and leaves a 1-rank input as it is.
+TEST_F(CollArgCheck, AllReduceInPlaceIsAcceptedAndCorrect) {
+  ASSERT_EQ(HcclAllReduce(send_.ptr, send_.ptr, 16, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_TRUE(send_.Unchanged()) << "1-rank in-place allreduce must leave the input as it is";
+}
+
 // ---- HcclBroadcast ----
 
 TEST_F(CollArgCheck, BroadcastCountZeroSucceedsBeforeAnyOtherCheck) {

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# bench_multihost.sh: HcclReduce across hosts in the netns rig (scripts/netns_rig.sh), 64 MiB fp32
-# sum to root 0, each call timed alone after a barrier, median of 3 calls (-I -n 3, 1 warm-up) per
+# bench_multihost.sh: HcclReduce (or --op allreduce / broadcast: HcclAllReduce, HcclBroadcast) across
+# hosts in the netns rig (scripts/netns_rig.sh), 64 MiB fp32 sum to root 0, each call timed alone after a barrier, median of 3 calls (-I -n 3, 1 warm-up) per
 # launch, and the median over --launches launches (default 3):
 #   hostccl and Open MPI (tcp BTL between hosts, vader within one; as is and with
 #   mpi_yield_when_idle=1) with 2 hosts x 2 ranks and 4 hosts x 2 ranks, over links shaped to
 #   1 Gbit/s (tbf, each way) and over unshaped veths.
 # First it measures what a shaped link really delivers to one plain TCP stream (link_probe.py), so
 # the table gives algbw both as a share of the nominal rate and of that measured TCP goodput.
-# Prints one table; algbw = bytes / median time; a reduce to one root must bring at least the full
-# message into the root's host once, so 100% of the link is the bound.
-# Options: --reduce-test PATH, --mpi-bench PATH (default: build/bin, else build-*/bin), --size S,
+# Prints one table; algbw = bytes / median time (Reduce: the root's time, else the slowest rank's);
+# a reduce to one root must bring at least the full message into the root's host once, so 100% of
+# the link is the bound (AllReduce and Broadcast across 2 hosts: the same, see docs/multihost.md).
+# Options: --op reduce|allreduce|broadcast (the hccl_test tool and MPI collective; default reduce),
+# --reduce-test PATH (the tool, default build/bin/<reduce_test|all_reduce_test|broadcast_test>), --mpi-bench PATH (default: build/bin, else build-*/bin), --size S,
 # --iters N, --launches L, --rate R, --per-host M (ranks per host, default 2), --no-ompi, --only
 # REGEX (labels to run), -e NAME=VALUE (extra environment for hostccl runs). hostccl gets one extra
 # untimed launch first that logs at INFO to name the algorithm. Needs root (the rig exits 77 otherwise). Not a ctest: numbers
@@ -21,12 +23,13 @@ find_bin() {
   local b
   for b in "$here/build/bin/$1" "$here"/build*/bin/"$1"; do [[ -x "$b" ]] && { echo "$b"; return; }; done
 }
-reduce_test="$(find_bin reduce_test)" mpi_bench="$(find_bin mpi_coll_bench.openmpi)"
+reduce_test="" mpi_bench="$(find_bin mpi_coll_bench.openmpi)"
 probe="$here/tests/multihost/link_probe.py"
-size=64M iters=3 launches=3 rate=1gbit ompi=1 only=. extra=() per_host=2
-usage="usage: $0 [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--launches 3] [--rate 1gbit] [--per-host 2] [--no-ompi] [--only REGEX] [-e NAME=VALUE]..."
+size=64M iters=3 launches=3 rate=1gbit ompi=1 only=. extra=() per_host=2 op=reduce
+usage="usage: $0 [--op reduce|allreduce|broadcast] [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--launches 3] [--rate 1gbit] [--per-host 2] [--no-ompi] [--only REGEX] [-e NAME=VALUE]..."
 while (($#)); do
   case "$1" in
+    --op) op="$2"; shift 2 ;;
     --reduce-test) reduce_test="$2"; shift 2 ;;
     --mpi-bench) mpi_bench="$2"; shift 2 ;;
     --size) size="$2"; shift 2 ;;
@@ -40,10 +43,24 @@ while (($#)); do
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
-[[ -x "$reduce_test" ]] || { echo "bench_multihost: reduce_test not found (build the reduce_test target)" >&2; exit 2; }
+case "$op" in
+  reduce) tool=reduce_test api=HcclReduce ;;
+  allreduce) tool=all_reduce_test api=HcclAllReduce ;;
+  broadcast) tool=broadcast_test api=HcclBroadcast ;;
+  *) echo "$usage" >&2; exit 2 ;;
+esac
+[[ -n "$reduce_test" ]] || reduce_test="$(find_bin "$tool")"
+[[ -x "$reduce_test" ]] || { echo "bench_multihost: $tool not found (build the $tool target)" >&2; exit 2; }
 [[ $ompi == 1 && ! -x "$mpi_bench" ]] && { echo "bench_multihost: mpi_coll_bench.openmpi not found; hostccl only" >&2; ompi=0; }
 mpi_args=(-b "$size" -e "$size" -d fp32 -o sum -r 0 -n "$iters" -w 1 -I -c 1)
 args=("${mpi_args[@]}" -W 1)
+[[ $op == allreduce ]] && args=(-b "$size" -e "$size" -d fp32 -o sum -n "$iters" -w 1 -I -c 1 -W 1)
+[[ $op == broadcast ]] && args=(-b "$size" -e "$size" -d fp32 -r 0 -n "$iters" -w 1 -I -c 1 -W 1)
+mpi_args=(--op "$op" "${mpi_args[@]}")
+# The time column: Reduce the root's own (it finishes last); AllReduce and Broadcast the slowest
+# rank's (an MPI_Bcast root returns once its data is handed to the transport).
+col=7
+[[ $op != reduce ]] && col=9
 log="$(mktemp /tmp/bench_multihost.XXXXXX)"
 trap 'rm -f "$log"' EXIT
 rows=()
@@ -74,14 +91,14 @@ run() {
     if ((i < 0)); then
       local a
       # The measured call's line (fp32 sum); reduce_test's own barriers/checks use other types.
-      a=$(grep -E '^\[0\] .*HcclReduce #[0-9]+ count=[0-9]+ fp32 sum .*: [a-z_]+ \(' "$log" | tail -1 |
+      a=$(grep -E "^\[0\] .*$api #[0-9]+ count=[0-9]+ fp32 .*: [a-z_]+ \(" "$log" | tail -1 |
         sed -E 's/.*: ([a-z_]+) \(.*/\1/')
       [[ -n "$a" ]] && algo="$a"
       echo "   algorithm: $algo" >&2
       continue
     fi
-    times+=("$(awk '{ print $7 }' <<<"$line")")
-    echo "   $(awk '{ printf "%.3f ms", $7 / 1000 }' <<<"$line")" >&2
+    times+=("$(awk -v c="$col" '{ print $c }' <<<"$line")")
+    echo "   $(awk -v c="$col" '{ printf "%.3f ms", $c / 1000 }' <<<"$line")" >&2
   done
   local med
   med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
@@ -127,7 +144,7 @@ for h in 2 4; do
   fi
 done
 echo
-echo "HcclReduce $size fp32 sum root 0, $per_host rank(s) per host; per launch the median of $iters calls, then the median of"
+echo "$api $size fp32 (sum, root 0 where they apply), $per_host rank(s) per host; per launch the median of $iters calls, then the median of"
 echo "$launches launches (load avg $(cut -d' ' -f1 /proc/loadavg) at the end). 'of link': algbw / nominal rate;"
 echo "'of TCP': algbw / one plain TCP stream through the shaped link (link_probe.py, median of 3: $raw GB/s)."
 printf '%-40s %9s %9s %7s %7s  %-10s %s\n' "configuration" "time(ms)" "GB/s" "of link" "of TCP" "algorithm" "per launch (ms)"

@@ -69,6 +69,35 @@ TEST(Selector, ForcedRulesAndRanges) {
   EXPECT_STREQ(SelectReduce(rules, 8, Hosts(4), &why)->name, "node_chain");
 }
 
+// A forced algorithm with a size limit (registry max_bytes) takes the calls up to it; a larger
+// call falls back to the default rules instead of failing in the algorithm (F2: forced
+// shm_inline on 8184 bytes failed the communicator with HCCL_E_INTERNAL).
+TEST(Selector, ForcedAlgorithmBeyondItsSizeLimitFallsBack) {
+  for (CollKind op : {CollKind::kAllReduce, CollKind::kBroadcast}) {
+    const auto* inl = algo::FindAlgorithm(op, "shm_inline");
+    ASSERT_NE(inl, nullptr);
+    ASSERT_EQ(inl->max_bytes, uint64_t{4096});
+    std::vector<AlgoRule> rules;
+    ASSERT_TRUE(ParseAlgoRules(std::string(op == CollKind::kAllReduce ? "allreduce" : "broadcast") + "=shm_inline",
+                               &rules).ok());
+    const char* why = "";
+    EXPECT_EQ(Select(op, rules, 4096, OneHost(4), &why), inl);
+    EXPECT_STREQ(why, "HOSTCCL_ALGO");
+    const auto* big = Select(op, rules, 8184, OneHost(4), &why);
+    ASSERT_NE(big, nullptr);
+    EXPECT_STREQ(big->name, "shm");
+    EXPECT_STRNE(why, "HOSTCCL_ALGO");
+  }
+  // Every limited algorithm is skipped by the default rules above its limit too.
+  std::vector<AlgoRule> none;
+  const char* why = "";
+  for (const auto& a : algo::Algorithms()) {
+    if (a.max_bytes == 0) continue;
+    for (Placement p : {Threads(4), OneHost(4), Tcp(4), Hosts(4)})
+      EXPECT_NE(Select(a.op, none, a.max_bytes + 1, p, &why), &a) << a.name;
+  }
+}
+
 TEST(Selector, BadRulesAreRejected) {
   std::vector<AlgoRule> rules;
   EXPECT_EQ(ParseAlgoRules("reduce=nosuch", &rules).code(), Code::kPara);

@@ -10,8 +10,8 @@
 //   receives (n-1) x S; latency one hop. Every pair exchanges a message, so a rank whose
 //   fingerprint differs is seen by every other rank. In place is safe (peers' inputs land in
 //   scratch; the own input is read at the index being written).
-// Preconditions: "shm_inline": ctx.shm and S <= 4 KiB (larger: fails with kInternal; the
-//   default rules use it only below that). "flat": a transport; scratch of (n-1) x S.
+// Preconditions: "shm_inline": ctx.shm and S <= 4 KiB (its registry max_bytes: the selector
+//   gives a larger call to the default rules, even when forced; called anyway it fails with kInternal). "flat": a transport; scratch of (n-1) x S.
 // Example: 2 ranks, 8 B fp32 SUM: rank 0 arrives with {x0}, rank 1 with {x1}; both compute x0 + x1.
 #include <cstring>
 #include <vector>

@@ -11,8 +11,8 @@
 //   non-roots wait for. So no rank reports success unless every rank's fingerprint matched: a rank
 //   that finds a mismatch aborts every peer, and the notice never comes.
 //   Bytes: the root sends (n-1) S; latency three hops.
-// Preconditions: "shm_inline": ctx.shm and S <= 4 KiB (larger: fails with kInternal; the default
-//   rules use it only below that). "flat": a transport (n = 1: nothing to do).
+// Preconditions: "shm_inline": ctx.shm and S <= 4 KiB (its registry max_bytes: the selector gives a
+//   larger call to the default rules, even when forced; called anyway it fails with kInternal). "flat": a transport (n = 1: nothing to do).
 // Example: 3 ranks, root 2, 8 B: rank 2 arrives with its 8 bytes; ranks 0 and 1 copy them.
 #include <cstring>
 #include <vector>

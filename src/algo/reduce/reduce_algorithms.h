@@ -12,6 +12,9 @@ Status ReduceGather(Context& ctx, const ReduceArgs& args);
 Status ReduceChain(Context& ctx, const ReduceArgs& args);
 Status ReduceShm(Context& ctx, const ReduceArgs& args);
 Status ReduceNodeChain(Context& ctx, const ReduceArgs& args);
+// node_chain that also leaves the result in the recvBuf of the last host's leader (it folds into
+// that recvBuf and sends the root's copy from there): AllReduce "node" (allreduce_node.cc).
+Status ReduceNodeChainKeepLast(Context& ctx, const ReduceArgs& args);
 
 // "shm" when a sendBuf (or the root's recvBuf) is not shareable (reduce_shm_unshared.cc); called
 // by ReduceShm after its first barrier, on every rank alike.

@@ -27,7 +27,11 @@
 
 namespace hostccl::algo {
 
-Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
+namespace {
+
+// keep_last: AllReduce "node" (allreduce_node.cc): the last host also keeps the result, folded
+// straight into its leader's recvBuf and sent to a root on another host from there.
+Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
   const NodeLayout& L = *ctx.nodes;
   net::ShmGroup* g = ctx.node_shm;
   net::Transport* t = ctx.transport;
@@ -71,6 +75,11 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
   char* final_dst = nullptr;
   if (last && root_here) {
     void* p = a.root == ctx.rank ? a.recv : g->PeerRecv(a.root - lo, &why);
+    final_dst = static_cast<char*>(p);
+  } else if (last && keep_last) {
+    void* p = leader ? a.recv : g->PeerRecv(0, &why);
+    if (p == nullptr)
+      return Status(Code::kNotSupport, why + "; across hosts hostccl needs recvBufs from aclrtMalloc");
     final_dst = static_cast<char*>(p);
   }
 
@@ -139,7 +148,8 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
     if (last && root_here && final_dst == nullptr && ctx.rank == a.root)
       std::memcpy(static_cast<char*>(a.recv) + off(c) * es, out_slot(c), len(c) * es);
     if (send_out) {
-      HOSTCCL_RETURN_IF_ERROR(t->Isend(next, out_slot(c), len(c) * es, ctx.fp, &out_reqs[c]));
+      const char* src = final_dst != nullptr ? final_dst + off(c) * es : out_slot(c);
+      HOSTCCL_RETURN_IF_ERROR(t->Isend(next, src, len(c) * es, ctx.fp, &out_reqs[c]));
       out_pending[c] = true;
     }
   }
@@ -148,5 +158,11 @@ Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) {
   if (!finals.empty()) HOSTCCL_RETURN_IF_ERROR(t->WaitAll(finals.data(), finals.size(), ctx.deadline));
   return FinishRooted(ctx, a.root);
 }
+
+}  // namespace
+
+Status ReduceNodeChain(Context& ctx, const ReduceArgs& a) { return NodeChain(ctx, a, false); }
+
+Status ReduceNodeChainKeepLast(Context& ctx, const ReduceArgs& a) { return NodeChain(ctx, a, true); }
 
 }  // namespace hostccl::algo

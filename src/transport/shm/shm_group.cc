@@ -262,9 +262,12 @@ void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why) {
     int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
       const int err = errno;
-      // A peer that died since its arrival takes its memory with it: say that (naming its
-      // communicator rank), not that the memory cannot be opened.
-      Status alive = CheckPeersAlive();
+      // A peer that failed (and published why) and exited, or died, since its arrival takes its
+      // memory with it: report the first cause another member published (F4: a slow survivor
+      // named the healthy rank 0, which had failed on rank 2's death and left), else the dead
+      // peer (its communicator rank), and only else that the memory cannot be opened.
+      std::string cause;
+      Status alive = PublishedAbort(&cause) ? Status(Code::kRemote, cause) : CheckPeersAlive();
       *why = !alive.ok() ? alive.message()
                          : StrFormat("cannot open rank %d's device memory (%s): %s", members_[static_cast<size_t>(r)],
                                      path.c_str(), strerror(err));
@@ -362,6 +365,13 @@ Status ShmGroup::Check(uint64_t seq) {
   st = CheckPeersAlive();
   if (!st.ok()) Abort(st.code(), st.message(), seq);
   return st;
+}
+
+bool ShmGroup::PublishedAbort(std::string* reason) const {
+  if (seg_->barrier.aborted.load(std::memory_order_acquire) == 0 || seg_->abort_code.load(std::memory_order_acquire) <= 0)
+    return false;
+  reason->assign(seg_->abort_reason, strnlen(seg_->abort_reason, sizeof(seg_->abort_reason)));
+  return !reason->empty();
 }
 
 // An arrival that completed into an aborted operation still fails, with the abort's reason.

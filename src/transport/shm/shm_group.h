@@ -124,6 +124,8 @@ class ShmGroup : public PeerMemory {
   // After this rank saw every ticket of an arrival: wakes ranks sleeping on the futex, if any.
   void WakeSleepers();
   Status AfterWait(Status st, uint64_t seq);
+  // The reason another member published with its abort (complete: its code is set), if any.
+  bool PublishedAbort(std::string* reason) const;
   void* Resolve(int r, const BufDesc& d, std::string* why);
   void DropFreedMappings();
   void Unmap(int r, uint64_t serial);

@@ -19,18 +19,27 @@ bool Oversubscribed(int ranks) {
 Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline deadline,
                  const BarrierOptions& opt, const std::function<std::string()>& missing) {
   if (done()) return Status::Ok();
+  const uint64_t start = NowNs();
   // A cross-core hand-off takes ~0.03 us, but a running peer may still be a few microseconds
-  // behind (its own call overhead): spin first, when the ranks fit on the cores.
+  // behind (its own call overhead): spin first, when the ranks fit on the cores, for at most
+  // kSpinNs, then poll with sched_yield (nearly as prompt when nothing else wants this core).
+  // Bounded by time, not by pause count (a pause costs ~17 ns on this VM's Xeon: the 4000 spun
+  // before were 68 us): on a machine busy with other work two ranks can share one core, and a
+  // rank spinning there keeps its peer from arriving; 8 B isolated calls at 2 ranks then took
+  // 200-670 us instead of ~1 us in some launches, 10-12 us with this bound (docs/performance.md).
   if (opt.spin) {
-    for (int i = 0; i < 4000; ++i) {
+    constexpr uint64_t kSpinNs = 2000;
+    for (int i = 1;; ++i) {
       if (done()) return Status::Ok();
       __builtin_ia32_pause();
+      if ((i & 63) == 0 && NowNs() - start >= kSpinNs) break;
     }
   }
-  // Yield for a bounded time: with more ranks than cores the peers need our core, and a runnable
-  // peer gets it at once, while a sleeping one needs a ~24 us wake-up. Past the bound (a peer that
-  // is really late), sleep on the futex so an idle rank costs nothing.
-  const uint64_t yield_until = NowNs() + (opt.spin ? 20000 : 200000);
+  // Yield for a bounded time: with more ranks than cores (or a core shared with other work) the
+  // peers need our core, and a runnable peer gets it at once, while a sleeping one needs a ~24 us
+  // wake-up. Past the bound (a peer that is really late), sleep on the futex so an idle rank
+  // costs nothing. With spinning the bound is the ~90 us the spin and yield phases took before.
+  const uint64_t yield_until = start + (opt.spin ? 90000 : 200000);
   do {
     if (done()) return Status::Ok();
     sched_yield();
