@@ -59,12 +59,16 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 512 << 10, &BroadcastChain},
       {K::kBroadcast, "node", "several hosts: pipelined chain of host leaders over TCP, shared-memory copy inside hosts",
        kNeedsNodes | kNeedsTransport, 512 << 10, &BroadcastNode},
-      // HcclAlltoAll, HcclAlltoAllV, HcclAlltoAllVC: the same three algorithms (algo/alltoall/)
+      // HcclAlltoAll, HcclAlltoAllV, HcclAlltoAllVC: the same five algorithms (algo/alltoall/)
 #define HOSTCCL_ALLTOALL_ROWS(K)                                                                                 \
   {K, "direct", "threads of one process: each rank copies its blocks straight out of its peers' sendBufs, one pass", \
    kNeedsLocal, 0, &AlltoAllDirect},                                                                              \
+  {K, "shm_inline", "processes of one host, small: every rank's blocks travel in its arrival slot; one arrival", \
+   kNeedsShm, 0, &AlltoAllShmInline},                                                                             \
   {K, "shm", "processes of one host: each rank copies its blocks straight out of its peers' mapped sendBufs",     \
    kNeedsShm, 0, &AlltoAllShm},                                                                                   \
+  {K, "node", "several hosts: blocks inside a host copied out of mapped sendBufs, across hosts one TCP message per pair", \
+   kNeedsNodes | kNeedsTransport, 0, &AlltoAllNode},                                                              \
   {K, "pairwise", "TCP: pairwise exchange, 4 steps (send + receive each) in flight; also across hosts",          \
    kNeedsTransport, 0, &AlltoAllPairwise},
       HOSTCCL_ALLTOALL_ROWS(K::kAlltoAll)

@@ -98,14 +98,17 @@ const char* DefaultRuleText(CollKind op) {
              "broadcast=node#broadcast=chain";
     case CollKind::kBarrier:
       return "barrier=local#barrier=shm#barrier=tcp";
-    // Threads and processes of one host copy their blocks out of the peers' buffers in one pass;
-    // over TCP (also across hosts) a pairwise exchange with several steps in flight.
+    // Threads copy their blocks out of the peers' buffers in one pass; processes of one host send
+    // small blocks inline in the arrival (one arrival; shm_inline itself re-plans to shm when a
+    // rank's blocks exceed the 4 KiB slot, and AlltoAllV, whose selection size is 0, always starts
+    // there) and pull larger ones out of the mapped buffers; several hosts: node (shared memory
+    // inside hosts, TCP across); other TCP placements: pairwise.
     case CollKind::kAlltoAll:
-      return "alltoall=direct#alltoall=shm#alltoall=pairwise";
+      return "alltoall=direct#alltoall:0-4097:shm_inline#alltoall=shm#alltoall=node#alltoall=pairwise";
     case CollKind::kAlltoAllV:
-      return "alltoallv=direct#alltoallv=shm#alltoallv=pairwise";
+      return "alltoallv=direct#alltoallv=shm_inline#alltoallv=shm#alltoallv=node#alltoallv=pairwise";
     case CollKind::kAlltoAllVC:
-      return "alltoallvc=direct#alltoallvc=shm#alltoallvc=pairwise";
+      return "alltoallvc=direct#alltoallvc:0-4097:shm_inline#alltoallvc=shm#alltoallvc=node#alltoallvc=pairwise";
     default:
       return "";
   }

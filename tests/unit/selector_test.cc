@@ -50,6 +50,26 @@ TEST(Selector, EveryImplementedOperatorHasFeasibleDefaults) {
   EXPECT_STREQ(Select(CollKind::kBarrier, none, 0, Tcp(4), &why)->name, "tcp");
 }
 
+// The AlltoAll family: threads pull in place; one host sends blocks up to 4 KiB inline in the
+// arrival (AlltoAllV, whose selection size is always 0, always starts there); hosts with
+// contiguous ranks run node; other TCP placements pairwise.
+TEST(Selector, AlltoAllFamilyDefaults) {
+  std::vector<AlgoRule> none;
+  const char* why = "";
+  for (CollKind k : {CollKind::kAlltoAll, CollKind::kAlltoAllVC}) {
+    EXPECT_STREQ(Select(k, none, 8, Threads(4), &why)->name, "direct");
+    EXPECT_STREQ(Select(k, none, 8, OneHost(4), &why)->name, "shm_inline");
+    EXPECT_STREQ(Select(k, none, 4096, OneHost(8), &why)->name, "shm_inline");
+    EXPECT_STREQ(Select(k, none, 4097, OneHost(8), &why)->name, "shm");
+    EXPECT_STREQ(Select(k, none, 8, Hosts(4), &why)->name, "node");
+    EXPECT_STREQ(Select(k, none, uint64_t{1} << 30, Hosts(4), &why)->name, "node");
+    EXPECT_STREQ(Select(k, none, 8, Tcp(4), &why)->name, "pairwise");
+  }
+  EXPECT_STREQ(Select(CollKind::kAlltoAllV, none, 0, OneHost(4), &why)->name, "shm_inline");
+  EXPECT_STREQ(Select(CollKind::kAlltoAllV, none, 0, Hosts(4), &why)->name, "node");
+  EXPECT_STREQ(Select(CollKind::kAlltoAllV, none, 0, Tcp(4), &why)->name, "pairwise");
+}
+
 TEST(Selector, ForcedRulesAndRanges) {
   std::vector<AlgoRule> rules;
   ASSERT_TRUE(ParseAlgoRules("reduce:0-64K:gather#reduce:64K-inf:chain", &rules).ok());

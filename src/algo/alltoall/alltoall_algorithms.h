@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "algo/context.h"
 #include "algo/registry.h"
@@ -16,6 +17,8 @@ namespace hostccl::algo {
 Status AlltoAllDirect(Context& ctx, const OpArgs& args);    // threads: each rank pulls its blocks from its peers
 Status AlltoAllShm(Context& ctx, const OpArgs& args);       // processes of one host: the same over mapped buffers
 Status AlltoAllPairwise(Context& ctx, const OpArgs& args);  // TCP: pairwise exchange, several steps in flight
+Status AlltoAllShmInline(Context& ctx, const OpArgs& args);  // processes of one host, small: blocks in the arrival
+Status AlltoAllNode(Context& ctx, const OpArgs& args);       // several hosts: shm inside hosts, TCP across
 
 // The calling rank's blocks in elements. AlltoAll: uniform (count / recv_count); AlltoAllV and
 // AlltoAllVC: the arrays of OpArgs (for AlltoAllVC core derived them from the matrix).
@@ -28,6 +31,40 @@ struct Blocks {
     return a.recv_displs ? a.recv_displs[i] : static_cast<uint64_t>(i) * a.recv_count;
   }
 };
+
+// Where rank i's block for rank r starts in i's sendBuf (elements), and its count. `row_i`:
+// AlltoAllV only, rank i's published (sendCounts, sdispls, recvCounts).
+inline void PeerBlock(const OpArgs& a, int n, int i, int r, const uint64_t* row_i, uint64_t* displ, uint64_t* count) {
+  switch (a.kind) {
+    case CollKind::kAlltoAllV:
+      *count = row_i[r];
+      *displ = row_i[n + r];
+      return;
+    case CollKind::kAlltoAllVC: {
+      const uint64_t* m = a.matrix + static_cast<uint64_t>(i) * static_cast<uint64_t>(n);
+      uint64_t d = 0;
+      for (int k = 0; k < r; ++k) d += m[k];
+      *displ = d;
+      *count = m[r];
+      return;
+    }
+    default:
+      *count = a.count;
+      *displ = static_cast<uint64_t>(r) * a.count;
+      return;
+  }
+}
+
+// The pull copy of "direct" / "shm": rank r copies the blocks of ranks [lo, hi) (g's members,
+// member index = rank - lo) straight out of their sendBufs into its recvBuf, rotated from r.
+// `rows`: AlltoAllV's published arrays by rank (else nullptr). Checks g for an abort or a dead peer
+// every 4 MiB copied, and then calls `tick` if given (e.g. TCP progress). No barrier.
+Status PullBlocks(Context& ctx, net::PeerMemory* g, const OpArgs& a, int lo, int hi, const uint64_t* const* rows,
+                  const std::function<Status()>* tick);
+
+// "shm" after its exchange (AlltoAllV's arrays at `payload_offset` of each rank's payload): the
+// pull, or the re-plan to "pairwise" when a sendBuf cannot be mapped; ends with the closing barrier.
+Status ShmPullAfterExchange(Context& ctx, net::ShmGroup* g, const OpArgs& a, size_t payload_offset);
 
 // AlltoAllV only: every rank's (sendCounts, sdispls, recvCounts) as published by it (`rows[i]`
 // points at rank i's 3n words), checked pair by pair: rank i's sendCounts[j] must equal rank j's

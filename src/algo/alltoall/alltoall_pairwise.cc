@@ -3,7 +3,9 @@
 //
 // What: step k = 1 .. n-1: rank r sends its block for (r + k) mod n and receives the block of
 //   (r - k) mod n straight into recvBuf + RecvDispl(from); kWindow steps (2 kWindow requests) are
-//   in flight at a time, so every link is busy in both directions while the next steps are posted.
+//   in flight at a time, so every link is busy in both directions while the next steps are posted;
+//   a rank whose send total is at most 64 KiB posts all n-1 steps at once (one round trip; the
+//   window is per rank: each pair still exchanges exactly one message each way, in order).
 //   The own block is copied locally while the first steps are on the wire. Every pair exchanges
 //   exactly one message each way (zero-length for empty blocks), so every rank sees every peer's
 //   fingerprint: a disagreement in count, element size or AlltoAllVC's matrix fails every rank.
@@ -12,7 +14,7 @@
 //   so a disagreement fails every rank with the same message, never a length error on one side.
 // Preconditions: a transport (or one rank); AlltoAllV: scratch of 24 n^2 bytes for the arrays.
 // Bytes per rank: sends its send extent minus its own block, receives its receive extent minus its
-//   own block; latency: ceil((n-1) / kWindow) round trips.
+//   own block; latency: ceil((n-1) / kWindow) round trips (small totals: one).
 // Example: 4 ranks: rank 1 sends to 2, 3, 0 and receives from 0, 3, 2 (steps 1, 2, 3), all three
 //   steps in flight at once (kWindow = 4).
 #include <algorithm>
@@ -25,6 +27,7 @@ namespace hostccl::algo {
 namespace {
 
 constexpr int kWindow = 4;  // steps in flight (each a send and a receive)
+constexpr uint64_t kSmallBytes = 64 << 10;  // send totals up to this post every step at once
 
 }  // namespace
 
@@ -66,10 +69,14 @@ Status AlltoAllPairwise(Context& ctx, const OpArgs& a) {
     for (int i = 0; i < n; ++i) rows[i] = i == r ? a.send_counts : all + static_cast<uint64_t>(i) * words;
     HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows));
   }
+  // Small totals: every step at once (one round trip); the window only matters for link sharing.
+  uint64_t send_total = 0;
+  for (int j = 0; j < n; ++j) send_total += b.SendCount(j);
+  const int window = send_total * es <= kSmallBytes ? n : kWindow;
   Requests rq(ctx);
   bool own_done = false;
-  for (int k0 = 1; k0 < n; k0 += kWindow) {
-    const int k1 = std::min(n, k0 + kWindow);
+  for (int k0 = 1; k0 < n; k0 += window) {
+    const int k1 = std::min(n, k0 + window);
     for (int k = k0; k < k1; ++k) {
       const int from = (r - k + n) % n;
       HOSTCCL_RETURN_IF_ERROR(rq.Recv(from, recv + b.RecvDispl(from) * es, b.RecvCount(from) * es));

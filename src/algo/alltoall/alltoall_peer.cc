@@ -20,6 +20,7 @@
 //   [2,4) into its [4,6), then rank 0's [2,4) into its [0,2).
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "algo/alltoall/alltoall_algorithms.h"
@@ -33,32 +34,10 @@ namespace {
 constexpr uint64_t kStreamBytes = 4 << 20;   // whole operations from this size copy with streaming stores
 constexpr uint64_t kCheckBytes = 4 << 20;    // bytes copied between abort / peer-death checks
 
-// Where rank i's block for rank r starts in i's sendBuf (elements), and its count.
-void PeerBlock(const OpArgs& a, int n, int i, int r, const uint64_t* row_i, uint64_t* displ, uint64_t* count) {
-  switch (a.kind) {
-    case CollKind::kAlltoAllV:
-      *count = row_i[r];
-      *displ = row_i[n + r];
-      return;
-    case CollKind::kAlltoAllVC: {
-      const uint64_t* m = a.matrix + static_cast<uint64_t>(i) * static_cast<uint64_t>(n);
-      uint64_t d = 0;
-      for (int k = 0; k < r; ++k) d += m[k];
-      *displ = d;
-      *count = m[r];
-      return;
-    }
-    default:
-      *count = a.count;
-      *displ = static_cast<uint64_t>(r) * a.count;
-      return;
-  }
-}
-
-Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
+// `offset`: where AlltoAllV's arrays start in each rank's exchange payload (shm_inline puts a
+// header first).
+Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a, size_t offset = 0) {
   const int n = ctx.size, r = ctx.rank;
-  const uint64_t es = DataTypeSize(a.dtype);
-  const Blocks b{a};
   // AlltoAllV: the rows published in the exchange, checked pair by pair on every rank.
   constexpr int kStack = 64;
   const uint64_t* rows_stack[kStack];
@@ -70,7 +49,8 @@ Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
       rows = rows_heap.data();
     }
     for (int i = 0; i < n; ++i)
-      rows[i] = i == r ? a.send_counts : static_cast<const uint64_t*>(g->PeerPayload(i));
+      rows[i] = i == r ? a.send_counts
+                      : reinterpret_cast<const uint64_t*>(static_cast<const char*>(g->PeerPayload(i)) + offset);
     Status st = CheckPairs(ctx, rows);
     if (!st.ok()) {
       // Every rank found the same pair. Thread ranks read each other's arrays in place: leave only
@@ -79,39 +59,7 @@ Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
       return st;
     }
   }
-  uint64_t total = 0;
-  for (int i = 0; i < n; ++i) total += b.RecvCount(i);
-  const bool stream = total * es >= kStreamBytes;
-  Status st;
-  uint64_t since_check = 0;
-  for (int k = 0; k < n && st.ok(); ++k) {
-    const int i = (r + k) % n;
-    uint64_t displ = 0, count = 0;
-    PeerBlock(a, n, i, r, a.kind == CollKind::kAlltoAllV ? rows[i] : nullptr, &displ, &count);
-    if (count == 0) continue;
-    std::string why;
-    const char* src = static_cast<const char*>(i == r ? a.send : g->PeerSend(i, &why));
-    if (src == nullptr) {
-      st = MakeStatus(Code::kRemote, "rank %d's sendBuf: %s", i, why.c_str());
-      break;
-    }
-    char* dst = static_cast<char*>(a.recv) + b.RecvDispl(i) * es;
-    const char* from = src + displ * es;
-    const uint64_t bytes = count * es;
-    // Pieces, so an abort or a dead peer is noticed within kCheckBytes of copying.
-    for (uint64_t off = 0; off < bytes && st.ok(); off += kCheckBytes) {
-      const uint64_t len = std::min(kCheckBytes, bytes - off);
-      if (stream)
-        kern::CopyStreaming(dst + off, from + off, len);
-      else
-        std::memcpy(dst + off, from + off, len);
-      since_check += len;
-      if (since_check >= kCheckBytes) {
-        since_check = 0;
-        st = g->Check(ctx.fp.seq);
-      }
-    }
-  }
+  Status st = PullBlocks(ctx, g, a, 0, n, a.kind == CollKind::kAlltoAllV ? rows : nullptr, nullptr);
   if (!st.ok()) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
@@ -146,6 +94,46 @@ Status CheckPairs(const Context& ctx, const uint64_t* const* rows) {
   return Status::Ok();
 }
 
+Status PullBlocks(Context& ctx, net::PeerMemory* g, const OpArgs& a, int lo, int hi, const uint64_t* const* rows,
+                  const std::function<Status()>* tick) {
+  const int n = ctx.size, r = ctx.rank;
+  const uint64_t es = DataTypeSize(a.dtype);
+  const Blocks b{a};
+  uint64_t total = 0;
+  for (int i = lo; i < hi; ++i) total += b.RecvCount(i);
+  const bool stream = total * es >= kStreamBytes;
+  Status st;
+  uint64_t since_check = 0;
+  const int m = hi - lo;
+  for (int k = 0; k < m && st.ok(); ++k) {
+    const int i = lo + (r - lo + k) % m;
+    uint64_t displ = 0, count = 0;
+    PeerBlock(a, n, i, r, rows ? rows[i] : nullptr, &displ, &count);
+    if (count == 0) continue;
+    std::string why;
+    const char* src = static_cast<const char*>(i == r ? a.send : g->PeerSend(i - lo, &why));
+    if (src == nullptr) return MakeStatus(Code::kRemote, "rank %d's sendBuf: %s", i, why.c_str());
+    char* dst = static_cast<char*>(a.recv) + b.RecvDispl(i) * es;
+    const char* from = src + displ * es;
+    const uint64_t bytes = count * es;
+    // Pieces, so an abort or a dead peer is noticed within kCheckBytes of copying.
+    for (uint64_t off = 0; off < bytes && st.ok(); off += kCheckBytes) {
+      const uint64_t len = std::min(kCheckBytes, bytes - off);
+      if (stream)
+        kern::CopyStreaming(dst + off, from + off, len);
+      else
+        std::memcpy(dst + off, from + off, len);
+      since_check += len;
+      if (since_check >= kCheckBytes) {
+        since_check = 0;
+        st = g->Check(ctx.fp.seq);
+        if (st.ok() && tick != nullptr) st = (*tick)();
+      }
+    }
+  }
+  return st;
+}
+
 Status AlltoAllDirect(Context& ctx, const OpArgs& a) {
   net::LocalGroup* g = ctx.local;
   if (g == nullptr) return Status(Code::kInternal, "direct alltoall needs every rank in this process");
@@ -169,8 +157,12 @@ Status AlltoAllShm(Context& ctx, const OpArgs& a) {
     return AlltoAllPairwise(ctx, a);
   }
   HOSTCCL_RETURN_IF_ERROR(Exchange(ctx, g, a));
+  return ShmPullAfterExchange(ctx, g, a, 0);
+}
+
+Status ShmPullAfterExchange(Context& ctx, net::ShmGroup* g, const OpArgs& a, size_t payload_offset) {
   const int unshared = g->FirstUnmappable(/*recv_too=*/false);
-  if (unshared < 0) return Pull(ctx, g, a);
+  if (unshared < 0) return Pull(ctx, g, a, payload_offset);
   // Re-plan (identical on every rank: all read the same descriptors): "pairwise" over TCP.
   if (ctx.transport == nullptr)
     return MakeStatus(Code::kNotSupport, "rank %d's sendBuf is not aclrtMalloc memory and there is no TCP path",

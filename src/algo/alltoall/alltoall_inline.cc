@@ -1,0 +1,105 @@
+// AlltoAll family, "shm_inline" (processes of one host, small blocks): one arrival moves everything.
+//
+// What: every rank packs its payload [fits word][AlltoAllV: sendCounts, sdispls, recvCounts (3 n
+//   words)][its send blocks for ranks 0 .. n-1, packed in rank order] and arrives with it inline in
+//   its arrival slot (ShmGroup::kInlineBytes = 4 KiB); the fits word is 1 when the packed blocks fit
+//   the slot, else the blocks stay out (fits = 0). After the arrival (fingerprints compared there)
+//   every rank reads every rank's fits word:
+//   - all 1: AlltoAllV's pairs are checked from the arrays in the slots (CheckPairs), then rank r
+//     copies, for each i, i's packed block for r out of i's slot into recvBuf + RecvDispl(i). No
+//     barrier: a slot stays readable until its owner's next-but-one arrival, which needs this
+//     rank's next arrival.
+//   - any 0: every rank (all read the same words) continues as "shm" on the same arrival (the
+//     buffers were published with it): the pull from the mapped sendBufs and the closing barrier,
+//     or shm's own re-plan to "pairwise" for unmappable sendBufs; logged once per group.
+// Preconditions: ctx.shm. AlltoAllV with 8 + 24 n > 4 KiB (n > 170): every rank runs "shm" instead
+//   (which re-plans to "pairwise"), decided from n alone. Buffers need not be aclrtMalloc memory
+//   when the blocks fit (nothing is mapped).
+// Bytes per rank: writes its send total (<= 4 KiB - header) into its slot, reads its receive total
+//   from the n slots; one arrival, no messages. 8 B AlltoAll at n ranks: 8 + 8 n bytes per slot.
+// Example: 3 ranks, AlltoAll count 1 of fp32: rank 1's slot holds [1][b10 b11 b12]; rank 2 copies
+//   b02 from rank 0's slot offset 8 + 8, b12 from rank 1's, its own b22 from its sendBuf.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "algo/alltoall/alltoall_algorithms.h"
+#include "common/log.h"
+
+namespace hostccl::algo {
+
+Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
+  net::ShmGroup* g = ctx.shm;
+  if (g == nullptr) return Status(Code::kInternal, "shm_inline alltoall needs a shared segment");
+  const int n = ctx.size, r = ctx.rank;
+  const bool v = a.kind == CollKind::kAlltoAllV;
+  const size_t limit = g->PayloadLimit();
+  const size_t arrays = v ? 3 * static_cast<size_t>(n) * sizeof(uint64_t) : 0;
+  const size_t header = sizeof(uint64_t) + arrays;
+  if (header > limit) return AlltoAllShm(ctx, a);  // AlltoAllV, n > 170: the same on every rank
+  const uint64_t es = DataTypeSize(a.dtype);
+  const Blocks b{a};
+  uint64_t send_total = 0;
+  for (int j = 0; j < n; ++j) send_total += b.SendCount(j);
+  const bool fits = send_total <= (limit - header) / (es ? es : 1);
+  thread_local std::vector<uint64_t> stage;  // 8-byte aligned: the arrays are read in place
+  stage.resize((limit + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  char* p = reinterpret_cast<char*>(stage.data());
+  const uint64_t flag = fits ? 1 : 0;
+  std::memcpy(p, &flag, sizeof flag);
+  if (v) std::memcpy(p + sizeof(uint64_t), a.send_counts, arrays);
+  size_t bytes = header;
+  if (fits) {
+    const char* send = static_cast<const char*>(a.send);
+    for (int j = 0; j < n; ++j) {
+      const uint64_t len = b.SendCount(j) * es;
+      if (len) std::memcpy(p + bytes, send + b.SendDispl(j) * es, len);
+      bytes += len;
+    }
+  }
+  HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
+                                      ctx.check_fp, p, bytes));
+  bool all = true;
+  for (int i = 0; i < n && all; ++i) {
+    uint64_t f = 0;
+    std::memcpy(&f, g->PeerPayload(i), sizeof f);
+    all = f == 1;
+  }
+  if (!all) {
+    if (g->FirstUse(256))
+      HLOG_INFO(kAlgo, "%s #%llu: a rank's blocks exceed the %zu-byte arrival slot; re-plan shm_inline -> shm",
+                CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), limit);
+    return ShmPullAfterExchange(ctx, g, a, sizeof(uint64_t));
+  }
+  constexpr int kStack = 64;
+  const uint64_t* rows_stack[kStack];
+  thread_local std::vector<const uint64_t*> rows_heap;
+  const uint64_t** rows = rows_stack;
+  if (v) {
+    if (n > kStack) {
+      rows_heap.resize(static_cast<size_t>(n));
+      rows = rows_heap.data();
+    }
+    for (int i = 0; i < n; ++i)
+      rows[i] = reinterpret_cast<const uint64_t*>(static_cast<const char*>(g->PeerPayload(i)) + sizeof(uint64_t));
+    HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows));
+  }
+  char* recv = static_cast<char*>(a.recv);
+  for (int i = 0; i < n; ++i) {
+    uint64_t displ = 0, count = 0;
+    PeerBlock(a, n, i, r, v ? rows[i] : nullptr, &displ, &count);
+    if (count == 0) continue;
+    // i's blocks are packed in rank order: its block for r starts after its blocks for 0 .. r-1
+    // (AlltoAll and AlltoAllVC: exactly PeerBlock's displacement).
+    uint64_t packed = displ;
+    if (v) {
+      packed = 0;
+      for (int k = 0; k < r; ++k) packed += rows[i][k];
+    }
+    const char* src = static_cast<const char*>(g->PeerPayload(i)) + header + packed * es;
+    std::memcpy(recv + b.RecvDispl(i) * es, src, count * es);
+  }
+  return Status::Ok();
+}
+
+}  // namespace hostccl::algo
