@@ -134,15 +134,23 @@ Status CheckOp(const OpCall& c, Checked* out) {
   if (sz.ok() && has_recv) sz = CheckDeviceSize("recvBuf", c.recv, recv_alloc, recv_elems, c.dtype);
   if (!sz.ok()) return Reject(fn, rank, sz);
   if (has_send && has_recv) {
-    // Equal (in place) or disjoint. TODO(AllGather/ReduceScatter/Scatter): their NCCL-style
-    // in-place offsets (collectives.md 1.6) when those operators land.
+    // Equal (in place) or disjoint, or (operators with one n x count and one count buffer:
+    // AllGather, ReduceScatter, Scatter) the count buffer is exactly this rank's block of the
+    // n x count one (the NCCL in-place form, collectives.md 1.6).
     const uint64_t sb = send_elems * es, rb = recv_elems * es;
     const uintptr_t s = reinterpret_cast<uintptr_t>(c.send), r = reinterpret_cast<uintptr_t>(c.recv);
-    if (s != r && s < r + rb && r < s + sb)
+    const uint64_t block = c.count * es * static_cast<uint64_t>(rank);
+    const bool own_block = (o.send == BufRule::kNCount && o.recv == BufRule::kCount && r == s + block) ||
+                           (o.send == BufRule::kCount && o.recv == BufRule::kNCount && s == r + block);
+    if (s != r && !own_block && s < r + rb && r < s + sb)
       return Reject(fn, rank, MakeStatus(Code::kPara,
-                                         "sendBuf %p and recvBuf %p overlap partially (%llu bytes each); they "
-                                         "must be equal (in place) or disjoint",
-                                         c.send, c.recv, static_cast<unsigned long long>(sb)));
+                                         "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap partially; "
+                                         "they must be equal (in place), disjoint%s",
+                                         c.send, static_cast<unsigned long long>(sb), c.recv,
+                                         static_cast<unsigned long long>(rb),
+                                         own_block || send_elems == recv_elems
+                                             ? ""
+                                             : ", or the smaller one exactly this rank's block of the larger"));
   }
   if (comm->failed()) {
     Status e = comm->error();

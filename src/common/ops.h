@@ -28,7 +28,7 @@
   X(Broadcast, 3, "HcclBroadcast", "broadcast", true, false, kRoot, kCount, kSame)         \
   X(Barrier, 4, "HcclBarrier", "barrier", true, false, kNoRoot, kNone, kNone)               \
   X(AllGather, 5, "HcclAllGather", "allgather", false, false, kNoRoot, kCount, kNCount)     \
-  X(ReduceScatter, 6, "HcclReduceScatter", "reducescatter", false, true, kNoRoot, kNCount, kCount) \
+  X(ReduceScatter, 6, "HcclReduceScatter", "reducescatter", true, true, kNoRoot, kNCount, kCount) \
   X(Scatter, 7, "HcclScatter", "scatter", false, false, kRoot, kNCount, kCount)             \
   X(Send, 8, "HcclSend", "send", false, false, kPeer, kCount, kNone)                        \
   X(AlltoAll, 9, "HcclAlltoAll", "alltoall", false, false, kNoRoot, kNCount, kNCount)       \
