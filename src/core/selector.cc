@@ -103,6 +103,10 @@ const char* DefaultRuleText(CollKind op) {
     case CollKind::kReduceScatter:
       return "reducescatter=direct#reducescatter:0-1025:shm_inline#reducescatter=shm#reducescatter:0-65537:flat#"
              "reducescatter=owner";
+    // The same plans on the mean block (sendCounts may differ per rank).
+    case CollKind::kReduceScatterV:
+      return "reducescatterv=direct#reducescatterv:0-1025:shm_inline#reducescatterv=shm#reducescatterv:0-65537:flat#"
+             "reducescatterv=owner";
     case CollKind::kBarrier:
       return "barrier=local#barrier=shm#barrier=tcp";
     default:

@@ -1,4 +1,4 @@
-// Correctness cases for HcclReduceScatter, run collectively by every rank of a RunRanks body:
+// Correctness cases for HcclReduceScatter and HcclReduceScatterV, run collectively by every rank of a RunRanks body:
 // rank r's recvBuf[0, recvCount) must be bitwise the rank-order reference fold of block r
 // (elements [r x recvCount, (r+1) x recvCount)) of every rank's input (NaN == NaN), every byte
 // outside the output (guard tails; in place, the other blocks of the buffer) unchanged, and the
@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/dtypes.h"
 #include "harness/run_ranks.h"
@@ -28,6 +29,10 @@ struct ReduceScatterCase {
   uint64_t seed;
   bool host_send = false;  // malloc'd sendBuf (and recvBuf when in place)
   bool host_recv = false;  // malloc'd recvBuf
+  // HcclReduceScatterV when non-empty: block j is [displs[j], + counts[j]) (n entries each, the
+  // same on every rank; recv_count is ignored: rank r receives counts[r], a NULL recvBuf when 0).
+  // Bytes of sendBuf in gaps and past the last block are filled and must stay unchanged.
+  std::vector<uint64_t> counts = {}, displs = {};
 };
 
 // "reducescatter fp32 sum recvCount=7 own-block seed=0x..." (+ " malloc-send" / " malloc-recv")
@@ -36,7 +41,7 @@ std::string CaseName(const ReduceScatterCase& c);
 // Expected rank-r output on n ranks.
 void ExpectedReduceScatter(const ReduceScatterCase& c, int nranks, int rank, void* out);
 
-// HcclReduceScatter, aclrtSynchronizeStream, every check above. Data mismatches are recorded with
+// HcclReduceScatter(V), aclrtSynchronizeStream, every check above. Data mismatches are recorded with
 // ctx.Fail; false only when a call failed (stop the body).
 bool RunReduceScatterCase(RankContext& ctx, const ReduceScatterCase& c);
 

@@ -11,6 +11,7 @@
 // Preconditions: "direct": ctx.local. "shm": ctx.shm and every sendBuf shareable (aclrtMalloc
 //   memory; recvBufs are only written by their owner); otherwise every rank (they all read the
 //   same descriptors) re-plans to "owner" over TCP and logs it once.
+// ReduceScatterV: the same with block r at sendDispls[r] (BlockAt).
 // Example: 4 ranks, recvCount 1000 fp32: rank 2 folds elements [2000, 3000) of send_0..send_3
 //   into its recvBuf[0, 1000).
 #include <cstring>
@@ -25,9 +26,8 @@ namespace {
 Status OwnBlock(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   const bool staged = OutputCoversOtherBlocks(a, ctx.rank, ctx.size);
   char* out = staged ? static_cast<char*>(ctx.scratch->Get(a.bytes())) : static_cast<char*>(a.recv);
-  Status st = out == nullptr ? Status(Code::kMemory, "cannot allocate reduce-scatter staging")
-                             : FoldPeersTo(ctx, g, a, static_cast<uint64_t>(ctx.rank) * a.count,
-                                           static_cast<uint64_t>(ctx.rank + 1) * a.count, out);
+  Status st = staged && out == nullptr ? Status(Code::kMemory, "cannot allocate reduce-scatter staging")
+                             : FoldPeersTo(ctx, g, a, BlockAt(a, ctx.rank), BlockAt(a, ctx.rank) + a.count, out);
   if (!st.ok()) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
@@ -55,8 +55,8 @@ Status ReduceScatterShm(Context& ctx, const OpArgs& a) {
     return MakeStatus(Code::kNotSupport, "rank %d's sendBuf is not aclrtMalloc memory and there is no TCP path",
                       unshared);
   if (g->FirstUse(1024))
-    HLOG_INFO(kAlgo, "HcclReduceScatter #%llu: rank %d's sendBuf is not aclrtMalloc memory; re-plan shm -> owner",
-              static_cast<unsigned long long>(ctx.fp.seq), unshared);
+    HLOG_INFO(kAlgo, "%s #%llu: rank %d's sendBuf is not aclrtMalloc memory; re-plan shm -> owner",
+              CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), unshared);
   return ReduceScatterOwner(ctx, a);
 }
 

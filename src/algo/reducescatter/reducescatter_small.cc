@@ -11,6 +11,7 @@
 //   other rank. In place: both forms are safe (the sends are complete before the fold writes, and
 //   recvBuf == sendBuf + r x B is only read at the index being written).
 // Preconditions: "shm_inline": ctx.shm. "flat": a transport; scratch of (n-1) x B.
+// ReduceScatterV: the same with block j at sendDispls[j] of sendCounts[j] elements.
 // Example: 2 ranks, recvCount 1 fp32 SUM: rank 0 gets s0[0] + s1[0], rank 1 gets s0[1] + s1[1].
 #include <cstring>
 #include <vector>
@@ -24,29 +25,29 @@
 namespace hostccl::algo {
 
 Status ReduceScatterShmInline(Context& ctx, const OpArgs& a) {
-  const uint64_t in = a.bytes() * static_cast<uint64_t>(ctx.size);
+  const uint64_t in = InputExtent(a, ctx.size) * DataTypeSize(a.dtype);
   if (in > net::ShmGroup::kInlineBytes && ctx.shm != nullptr) {
     // Every rank sees the same size (a rank that differs is found by shm's arrival).
     if (ctx.shm->FirstUse(2048))
-      HLOG_INFO(kAlgo, "HcclReduceScatter #%llu: %llu input bytes exceed the inline %zu; re-plan shm_inline -> shm",
-                static_cast<unsigned long long>(ctx.fp.seq), static_cast<unsigned long long>(in),
+      HLOG_INFO(kAlgo, "%s #%llu: %llu input bytes exceed the inline %zu; re-plan shm_inline -> shm",
+                CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), static_cast<unsigned long long>(in),
                 net::ShmGroup::kInlineBytes);
     return ReduceScatterShm(ctx, a);
   }
-  return ShmInlineFold(ctx, a, in, static_cast<uint64_t>(ctx.rank) * a.count, "shm_inline reducescatter");
+  return ShmInlineFold(ctx, a, in, BlockAt(a, ctx.rank), "shm_inline reducescatter");
 }
 
 Status ReduceScatterFlat(Context& ctx, const OpArgs& a) {
   const int n = ctx.size;
-  const uint64_t bytes = a.bytes();
+  const uint64_t es = DataTypeSize(a.dtype), bytes = a.bytes();
   const char* send = static_cast<const char*>(a.send);
-  const char* own = send + static_cast<uint64_t>(ctx.rank) * bytes;
+  const char* own = send + BlockAt(a, ctx.rank) * es;
   if (n == 1) {
-    if (a.recv != a.send) std::memcpy(a.recv, a.send, bytes);
+    if (a.recv != own && bytes > 0) std::memcpy(a.recv, own, bytes);
     return Status::Ok();
   }
-  char* scratch = static_cast<char*>(ctx.scratch->Get(bytes * static_cast<uint64_t>(n - 1)));
-  if (scratch == nullptr) return Status(Code::kMemory, "cannot allocate flat reducescatter scratch");
+  char* scratch = bytes > 0 ? static_cast<char*>(ctx.scratch->Get(bytes * static_cast<uint64_t>(n - 1))) : nullptr;
+  if (bytes > 0 && scratch == nullptr) return Status(Code::kMemory, "cannot allocate flat reducescatter scratch");
   thread_local std::vector<const void*> srcs;
   srcs.resize(static_cast<size_t>(n));
   Requests rq(ctx);
@@ -60,12 +61,13 @@ Status ReduceScatterFlat(Context& ctx, const OpArgs& a) {
     srcs[static_cast<size_t>(r)] = buf;
     HOSTCCL_RETURN_IF_ERROR(rq.Recv(r, buf, bytes));
   }
+  // Empty blocks travel as empty messages: every pair still exchanges its fingerprint.
   for (int k = 1; k < n; ++k) {
     const int j = (ctx.rank + k) % n;
-    HOSTCCL_RETURN_IF_ERROR(rq.Send(j, send + static_cast<uint64_t>(j) * bytes, bytes));
+    HOSTCCL_RETURN_IF_ERROR(rq.Send(j, send + BlockAt(a, j) * es, BlockLen(a, j) * es));
   }
   HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
-  kern::FoldN(a.dtype, a.op, a.recv, srcs.data(), n, a.count);
+  if (a.count > 0) kern::FoldN(a.dtype, a.op, a.recv, srcs.data(), n, a.count);
   return Status::Ok();
 }
 
