@@ -1,4 +1,5 @@
-// A rank killed with SIGKILL in the middle of a large HcclAllReduce or HcclBroadcast (issue 15,
+// A rank killed with SIGKILL in the middle of a large HcclAllReduce, HcclBroadcast or
+// HcclReduceScatter (issue 15,
 // Deliver 5; reliability.md row 2 for the new operators): 4 ranks as processes over shared
 // memory, over TCP and on two emulated hosts; for Broadcast the victim is once a non-root and
 // once the root. Every survivor's call must fail within 2 s of the death (the exec timeout is 20 s,
@@ -101,7 +102,12 @@ void Die() {
 }
 
 aclError CallAndSync(RankContext& ctx, const Scenario& s, DevBuf& send, DevBuf& recv, uint64_t count, HcclResult* enq) {
-  *enq = s.allreduce ? HcclAllReduce(send.ptr, recv.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx.comm, ctx.stream)
+  // "reducescatter": sendBuf holds n blocks of count / n elements (the same 64 MiB).
+  if (std::string(s.name) == "reducescatter")
+    *enq = HcclReduceScatter(send.ptr, recv.ptr, count / kRanks, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx.comm,
+                             ctx.stream);
+  else
+    *enq = s.allreduce ? HcclAllReduce(send.ptr, recv.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx.comm, ctx.stream)
                      : HcclBroadcast(send.ptr, count, HCCL_DATA_TYPE_FP32, s.root, ctx.comm, ctx.stream);
   if (*enq != HCCL_SUCCESS) return ACL_SUCCESS;
   return aclrtSynchronizeStream(ctx.stream);
@@ -186,6 +192,7 @@ std::vector<Scenario> Scenarios() {
     out.push_back({"allreduce", true, 0, p});
     out.push_back({"broadcast_nonroot_dies", false, 0, p});
     out.push_back({"broadcast_root_dies", false, kVictim, p});
+    out.push_back({"reducescatter", false, 0, p});
   }
   return out;
 }

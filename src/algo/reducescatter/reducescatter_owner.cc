@@ -6,8 +6,8 @@
 //   in its staging slots (OwnerFold). The reduce-scatter half of AllReduce "rs_ag", on the
 //   operator's own blocks.
 // Bytes per rank: sends (n-1) x B, receives (n-1) x B (the bandwidth-optimal volume); folds n x B.
-//   Ends with FinishAll (an empty message to and from every peer), so no rank returns while
-//   peers still receive from it.
+//   Starts and ends with FinishAll (an empty message to and from every peer): every rank sees a
+//   mismatched peer before any chunk travels, and no rank returns while peers still receive from it.
 // In place: recvBuf == sendBuf + r x B is OwnerFold's safe form. recvBuf == sendBuf (r > 0) would
 //   overwrite block 0 while it is still being sent: the fold then goes to a heap buffer that is
 //   copied into recvBuf after every send completed (a rare form: one allocation per call).
@@ -51,6 +51,10 @@ Status ReduceScatterOwner(Context& ctx, const OpArgs& a) {
   if (OutputCoversOtherBlocks(a, ctx.rank, n) && !staged)
     return Status(Code::kMemory, "cannot allocate reduce-scatter staging");
   char* out = staged ? staged.get() : static_cast<char*>(a.recv);
+  // Every pair first exchanges an empty message: a rank whose call differs is seen by every rank
+  // before any chunk is in flight (a rank that failed on a mismatch and closed its sockets under
+  // unread chunks would otherwise reset its peers' connections before they read the mismatch).
+  HOSTCCL_RETURN_IF_ERROR(FinishAll(ctx));
   HOSTCCL_RETURN_IF_ERROR(OwnerFold(ctx, a, s, out, OwnerFoldHooks{}));
   if (staged) std::memcpy(a.recv, out, a.bytes());
   // A rank with a small (or empty) block is done long before its peers received its chunks.
