@@ -491,6 +491,30 @@ TEST_F(CollArgCheck, DISABLED_SocProfileChild) {
       ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << what;
       recv_.Reset();
     }
+  // ReduceScatterV has its own, narrower table (collectives.md 5.3): dtypes, and whether PROD is
+  // allowed at all / SUM only; Atlas910 has no ReduceScatterV.
+  struct RsvRule { const char* name; std::set<int> dtypes; bool prod; bool sum_only; };
+  const RsvRule kRsv[] = {{"Ascend950", {0, 1, 2, 3, 4, 5, 11}, true, false}, {"AtlasA3", {0, 1, 2, 3, 4, 5, 11}, false, false},
+                          {"AtlasA2", {0, 1, 2, 3, 4, 11}, false, false}, {"Atlas910", {}, false, false},
+                          {"Atlas310P", {1, 3, 4}, false, true}};
+  for (const RsvRule& rule : kRsv) {
+    if (std::strcmp(rule.name, soc) != 0) continue;
+    const uint64_t counts[1] = {8}, displs[1] = {0};
+    for (int t : kReducible)
+      for (int op = 0; op < 4; ++op) {
+        const bool ok = rule.dtypes.count(t) && (op != HCCL_REDUCE_PROD || (rule.prod && t != 1 && t != 11)) &&
+                        (op == HCCL_REDUCE_SUM || !rule.sum_only);
+        const std::string what = std::string(soc) + " reducescatterv dtype " + std::to_string(t) + " op " + std::to_string(op);
+        auto call = [&] { return HcclReduceScatterV(send_.ptr, counts, displs, recv_.ptr, 8, AsDtype(t), AsOp(op), comm_, stream_); };
+        if (!ok) {
+          ExpectRejected(HCCL_E_NOT_SUPPORT, call, what);
+          continue;
+        }
+        ASSERT_EQ(call(), HCCL_SUCCESS) << what;
+        ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << what;
+        recv_.Reset();
+      }
+  }
   if (have.find("broadcast") != std::string::npos) {
     for (int t : kMovable) {
       const std::string what = std::string(soc) + " broadcast dtype " + std::to_string(t);
