@@ -14,6 +14,10 @@ Status ExchangeArgs(Context& ctx, net::PeerMemory* g, const OpArgs& a, const cha
 }
 
 Status FoldPeers(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t begin, uint64_t end, char* dst) {
+  return FoldPeersTo(ctx, g, a, begin, end, dst + begin * DataTypeSize(a.dtype));
+}
+
+Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t begin, uint64_t end, char* out) {
   if (begin >= end) return Status::Ok();
   const uint64_t es = DataTypeSize(a.dtype);
   const size_t n = static_cast<size_t>(ctx.size);
@@ -40,8 +44,26 @@ Status FoldPeers(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t beg
     if (lo != begin) HOSTCCL_RETURN_IF_ERROR(g->Check(ctx.fp.seq));
     const uint64_t hi = std::min(end, lo + step);
     for (size_t r = 0; r < n; ++r) srcs[r] = base[r] + lo * es;
-    kern::FoldN(a.dtype, a.op, dst + lo * es, srcs, ctx.size, hi - lo);
+    kern::FoldN(a.dtype, a.op, out + (lo - begin) * es, srcs, ctx.size, hi - lo);
   }
+  return Status::Ok();
+}
+
+Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t begin, const char* what) {
+  net::ShmGroup* g = ctx.shm;
+  if (g == nullptr) return MakeStatus(Code::kInternal, "%s needs a shared segment", what);
+  if (in_bytes > net::ShmGroup::kInlineBytes)
+    return MakeStatus(Code::kInternal, "%s takes at most %zu bytes, not %llu", what, net::ShmGroup::kInlineBytes,
+                      static_cast<unsigned long long>(in_bytes));
+  uint64_t t = 0;
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, a.send, in_bytes, ctx.deadline, ctx.fp.seq, &t));
+  if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
+  const uint64_t off = begin * DataTypeSize(a.dtype);
+  thread_local std::vector<const void*> in;
+  in.resize(static_cast<size_t>(ctx.size));
+  for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = g->ArrivedPayload(r, t) + off;
+  kern::FoldN(a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
   return Status::Ok();
 }
 

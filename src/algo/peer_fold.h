@@ -20,6 +20,17 @@ Status ExchangeArgs(Context& ctx, net::PeerMemory* g, const OpArgs& a, const cha
 // canonical fold), into dst + begin (dst = element 0 of the output), checking g between pieces.
 // kRemote when a peer's sendBuf cannot be mapped.
 Status FoldPeers(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t begin, uint64_t end, char* dst);
+// The same with the result of element `begin` at out[0] (ReduceScatter: sendBuf's block r folds
+// into recvBuf's element 0).
+Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t begin, uint64_t end, char* out);
+
+// The one-arrival fold of small inputs over a ShmGroup ("shm_inline" of AllReduce and
+// ReduceScatter): every rank arrives with the first in_bytes (<= ShmGroup::kInlineBytes) of its
+// sendBuf inline in its arrival slot, compares fingerprints, and folds elements
+// [begin, begin + a.count) of all n slots in rank order into its recvBuf. The slots stay readable
+// until their owners' next arrival, so nothing else is needed; in place is safe (inputs are read
+// from the slots). Larger inputs: kInternal naming `what` (callers re-plan before).
+Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t begin, const char* what);
 
 // Reduce after Exchange: each rank folds its 64-byte-aligned slice into the root's recvBuf, then
 // one Barrier. A failure aborts the group (peers in the barrier fail with the same status).

@@ -53,6 +53,14 @@ Status FinishRooted(Context& ctx, int root) {
   return RecvFrom(late, root, &done, 1);
 }
 
+Status FinishAll(Context& ctx) {
+  if (ctx.size == 1) return Status::Ok();
+  Requests rq(ctx);
+  for (int k = 1; k < ctx.size; ++k) HOSTCCL_RETURN_IF_ERROR(rq.Recv((ctx.rank + ctx.size - k) % ctx.size, nullptr, 0));
+  for (int k = 1; k < ctx.size; ++k) HOSTCCL_RETURN_IF_ERROR(rq.Send((ctx.rank + k) % ctx.size, nullptr, 0));
+  return rq.WaitAll();
+}
+
 void PartRange(uint64_t count, int parts, int i, uint64_t align, uint64_t* begin, uint64_t* end) {
   if (align == 0) align = 1;
   uint64_t units = (count + align - 1) / align;

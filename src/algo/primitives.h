@@ -34,6 +34,12 @@ Status RecvFrom(Context& ctx, int peer, void* buf, size_t len);
 // non-roots one one-way latency; the root's result is not delayed.
 Status FinishRooted(Context& ctx, int root);
 
+// Ends an operation in which a rank may finish while its messages are still on their way (only
+// sending, or receiving its part before its peers receive theirs): every rank sends an empty
+// message to every other and waits for one from each, so no rank returns (and may exit, closing
+// its sockets under unread data) before every peer finished receiving from it. One latency.
+Status FinishAll(Context& ctx);
+
 // Byte range [begin, end) of part `i` when `count` elements are split into `parts` near-equal
 // parts whose boundaries are multiples of `align` elements.
 void PartRange(uint64_t count, int parts, int i, uint64_t align, uint64_t* begin, uint64_t* end);

@@ -7,6 +7,7 @@
 #include "algo/barrier/barrier.h"
 #include "algo/broadcast/broadcast_algorithms.h"
 #include "algo/reduce/reduce_algorithms.h"
+#include "algo/reducescatter/reducescatter_algorithms.h"
 
 namespace hostccl::algo {
 
@@ -75,6 +76,30 @@ const std::vector<Algorithm>& Algorithms() {
       HOSTCCL_ALLTOALL_ROWS(K::kAlltoAllV)
       HOSTCCL_ALLTOALL_ROWS(K::kAlltoAllVC)
 #undef HOSTCCL_ALLTOALL_ROWS
+      // HcclReduceScatter
+      {K::kReduceScatter, "direct", "threads of one process: each rank folds its block of every rank's input in one pass",
+       kNeedsLocal, 0, &ReduceScatterDirect},
+      {K::kReduceScatter, "shm_inline",
+       "processes of one host, input <= 4 KiB: inputs travel in the arrival slots; one arrival, each folds its block",
+       kNeedsShm, 0, &ReduceScatterShmInline},
+      {K::kReduceScatter, "shm", "processes of one host: each rank folds its block of every mapped sendBuf in one pass",
+       kNeedsShm, 0, &ReduceScatterShm},
+      {K::kReduceScatter, "flat", "small messages over TCP: block j of every input to rank j in one hop, folded in rank order",
+       kNeedsTransport, 0, &ReduceScatterFlat},
+      {K::kReduceScatter, "owner", "TCP, pipelined: chunks of block j to owner j, folded there in rank order as they land",
+       kNeedsTransport, 1 << 20, &ReduceScatterOwner},
+      // HcclReduceScatterV: the same functions, block j at sendDispls[j] of sendCounts[j] elements
+      {K::kReduceScatterV, "direct", "threads of one process: each rank folds its block of every rank's input in one pass",
+       kNeedsLocal, 0, &ReduceScatterDirect},
+      {K::kReduceScatterV, "shm_inline",
+       "processes of one host, input <= 4 KiB: inputs travel in the arrival slots; one arrival, each folds its block",
+       kNeedsShm, 0, &ReduceScatterShmInline},
+      {K::kReduceScatterV, "shm", "processes of one host: each rank folds its block of every mapped sendBuf in one pass",
+       kNeedsShm, 0, &ReduceScatterShm},
+      {K::kReduceScatterV, "flat", "small messages over TCP: block j of every input to rank j in one hop, folded in rank order",
+       kNeedsTransport, 0, &ReduceScatterFlat},
+      {K::kReduceScatterV, "owner", "TCP, pipelined: chunks of block j to owner j, folded there in rank order as they land",
+       kNeedsTransport, 1 << 20, &ReduceScatterOwner},
       // HcclBarrier
       {K::kBarrier, "local", "threads of one process: the group's adaptive barrier", kNeedsLocal, 0, &BarrierLocal},
       {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",

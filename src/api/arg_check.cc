@@ -61,6 +61,9 @@ struct Sides {
   const char* send_name = "sendBuf";
   bool one_buffer = false;  // Broadcast: send == recv by definition
   bool equal_ok = true;     // sendBuf == recvBuf is an in-place call (false: the V family)
+  // The count buffer at this byte offset of the n x count one is in place too (kNone: no such form).
+  static constexpr uint64_t kNone = UINT64_MAX;
+  uint64_t own_block = kNone;
 };
 
 // Step 8, shared by every operator: alignment, device-buffer size, overlap of the two buffers,
@@ -85,16 +88,22 @@ Status CheckAdditions(const char* fn, const OpCall& c, std::shared_ptr<core::Com
   if (sz.ok() && sd.recv) sz = CheckDeviceSize("recvBuf", sd.recv, recv_alloc, sd.recv_elems, sd.recv_dtype);
   if (!sz.ok()) return Reject(fn, rank, sz);
   if (sd.send && sd.recv) {
-    // Equal (in place, where allowed) or disjoint. TODO(AllGather/ReduceScatter/Scatter): their
-    // NCCL-style in-place offsets (collectives.md 1.6) when those operators land.
+    // Equal (in place, where allowed) or disjoint, or the count buffer exactly at this rank's
+    // block of the n x count one (sd.own_block).
     const uint64_t sb = sd.send_elems * ses, rb = sd.recv_elems * res;
     const uintptr_t s = reinterpret_cast<uintptr_t>(sd.send), r = reinterpret_cast<uintptr_t>(sd.recv);
-    if ((s != r || !sd.equal_ok) && sb != 0 && rb != 0 && s < r + rb && r < s + sb)
+    const bool own_block = sd.own_block != Sides::kNone &&
+                           (sb > rb ? r == s + sd.own_block : s == r + sd.own_block);
+    if ((s != r || !sd.equal_ok) && !own_block && sb != 0 && rb != 0 && s < r + rb && r < s + sb)
       return Reject(fn, rank, MakeStatus(Code::kPara,
-                                         sd.equal_ok ? "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap "
-                                                       "partially; they must be equal (in place) or disjoint"
-                                                     : "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; "
-                                                       "they must be disjoint",
+                                         !sd.equal_ok ? "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; "
+                                                        "they must be disjoint"
+                                         : sd.own_block != Sides::kNone
+                                             ? "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap "
+                                               "partially; they must be equal (in place), disjoint, or the smaller "
+                                               "one exactly this rank's block of the larger"
+                                             : "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap "
+                                               "partially; they must be equal (in place) or disjoint",
                                          sd.send, static_cast<unsigned long long>(sb), sd.recv,
                                          static_cast<unsigned long long>(rb)));
   }
@@ -489,6 +498,10 @@ Status CheckOp(const OpCall& c, Checked* out) {
   sd.recv_elems = Elems(o.recv, c.count, comm->size());
   sd.send_dtype = sd.recv_dtype = c.dtype;
   sd.one_buffer = one_buffer;
+  // One n x count and one count buffer (AllGather, ReduceScatter, Scatter): the count buffer may
+  // be exactly this rank's block of the other (the NCCL in-place form, collectives.md 1.6).
+  if ((o.send == BufRule::kNCount && o.recv == BufRule::kCount) || (o.send == BufRule::kCount && o.recv == BufRule::kNCount))
+    sd.own_block = c.count * DataTypeSize(c.dtype) * static_cast<uint64_t>(comm->rank());
   return CheckAdditions(fn, c, std::move(comm), sd, out);
 }
 

@@ -88,13 +88,19 @@ HOSTCCL_API HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dat
   });
 }
 
+// sendBuf holds n blocks of recvCount elements; rank r receives the fold of every rank's block r.
+HOSTCCL_API HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
+                                         HcclReduceOp op, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kReduceScatter, sendBuf, recvBuf, recvCount, EnumBits(dataType),
+                            EnumBits(op), 0, comm, stream});
+  });
+}
+
 #define HOSTCCL_OP_NOT_SUPPORTED(name) \
   ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
 
 
-HOSTCCL_API HcclResult HcclReduceScatter(void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclReduceScatter);
-}
 HOSTCCL_API HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void* sendDispls, void* recvBuf,
                                           uint64_t recvCount, HcclDataType dataType, HcclReduceOp op, HcclComm comm,
                                           aclrtStream stream) {

@@ -28,12 +28,12 @@
   X(Broadcast, 3, "HcclBroadcast", "broadcast", true, false, kRoot, kCount, kSame)         \
   X(Barrier, 4, "HcclBarrier", "barrier", true, false, kNoRoot, kNone, kNone)               \
   X(AllGather, 5, "HcclAllGather", "allgather", false, false, kNoRoot, kCount, kNCount)     \
-  X(ReduceScatter, 6, "HcclReduceScatter", "reducescatter", false, true, kNoRoot, kNCount, kCount) \
+  X(ReduceScatter, 6, "HcclReduceScatter", "reducescatter", true, true, kNoRoot, kNCount, kCount) \
   X(Scatter, 7, "HcclScatter", "scatter", false, false, kRoot, kNCount, kCount)             \
   X(Send, 8, "HcclSend", "send", false, false, kPeer, kCount, kNone)                        \
   X(AlltoAll, 9, "HcclAlltoAll", "alltoall", true, false, kNoRoot, kNCount, kNCount)        \
   X(AllGatherV, 11, "HcclAllGatherV", "allgatherv", false, false, kNoRoot, kCount, kV)      \
-  X(ReduceScatterV, 12, "HcclReduceScatterV", "reducescatterv", false, true, kNoRoot, kV, kCount) \
+  X(ReduceScatterV, 12, "HcclReduceScatterV", "reducescatterv", true, true, kNoRoot, kV, kCount) \
   X(AlltoAllV, 13, "HcclAlltoAllV", "alltoallv", true, false, kNoRoot, kV, kV)             \
   X(AlltoAllVC, 14, "HcclAlltoAllVC", "alltoallvc", true, false, kNoRoot, kV, kV)          \
   X(Recv, 15, "HcclRecv", "recv", false, false, kPeer, kNone, kCount)                       \

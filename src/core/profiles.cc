@@ -97,6 +97,23 @@ Status CheckProfile(const char* profile, CollKind k, DataType t, RedOp op, bool 
       return reject(StrFormat("%s does not support bf16 on this chip", api));
     return Status::Ok();
   }
+  if (k == CollKind::kReduceScatterV) {
+    // ReduceScatterV has its own, narrower rules (collectives.md 5.3; 910: unavailable above).
+    if (p == "Atlas310P") {
+      if (!In(t, {D::kInt16, D::kFp16, D::kFp32})) return reject("HcclReduceScatterV supports int16, fp16, fp32 only");
+      if (op != RedOp::kSum) return reject("HcclReduceScatterV supports sum only");
+      return Status::Ok();
+    }
+    if (p == "AtlasA2" && !In(t, {D::kInt8, D::kInt16, D::kInt32, D::kFp16, D::kFp32, D::kBf16}))
+      return reject("HcclReduceScatterV supports int8, int16, int32, fp16, fp32, bf16 only");
+    if (!In(t, {D::kInt8, D::kInt16, D::kInt32, D::kInt64, D::kFp16, D::kFp32, D::kBf16}))
+      return reject("HcclReduceScatterV supports int8, int16, int32, int64, fp16, fp32, bf16 only");
+    if ((p == "AtlasA3" || p == "AtlasA2") && op == RedOp::kProd)
+      return reject("HcclReduceScatterV supports sum, max and min only");
+    if (op == RedOp::kProd && In(t, {D::kInt16, D::kBf16})) return reject("prod is not supported for int16 and bf16");
+    if (p == "AtlasA3" && multi_node) return reject("HcclReduceScatterV runs within one server only");
+    return Status::Ok();
+  }
   if (p == "Atlas310P") {  // AllReduce, ReduceScatter (Reduce is unavailable above)
     if (!In(t, {D::kInt8, D::kInt16, D::kInt32, D::kFp16, D::kFp32}))
       return reject(StrFormat("%s supports int8, int16, int32, fp16, fp32 only", api));

@@ -96,6 +96,17 @@ const char* DefaultRuleText(CollKind op) {
     case CollKind::kBroadcast:
       return "broadcast=direct#broadcast:0-4097:shm_inline#broadcast=shm#broadcast:0-16385:flat#"
              "broadcast=node#broadcast=chain";
+    // Threads fold their block in place; processes of one host send small inputs inline in the
+    // arrival (one arrival; shm_inline re-plans to shm when n blocks exceed 4 KiB) and fold their
+    // block of the mapped sendBufs above; over TCP small blocks go to their owners in one hop
+    // (flat), larger ones through the owner's pipelined fold (also across hosts).
+    case CollKind::kReduceScatter:
+      return "reducescatter=direct#reducescatter:0-1025:shm_inline#reducescatter=shm#reducescatter:0-65537:flat#"
+             "reducescatter=owner";
+    // The same plans on the mean block (sendCounts may differ per rank).
+    case CollKind::kReduceScatterV:
+      return "reducescatterv=direct#reducescatterv:0-1025:shm_inline#reducescatterv=shm#reducescatterv:0-65537:flat#"
+             "reducescatterv=owner";
     case CollKind::kBarrier:
       return "barrier=local#barrier=shm#barrier=tcp";
     // Threads copy their blocks out of the peers' buffers in one pass; processes of one host send

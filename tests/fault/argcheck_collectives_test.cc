@@ -1,4 +1,4 @@
-// HcclAllReduce and HcclBroadcast argument checks (issue 15; the operators' check lists in HCCL's
+// HcclAllReduce, HcclBroadcast and HcclReduceScatter argument checks (issues 15, 16; the operators' check lists in HCCL's
 // legacy order, as argcheck_test.cc does for HcclReduce):
 //   AllReduce: 1 count 0 -> SUCCESS before anything else; 2 NULL comm / sendBuf / recvBuf /
 //              stream -> E_PTR; 3 count > 0x7FFFFFFFF -> E_PARA; 4 dtype not reducible (int128,
@@ -395,6 +395,48 @@ TEST_F(CollArgCheck, BroadcastChecksRunInHcclOrder) {
   ExpectStillWorks();
 }
 
+// ---- HcclReduceScatter (collectives.md 2.6: AllReduce's order; sendBuf n x recvCount) ----
+
+TEST_F(CollArgCheck, ReduceScatterChecksInHcclOrder) {
+  ExpectRejected(HCCL_SUCCESS, [] { return HcclReduceScatter(nullptr, nullptr, 0, AsDtype(255), AsOp(255), nullptr, nullptr); },
+                 "recvCount 0 with everything else invalid");
+  const auto F32 = HCCL_DATA_TYPE_FP32;
+  const auto SUM = HCCL_REDUCE_SUM;
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclReduceScatter(send_.ptr, recv_.ptr, 4, F32, SUM, nullptr, stream_); }, "NULL comm");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclReduceScatter(nullptr, recv_.ptr, 4, F32, SUM, comm_, stream_); }, "NULL sendBuf");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclReduceScatter(send_.ptr, nullptr, 4, F32, SUM, comm_, stream_); }, "NULL recvBuf");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclReduceScatter(send_.ptr, recv_.ptr, 4, F32, SUM, comm_, nullptr); }, "NULL stream");
+  // The count step (3) comes before the dtype (4) and op (5) steps.
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclReduceScatter(send_.ptr, recv_.ptr, kMaxCount + 1, AsDtype(255), AsOp(9), comm_, stream_); },
+                 "recvCount above the maximum with a bad dtype and op");
+  for (int t : {12, 13, 14, 15, 16, 17, 255, -1})
+    ExpectRejected(HCCL_E_NOT_SUPPORT, [&] { return HcclReduceScatter(send_.ptr, recv_.ptr, 4, AsDtype(t), AsOp(9), comm_, stream_); },
+                   "dtype " + std::to_string(t) + " is not reducible (before the op)");
+  for (int op : {4, -1, 1000})
+    ExpectRejected(HCCL_E_NOT_SUPPORT, [&] { return HcclReduceScatter(send_.ptr, recv_.ptr, 4, F32, AsOp(op), comm_, stream_); },
+                   "op " + std::to_string(op));
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclReduceScatter(send_.at(2), recv_.ptr, 4, F32, SUM, comm_, stream_); },
+                 "misaligned sendBuf");
+  ExpectStillWorks();
+}
+
+// Buffer rules on a 2-rank communicator (rank r's sendBuf holds 2 x recvCount): the n x recvCount
+// size is checked; recvBuf may equal sendBuf or sit exactly at the rank's own block; any other
+// overlap is E_PARA on the calling rank, synchronously.
+TEST_F(CollArgCheck, ReduceScatterBufferRules) {
+  MakeTwoRankComm();
+  const auto F32 = HCCL_DATA_TYPE_FP32;
+  const auto SUM = HCCL_REDUCE_SUM;
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclReduceScatter(small_.ptr, recv_.ptr, 5, F32, SUM, comm2_[0], stream2_[0]); },
+                 "sendBuf of 32 bytes for 2 x 5 fp32", stream2_[0], comm2_[0]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclReduceScatter(send_.ptr, send_.at(16), 4, F32, SUM, comm2_[0], stream2_[0]); },
+                 "rank 0: recvBuf at rank 1's block", stream2_[0], comm2_[0]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclReduceScatter(send_.ptr, send_.at(8), 4, F32, SUM, comm2_[1], stream2_[1]); },
+                 "rank 1: recvBuf half a block into sendBuf", stream2_[1], comm2_[1]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclReduceScatter(send_.at(8), send_.ptr, 4, F32, SUM, comm2_[1], stream2_[1]); },
+                 "rank 1: sendBuf inside recvBuf", stream2_[1], comm2_[1]);
+}
+
 // ---- Profiles (HOSTCCL_SOC; docs/semantics.md profiles) ----
 
 struct Profile {
@@ -437,6 +479,45 @@ TEST_F(CollArgCheck, DISABLED_SocProfileChild) {
           continue;
         }
         ASSERT_EQ(HcclAllReduce(send_.ptr, recv_.ptr, 8, AsDtype(t), AsOp(op), comm_, stream_), HCCL_SUCCESS) << what;
+        ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << what;
+        recv_.Reset();
+      }
+  }
+  // ReduceScatter follows AllReduce's table (collectives.md 5.3).
+  for (int t : kReducible)
+    for (int op = 0; op < 4; ++op) {
+      const bool ok = prof->reduce.count(t) && !(op == HCCL_REDUCE_PROD && prof->no_prod.count(t)) &&
+                      !(op != HCCL_REDUCE_SUM && prof->no_op.count(t));
+      const std::string what = std::string(soc) + " reducescatter dtype " + std::to_string(t) + " op " + std::to_string(op);
+      if (!ok) {
+        ExpectRejected(HCCL_E_NOT_SUPPORT, [&] { return HcclReduceScatter(send_.ptr, recv_.ptr, 8, AsDtype(t), AsOp(op), comm_, stream_); },
+                       what);
+        continue;
+      }
+      ASSERT_EQ(HcclReduceScatter(send_.ptr, recv_.ptr, 8, AsDtype(t), AsOp(op), comm_, stream_), HCCL_SUCCESS) << what;
+      ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << what;
+      recv_.Reset();
+    }
+  // ReduceScatterV has its own, narrower table (collectives.md 5.3): dtypes, and whether PROD is
+  // allowed at all / SUM only; Atlas910 has no ReduceScatterV.
+  struct RsvRule { const char* name; std::set<int> dtypes; bool prod; bool sum_only; };
+  const RsvRule kRsv[] = {{"Ascend950", {0, 1, 2, 3, 4, 5, 11}, true, false}, {"AtlasA3", {0, 1, 2, 3, 4, 5, 11}, false, false},
+                          {"AtlasA2", {0, 1, 2, 3, 4, 11}, false, false}, {"Atlas910", {}, false, false},
+                          {"Atlas310P", {1, 3, 4}, false, true}};
+  for (const RsvRule& rule : kRsv) {
+    if (std::strcmp(rule.name, soc) != 0) continue;
+    const uint64_t counts[1] = {8}, displs[1] = {0};
+    for (int t : kReducible)
+      for (int op = 0; op < 4; ++op) {
+        const bool ok = rule.dtypes.count(t) && (op != HCCL_REDUCE_PROD || (rule.prod && t != 1 && t != 11)) &&
+                        (op == HCCL_REDUCE_SUM || !rule.sum_only);
+        const std::string what = std::string(soc) + " reducescatterv dtype " + std::to_string(t) + " op " + std::to_string(op);
+        auto call = [&] { return HcclReduceScatterV(send_.ptr, counts, displs, recv_.ptr, 8, AsDtype(t), AsOp(op), comm_, stream_); };
+        if (!ok) {
+          ExpectRejected(HCCL_E_NOT_SUPPORT, call, what);
+          continue;
+        }
+        ASSERT_EQ(call(), HCCL_SUCCESS) << what;
         ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << what;
         recv_.Reset();
       }

@@ -1,4 +1,5 @@
-// Mismatched collectives with HcclAllReduce and HcclBroadcast (issue 15, Deliver 5): one rank
+// Mismatched collectives with HcclAllReduce, HcclBroadcast, HcclReduceScatter and
+// HcclReduceScatterV (issues 15 and 16; RSV arrays that differ between ranks): one rank
 // calls another operator than the others (AllReduce against Reduce or Broadcast, and back), or
 // the same operator with a count, dtype, op or root that puts its size on the other side of one
 // of the operator's selection thresholds (so the ranks would run different algorithms). Every
@@ -45,7 +46,7 @@ constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 // Bounds above this are not straddled (buffers of 4 ranks x 2 x 2 x bound); none is today.
 constexpr uint64_t kMaxBoundBytes = 64ull << 20;
 
-enum class Op { kAllReduce, kReduce, kBroadcast, kAlltoAll, kAlltoAllV, kAlltoAllVC };
+enum class Op { kAllReduce, kReduce, kBroadcast, kAlltoAll, kAlltoAllV, kAlltoAllVC, kReduceScatter, kReduceScatterV };
 
 struct Call {
   Op op;
@@ -56,6 +57,9 @@ struct Call {
   // The AlltoAll family: one entry one larger than `count` (-1: none): AlltoAllV sendCounts[j] or
   // recvCounts[i]; AlltoAllVC the matrix entry at this flat index.
   int bump_send = -1, bump_recv = -1, bump_matrix = -1;
+  // ReduceScatterV: equal blocks of `count`, except that `skew` elements move from block 1 to
+  // block 0 (the same sum and the same own count on ranks 2 and 3: only the arrays differ).
+  uint64_t skew = 0;
 };
 bool AlltoAllFamily(Op op) { return op == Op::kAlltoAll || op == Op::kAlltoAllV || op == Op::kAlltoAllVC; }
 
@@ -111,7 +115,7 @@ void AddStraddles(std::vector<Case>* out, Op op, const char* opname, uint64_t bo
   out->push_back({at + "count above vs below", {op, above}, {op, below}, CountText(above), CountText(below)});
   out->push_back({at + "dtype fp16 vs fp32", {op, mixed, HCCL_DATA_TYPE_FP16}, {op, mixed}, "fp16", "fp32"});
   out->push_back({at + "dtype fp32 vs fp16", {op, mixed}, {op, mixed, HCCL_DATA_TYPE_FP16}, "fp32", "fp16"});
-  if (op == Op::kAllReduce) {
+  if (op == Op::kAllReduce || op == Op::kReduceScatter) {
     out->push_back({at + "op below", {op, below}, {op, below, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX}, "sum", "max"});
     out->push_back({at + "op above", {op, above}, {op, above, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MIN}, "sum", "min"});
   } else {
@@ -142,6 +146,20 @@ std::vector<Case> Cases() {
       c.push_back({"broadcast vs allreduce" + sz, {Op::kBroadcast, n}, {Op::kAllReduce, n}, "HcclBroadcast", "HcclAllReduce"});
     }
   }
+  // ReduceScatter against AllReduce at the same count, its rule bounds; ReduceScatterV against
+  // ReduceScatter, and ReduceScatterV arrays that differ with the same sum (only the hash shows).
+  for (uint64_t n : {small, large}) {
+    const std::string sz = n == small ? " small" : " large";
+    if (ar)
+      c.push_back({"reducescatter vs allreduce" + sz, {Op::kReduceScatter, n}, {Op::kAllReduce, n}, "HcclReduceScatter",
+                   "HcclAllReduce"});
+    c.push_back({"reducescatterv vs reducescatter" + sz, {Op::kReduceScatterV, n}, {Op::kReduceScatter, n},
+                 "HcclReduceScatterV", "HcclReduceScatter "});
+    Call skewed{Op::kReduceScatterV, n};
+    skewed.skew = n / 2;
+    c.push_back({"reducescatterv arrays differ" + sz, {Op::kReduceScatterV, n}, skewed, "arrays=", "arrays="});
+  }
+  for (uint64_t b : Bounds("reducescatter")) AddStraddles(&c, Op::kReduceScatter, "reducescatter", b);
   if (bc) {
     c.push_back({"broadcast vs reduce", {Op::kBroadcast, large}, {Op::kReduce, large}, "HcclBroadcast", "HcclReduce "});
     c.push_back({"broadcast small vs large", {Op::kBroadcast, small}, {Op::kBroadcast, large}, CountText(small),
@@ -195,6 +213,17 @@ HcclResult Issue(const Call& a, HcclComm comm, aclrtStream stream, void* send, v
       if (a.op == Op::kAlltoAllVC) return HcclAlltoAllVC(send, m, a.dtype, recv, a.dtype, comm, stream);
       return HcclAlltoAllV(send, sc, sd, a.dtype, recv, rc, rd, a.dtype, comm, stream);
     }
+    case Op::kReduceScatter: return HcclReduceScatter(send, recv, a.count, a.dtype, a.red, comm, stream);
+    case Op::kReduceScatterV: {
+      uint64_t counts[kRanks], displs[kRanks];
+      for (int j = 0; j < kRanks; ++j) counts[j] = a.count;
+      counts[0] += a.skew;
+      counts[1] -= a.skew;
+      for (int j = 0, at = 0; j < kRanks; at += static_cast<int>(counts[j]), ++j) displs[j] = static_cast<uint64_t>(at);
+      int me = 0;
+      (void)HcclGetRankId(comm, reinterpret_cast<uint32_t*>(&me));
+      return HcclReduceScatterV(send, counts, displs, recv, counts[me], a.dtype, a.red, comm, stream);
+    }
   }
   return HCCL_E_INTERNAL;
 }
@@ -230,7 +259,10 @@ uint64_t MaxBytes(const std::vector<Case>& cases) {
   uint64_t m = 64;
   for (const Case& c : cases)
     for (const Call* a : {&c.normal, &c.odd})
-      m = std::max<uint64_t>(m, (a->count + 1) * Size(a->dtype) * (AlltoAllFamily(a->op) ? kRanks + 1 : 1));
+      m = std::max<uint64_t>(m, (a->count + 1) * Size(a->dtype) *
+                                    (AlltoAllFamily(a->op)                                      ? kRanks + 1
+                                     : a->op == Op::kReduceScatter || a->op == Op::kReduceScatterV ? kRanks
+                                                                                                  : 1));
   return m + 64;
 }
 
@@ -307,11 +339,14 @@ INSTANTIATE_TEST_SUITE_P(Placements, MismatchCollectivesTest,
 // from the rules; this guards against a rule text the parser here reads differently).
 TEST(MismatchCollectivesCoverage, EveryRuleBoundIsStraddled) {
   const std::vector<Case> cases = Cases();
-  for (const char* op : {"allreduce", "broadcast"}) {
-    const bool have = std::string(op) == "allreduce" ? hostccl::test::AllReduceImplemented()
-                                                      : hostccl::test::BroadcastImplemented();
+  for (const char* op : {"allreduce", "broadcast", "reducescatter"}) {
+    const bool have = std::string(op) == "allreduce"   ? hostccl::test::AllReduceImplemented()
+                      : std::string(op) == "broadcast" ? hostccl::test::BroadcastImplemented()
+                                                       : true;
     if (!have) continue;
-    const Op kind = std::string(op) == "allreduce" ? Op::kAllReduce : Op::kBroadcast;
+    const Op kind = std::string(op) == "allreduce"   ? Op::kAllReduce
+                    : std::string(op) == "broadcast" ? Op::kBroadcast
+                                                     : Op::kReduceScatter;
     for (uint64_t b : RuleBounds(op)) {
       bool count_straddled = false, dtype_straddled = false;
       for (const Case& c : cases) {

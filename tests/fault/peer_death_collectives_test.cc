@@ -1,5 +1,6 @@
-// A rank killed with SIGKILL in the middle of a large HcclAllReduce, HcclBroadcast or HcclAlltoAllV
-// (issues 15 and 17; AlltoAllV: 16 MiB blocks, every rank reads from or sends to the victim) (issue 15,
+// A rank killed with SIGKILL in the middle of a large HcclAllReduce, HcclBroadcast, HcclReduceScatter
+// or HcclAlltoAllV (issues 15-17; AlltoAllV: 16 MiB blocks, every rank reads from or sends to the
+// victim) (issue 15,
 // Deliver 5; reliability.md row 2 for the new operators): 4 ranks as processes over shared
 // memory, over TCP and on two emulated hosts; for Broadcast the victim is once a non-root and
 // once the root. Every survivor's call must fail within 2 s of the death (the exec timeout is 20 s,
@@ -35,7 +36,7 @@ constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 constexpr uint64_t kLarge = (64u << 20) / sizeof(float);  // 64 MiB per buffer
 constexpr uint64_t kSmall = 1024;
 
-enum class POp { kBroadcast, kAllReduce, kAlltoAllV };
+enum class POp { kBroadcast, kAllReduce, kAlltoAllV, kReduceScatter };
 
 struct Scenario {
   const char* name;
@@ -113,6 +114,10 @@ aclError CallAndSync(RankContext& ctx, const Scenario& s, DevBuf& send, DevBuf& 
     }
     *enq = HcclAlltoAllV(send.ptr, counts, displs, HCCL_DATA_TYPE_FP32, recv.ptr, counts, displs, HCCL_DATA_TYPE_FP32,
                          ctx.comm, ctx.stream);
+  } else if (s.op == POp::kReduceScatter) {
+    // sendBuf holds n blocks of count / n elements (the same 64 MiB).
+    *enq = HcclReduceScatter(send.ptr, recv.ptr, count / kRanks, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx.comm,
+                             ctx.stream);
   } else {
     *enq = s.op == POp::kAllReduce
                ? HcclAllReduce(send.ptr, recv.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, ctx.comm, ctx.stream)
@@ -203,6 +208,7 @@ std::vector<Scenario> Scenarios() {
     out.push_back({"broadcast_nonroot_dies", POp::kBroadcast, 0, p});
     out.push_back({"broadcast_root_dies", POp::kBroadcast, kVictim, p});
     out.push_back({"alltoallv", POp::kAlltoAllV, 0, p});
+    out.push_back({"reducescatter", POp::kReduceScatter, 0, p});
   }
   return out;
 }

@@ -125,7 +125,44 @@ CollectiveModel AlltoAllFamily(const char* name, const char* call) {
   return c;
 }
 
+// ReduceScatter(V): sendBuf holds n blocks of count; rank r gets the fold of block r, i.e. the
+// fold pattern from element r x count. hccl_test's sizes: data_size aligned to the rank count,
+// recvCount = ceil(C / n), alg_bandwidth over n x recvCount elements. busbw = algbw x (n-1)/n
+// (nccl-tests). The V tool passes sendCounts[i] = recvCount, sendDispls[i] = i x recvCount, so
+// both share one model. No --in-place (the frame's form is sendBuf inside recvBuf; ReduceScatter's
+// is the reverse).
+static CollectiveModel ReduceScatterLike(const char* name, const char* call) {
+  CollectiveModel c;
+  c.name = name;
+  c.call = call;
+  c.reduction = true;
+  c.rooted = false;
+  c.send_count = [](uint64_t count, int n) { return count * static_cast<uint64_t>(n > 0 ? n : 1); };
+  c.recv_count = SameCount;
+  c.expect = [](const Point& p) {
+    return Expectation{{Segment::Pattern::kFold, 0, 0, p.count, p.count * static_cast<uint64_t>(p.rank)}};
+  };
+  c.data_size = RankSizeAlignedSize;
+  c.call_count = [](uint64_t elements, int n) {
+    const uint64_t k = n > 0 ? static_cast<uint64_t>(n) : 1;
+    return (elements + k - 1) / k;
+  };
+  c.alg_bytes = [](uint64_t count, uint64_t tb, int n) { return count * tb * static_cast<uint64_t>(n > 0 ? n : 1); };
+  c.bus_factor = [](int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0.0; };
+  return c;
+}
+
 }  // namespace
+
+const CollectiveModel& ReduceScatterModel() {
+  static const CollectiveModel m = ReduceScatterLike("reduce_scatter_test", "HcclReduceScatter");
+  return m;
+}
+
+const CollectiveModel& ReduceScatterVModel() {
+  static const CollectiveModel m = ReduceScatterLike("reduce_scatterv_test", "HcclReduceScatterV");
+  return m;
+}
 
 const CollectiveModel& AlltoAllModel() {
   static const CollectiveModel m = AlltoAllFamily("alltoall_test", "HcclAlltoAll");

@@ -88,6 +88,8 @@ const CollectiveModel& AlltoAllVCModel();
 // hccl_test's count of the AlltoAll family: C rounded up to a multiple of n x 128 when C >= n x 128,
 // else of n, divided by n (the elements each rank sends to each rank).
 uint64_t AlltoAllCallCount(uint64_t elements, int ranks);
+const CollectiveModel& ReduceScatterModel();
+const CollectiveModel& ReduceScatterVModel();
 
 // The data types a tool runs for -d all: the reducible ones for reductions, every type the check
 // knows (all of hccl_test's names) for data movement.

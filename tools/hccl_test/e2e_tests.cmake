@@ -74,6 +74,20 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
       PASS_REGULAR_EXPRESSION "the minbytes is 8, maxbytes is 4194304, iters is 20, warmup_iters is 10.*data_size\\(Bytes\\): \\| aveg_time\\(us\\): \\| alg_bandwidth\\(GB/s\\): \\| check_result:"
       FAIL_REGULAR_EXPRESSION "failed")
   endforeach()
+  # reduce_scatter_test and reduce_scatterv_test (every rank checks its block of the fold).
+  add_test(NAME hccl_test_e2e_reduce_scatter_4ranks_fp32
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:reduce_scatter_test>
+            -b 8 -e 4M -f 4 -d fp32 -o sum -c 1)
+  add_test(NAME hccl_test_e2e_reduce_scatter_3ranks_all_types_ops
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:reduce_scatter_test>
+            -b 8 -e 64K -f 8 -d all -o all -n 3 -w 1 -W 1 -c 2)
+  add_test(NAME hccl_test_e2e_reduce_scatterv_4ranks_all_types_ops
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:reduce_scatterv_test>
+            -b 8 -e 1M -f 16 -d all -o all -n 2 -w 1 -W 1 -c 2)
+  add_test(NAME hccl_test_e2e_reduce_scatterv_no_launcher
+    COMMAND $<TARGET_FILE:reduce_scatterv_test> -b 1K -e 64K -f 4 -d bfp16 -o max)
+  list(APPEND e2e hccl_test_e2e_reduce_scatter_4ranks_fp32 hccl_test_e2e_reduce_scatter_3ranks_all_types_ops
+       hccl_test_e2e_reduce_scatterv_4ranks_all_types_ops hccl_test_e2e_reduce_scatterv_no_launcher)
   set_tests_properties(${e2e} PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
     ENVIRONMENT "LD_LIBRARY_PATH=${libdir}")
   # The output format must stay hccl_test's (parsers depend on it): the header echoes -b/-e as given

@@ -17,27 +17,14 @@
 #include <vector>
 
 #include "algo/allreduce/allreduce_algorithms.h"
+#include "algo/peer_fold.h"
 #include "algo/primitives.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
 
 Status AllReduceShmInline(Context& ctx, const OpArgs& a) {
-  net::ShmGroup* g = ctx.shm;
-  if (g == nullptr) return Status(Code::kInternal, "shm_inline allreduce needs a shared segment");
-  const uint64_t bytes = a.bytes();
-  if (bytes > net::ShmGroup::kInlineBytes)
-    return MakeStatus(Code::kInternal, "shm_inline allreduce takes at most %zu bytes, not %llu",
-                      net::ShmGroup::kInlineBytes, static_cast<unsigned long long>(bytes));
-  uint64_t t = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, a.send, bytes, ctx.deadline, ctx.fp.seq, &t));
-  if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
-  thread_local std::vector<const void*> in;
-  in.resize(static_cast<size_t>(ctx.size));
-  for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = g->ArrivedPayload(r, t);
-  kern::FoldN(a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
-  return Status::Ok();
+  return ShmInlineFold(ctx, a, a.bytes(), 0, "shm_inline allreduce");
 }
 
 Status AllReduceFlat(Context& ctx, const OpArgs& a) {
