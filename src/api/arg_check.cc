@@ -42,7 +42,8 @@ uint64_t Elems(BufRule rule, uint64_t count, int n) {
   switch (rule) {
     case BufRule::kCount:
     case BufRule::kSame: return count;
-    case BufRule::kNCount: return count * static_cast<uint64_t>(n);
+    case BufRule::kNCount:
+    case BufRule::kRootNCount: return count * static_cast<uint64_t>(n);
     default: return 0;
   }
 }
@@ -73,15 +74,20 @@ Status CheckOp(const OpCall& c, Checked* out) {
   std::shared_ptr<core::Communicator> comm = c.comm ? core::LookupComm(c.comm) : nullptr;
   const int rank = comm ? comm->rank() : -1;
   const bool one_buffer = o.recv == BufRule::kSame;
+  // A root-only send buffer (Scatter) exists on the root only; elsewhere it is ignored.
+  const bool root_send = o.send == BufRule::kRootNCount;
+  const bool send_here = o.send != BufRule::kNone && (!root_send || (comm && c.root == static_cast<uint32_t>(rank)));
   // 2. null pointers.
   if (c.comm == nullptr) return Reject(fn, rank, Status(Code::kPtr, "comm is NULL"));
-  if (o.send != BufRule::kNone && c.send == nullptr)
+  if (o.send != BufRule::kNone && !root_send && c.send == nullptr)
     return Reject(fn, rank, Status(Code::kPtr, one_buffer ? "buf is NULL" : "sendBuf is NULL"));
   if (o.recv != BufRule::kNone && !one_buffer && c.recv == nullptr)
     return Reject(fn, rank, Status(Code::kPtr, o.root == RootRule::kRoot
                                                    ? "recvBuf is NULL (required on every rank, root or not)"
                                                    : "recvBuf is NULL"));
   if (c.stream == nullptr) return Reject(fn, rank, Status(Code::kPtr, "stream is NULL"));
+  if (root_send && send_here && c.send == nullptr)
+    return Reject(fn, rank, Status(Code::kPtr, "sendBuf is NULL on the root"));
   // 3. count range.
   const uint64_t es = DataTypeSize(c.dtype);
   if (c.count > kMaxCount)
@@ -114,7 +120,7 @@ Status CheckOp(const OpCall& c, Checked* out) {
     return Reject(fn, rank, MakeStatus(Code::kPara, "%s %u >= rankSize %d", o.root == RootRule::kRoot ? "root" : "peer",
                                        c.root, comm->size()));
   // 8. hostccl additions: alignment, device-buffer size, overlap, communicator state.
-  const bool has_send = o.send != BufRule::kNone, has_recv = o.recv != BufRule::kNone && !one_buffer;
+  const bool has_send = send_here, has_recv = o.recv != BufRule::kNone && !one_buffer;
   if (has_send && reinterpret_cast<uintptr_t>(c.send) % es != 0)
     return Reject(fn, rank, MakeStatus(Code::kPara, "%s %p is not aligned to %zu bytes (the size of %s)",
                                        one_buffer ? "buf" : "sendBuf", c.send, static_cast<size_t>(es),
@@ -134,15 +140,33 @@ Status CheckOp(const OpCall& c, Checked* out) {
   if (sz.ok() && has_recv) sz = CheckDeviceSize("recvBuf", c.recv, recv_alloc, recv_elems, c.dtype);
   if (!sz.ok()) return Reject(fn, rank, sz);
   if (has_send && has_recv) {
-    // Equal (in place) or disjoint. TODO(AllGather/ReduceScatter/Scatter): their NCCL-style
-    // in-place offsets (collectives.md 1.6) when those operators land.
+    // Disjoint, or one of the in-place forms of collectives.md 1.6, from the row's size rules:
+    // equal pointers where both sides are `count` or one side is n x count and there is no root;
+    // where one side is n x count, the other may also be exactly block k of it (k = the root for
+    // rooted operators, this rank otherwise: AllGather, ReduceScatter, Scatter's root).
     const uint64_t sb = send_elems * es, rb = recv_elems * es;
     const uintptr_t s = reinterpret_cast<uintptr_t>(c.send), r = reinterpret_cast<uintptr_t>(c.recv);
-    if (s != r && s < r + rb && r < s + sb)
+    const bool n_send = o.send == BufRule::kNCount || o.send == BufRule::kRootNCount;
+    const bool n_recv = o.recv == BufRule::kNCount;
+    const bool blocks = n_send != n_recv;
+    const uint64_t k = o.root == RootRule::kRoot ? c.root : static_cast<uint64_t>(rank);
+    const uintptr_t block = blocks ? (n_send ? s : r) + k * c.count * es : 0;
+    const bool equal_ok = !n_send && !n_recv ? true : blocks && o.root == RootRule::kNoRoot;
+    const bool ok = !(s < r + rb && r < s + sb) || (s == r && equal_ok) || (blocks && (n_send ? r : s) == block);
+    if (!ok) {
+      if (!blocks)
+        return Reject(fn, rank, MakeStatus(Code::kPara,
+                                           "sendBuf %p and recvBuf %p overlap partially (%llu bytes each); they "
+                                           "must be equal (in place) or disjoint",
+                                           c.send, c.recv, static_cast<unsigned long long>(sb)));
       return Reject(fn, rank, MakeStatus(Code::kPara,
-                                         "sendBuf %p and recvBuf %p overlap partially (%llu bytes each); they "
-                                         "must be equal (in place) or disjoint",
-                                         c.send, c.recv, static_cast<unsigned long long>(sb)));
+                                         "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; in place the "
+                                         "%s must be block %llu of the %s (%p)%s, otherwise they must be disjoint",
+                                         c.send, static_cast<unsigned long long>(sb), c.recv,
+                                         static_cast<unsigned long long>(rb), n_send ? "recvBuf" : "sendBuf",
+                                         static_cast<unsigned long long>(k), n_send ? "sendBuf" : "recvBuf",
+                                         reinterpret_cast<void*>(block), equal_ok ? " or equal to it" : ""));
+    }
   }
   if (comm->failed()) {
     Status e = comm->error();

@@ -80,6 +80,23 @@ HOSTCCL_API HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dat
   });
 }
 
+HOSTCCL_API HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclDataType dataType,
+                                     HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kAllGather, sendBuf, recvBuf, sendCount, EnumBits(dataType), 0, 0, comm,
+                            stream});
+  });
+}
+
+// sendBuf is read on the root only (the others may pass NULL).
+HOSTCCL_API HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
+                                   uint32_t root, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kScatter, sendBuf, recvBuf, recvCount, EnumBits(dataType), 0, root,
+                            comm, stream});
+  });
+}
+
 #define HOSTCCL_OP_NOT_SUPPORTED(name) \
   ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
 
@@ -90,12 +107,6 @@ HOSTCCL_API HcclResult HcclReduceScatter(void*, void*, uint64_t, HcclDataType, H
 HOSTCCL_API HcclResult HcclReduceScatterV(void*, const void*, const void*, void*, uint64_t, HcclDataType, HcclReduceOp,
                                           HcclComm, aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclReduceScatterV);
-}
-HOSTCCL_API HcclResult HcclScatter(void*, void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclScatter);
-}
-HOSTCCL_API HcclResult HcclAllGather(void*, void*, uint64_t, HcclDataType, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclAllGather);
 }
 HOSTCCL_API HcclResult HcclAllGatherV(void*, uint64_t, void*, const void*, const void*, HcclDataType, HcclComm,
                                       aclrtStream) {

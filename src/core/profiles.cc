@@ -84,6 +84,8 @@ Status CheckProfile(const char* profile, CollKind k, DataType t, RedOp op, bool 
                       DataTypeName(t), RedOpName(op));
   };
   if (Unavailable(p, k)) return reject(StrFormat("%s is not supported on this chip", api));
+  if (p == "Atlas310P" && multi_node && (k == CollKind::kAllGather || k == CollKind::kAllGatherV))
+    return reject(StrFormat("%s runs within one server only on this chip", api));
   if (info != nullptr && !info->reduces) {
     // Data movement (collectives.md 5.2): 950 moves every type but int128; the others neither
     // int128 nor the 8-bit floats; 910 and 310P no bf16 either.

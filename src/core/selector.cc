@@ -96,6 +96,18 @@ const char* DefaultRuleText(CollKind op) {
     case CollKind::kBroadcast:
       return "broadcast=direct#broadcast:0-4097:shm_inline#broadcast=shm#broadcast:0-16385:flat#"
              "broadcast=node#broadcast=chain";
+    // Sizes are one rank's block. Threads copy peers' blocks in place; processes of one host send
+    // small blocks inline in the arrival (one arrival; <= 4 KiB) and copy out of the mapped
+    // sendBufs above; over TCP small blocks go to everyone in one hop (flat), larger ones round a
+    // pipelined ring; several hosts: node.
+    case CollKind::kAllGather:
+      return "allgather=direct#allgather:0-4097:shm_inline#allgather=shm#allgather:0-16385:flat#"
+             "allgather=node#allgather=ring";
+    // Sizes are one rank's block. Threads and processes of one host copy their block out of the
+    // root's sendBuf (small: inline in the root's arrival; shm_inline re-plans to shm when the n
+    // blocks exceed 4 KiB); over TCP the root sends each block directly.
+    case CollKind::kScatter:
+      return "scatter=direct#scatter:0-1025:shm_inline#scatter=shm#scatter=flat";
     case CollKind::kBarrier:
       return "barrier=local#barrier=shm#barrier=tcp";
     default:
