@@ -80,6 +80,8 @@ RowSizes SizesFor(const CollectiveModel& m, uint64_t size, int type_bytes, int r
 const CollectiveModel& ReduceModel();
 const CollectiveModel& AllReduceModel();
 const CollectiveModel& BroadcastModel();
+const CollectiveModel& AllGatherModel();
+const CollectiveModel& ScatterModel();
 
 // The data types a tool runs for -d all: the reducible ones for reductions, every type the check
 // knows (all of hccl_test's names) for data movement.
