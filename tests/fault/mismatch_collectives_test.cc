@@ -1,5 +1,6 @@
-// Mismatched collectives with HcclAllReduce and HcclBroadcast (issue 15, Deliver 5): one rank
-// calls another operator than the others (AllReduce against Reduce or Broadcast, and back), or
+// Mismatched collectives with HcclAllReduce, HcclBroadcast, HcclAllGather and HcclScatter (issues
+// 15 and 16): one rank calls another operator than the others (AllReduce against Reduce or
+// Broadcast, AllGather against AllReduce or Scatter, Scatter against Broadcast, and back), or
 // the same operator with a count, dtype, op or root that puts its size on the other side of one
 // of the operator's selection thresholds (so the ranks would run different algorithms). Every
 // rank must fail within 2 s (the exec timeout is 20 s, so waiting for it shows) with a message
@@ -45,7 +46,7 @@ constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 // Bounds above this are not straddled (buffers of 4 ranks x 2 x 2 x bound); none is today.
 constexpr uint64_t kMaxBoundBytes = 64ull << 20;
 
-enum class Op { kAllReduce, kReduce, kBroadcast };
+enum class Op { kAllReduce, kReduce, kBroadcast, kAllGather, kScatter };
 
 struct Call {
   Op op;
@@ -108,7 +109,7 @@ void AddStraddles(std::vector<Case>* out, Op op, const char* opname, uint64_t bo
   if (op == Op::kAllReduce) {
     out->push_back({at + "op below", {op, below}, {op, below, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX}, "sum", "max"});
     out->push_back({at + "op above", {op, above}, {op, above, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MIN}, "sum", "min"});
-  } else {
+  } else if (op != Op::kAllGather) {  // AllGather has no root
     out->push_back({at + "root below", {op, below}, {op, below, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1}, "root=2", "root=1"});
     out->push_back({at + "root above, odd is the root", {op, above}, {op, above, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 3},
                     "root=2", "root=3"});
@@ -141,6 +142,18 @@ std::vector<Case> Cases() {
     c.push_back({"broadcast small vs large", {Op::kBroadcast, small}, {Op::kBroadcast, large}, CountText(small),
                  CountText(large)});
   }
+  // AllGather and Scatter (implemented with this test's rows; a stub would fail the harness probe).
+  for (uint64_t n : {small, large}) {
+    const std::string sz = n == small ? " small" : " large";
+    c.push_back({"allgather vs allreduce" + sz, {Op::kAllGather, n}, {Op::kAllReduce, n}, "HcclAllGather", "HcclAllReduce"});
+    c.push_back({"allreduce vs allgather" + sz, {Op::kAllReduce, n}, {Op::kAllGather, n}, "HcclAllReduce", "HcclAllGather"});
+    c.push_back({"scatter vs broadcast" + sz, {Op::kScatter, n}, {Op::kBroadcast, n}, "HcclScatter", "HcclBroadcast"});
+    c.push_back({"broadcast vs scatter" + sz, {Op::kBroadcast, n}, {Op::kScatter, n}, "HcclBroadcast", "HcclScatter"});
+  }
+  c.push_back({"allgather vs scatter", {Op::kAllGather, large}, {Op::kScatter, large}, "HcclAllGather", "HcclScatter"});
+  c.push_back({"scatter small vs large", {Op::kScatter, small}, {Op::kScatter, large}, CountText(small), CountText(large)});
+  for (uint64_t b : Bounds("allgather")) AddStraddles(&c, Op::kAllGather, "allgather", b);
+  for (uint64_t b : Bounds("scatter")) AddStraddles(&c, Op::kScatter, "scatter", b);
   if (ar)
     for (uint64_t b : Bounds("allreduce")) AddStraddles(&c, Op::kAllReduce, "allreduce", b);
   if (bc)
@@ -155,6 +168,8 @@ HcclResult Issue(const Call& a, HcclComm comm, aclrtStream stream, void* send, v
     case Op::kAllReduce: return HcclAllReduce(send, recv, a.count, a.dtype, a.red, comm, stream);
     case Op::kReduce: return HcclReduce(send, recv, a.count, a.dtype, a.red, a.root, comm, stream);
     case Op::kBroadcast: return HcclBroadcast(send, a.count, a.dtype, a.root, comm, stream);
+    case Op::kAllGather: return HcclAllGather(send, recv, a.count, a.dtype, comm, stream);
+    case Op::kScatter: return HcclScatter(send, recv, a.count, a.dtype, a.root, comm, stream);
   }
   return HCCL_E_INTERNAL;
 }
@@ -186,7 +201,8 @@ bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c,
 uint64_t MaxBytes(const std::vector<Case>& cases) {
   uint64_t m = 64;
   for (const Case& c : cases)
-    for (const Call* a : {&c.normal, &c.odd}) m = std::max<uint64_t>(m, a->count * Size(a->dtype));
+    for (const Call* a : {&c.normal, &c.odd})  // AllGather's recvBuf, Scatter's sendBuf: n blocks
+      m = std::max<uint64_t>(m, a->count * Size(a->dtype) * (a->op == Op::kAllGather || a->op == Op::kScatter ? kRanks : 1));
   return m + 64;
 }
 
@@ -263,11 +279,14 @@ INSTANTIATE_TEST_SUITE_P(Placements, MismatchCollectivesTest,
 // from the rules; this guards against a rule text the parser here reads differently).
 TEST(MismatchCollectivesCoverage, EveryRuleBoundIsStraddled) {
   const std::vector<Case> cases = Cases();
-  for (const char* op : {"allreduce", "broadcast"}) {
-    const bool have = std::string(op) == "allreduce" ? hostccl::test::AllReduceImplemented()
-                                                      : hostccl::test::BroadcastImplemented();
+  for (const char* op : {"allreduce", "broadcast", "allgather", "scatter"}) {
+    const std::string o = op;
+    const bool have = o == "allreduce"   ? hostccl::test::AllReduceImplemented()
+                      : o == "broadcast" ? hostccl::test::BroadcastImplemented()
+                                         : true;
     if (!have) continue;
-    const Op kind = std::string(op) == "allreduce" ? Op::kAllReduce : Op::kBroadcast;
+    const Op kind = o == "allreduce" ? Op::kAllReduce : o == "broadcast" ? Op::kBroadcast
+                    : o == "allgather" ? Op::kAllGather : Op::kScatter;
     for (uint64_t b : RuleBounds(op)) {
       bool count_straddled = false, dtype_straddled = false;
       for (const Case& c : cases) {
