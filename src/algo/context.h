@@ -46,13 +46,21 @@ struct OpArgs {
   DataType dtype = DataType::kFp32;
   RedOp op = RedOp::kSum;      // reductions only
   int root = 0;                // root (rooted operators) or peer (Send/Recv)
-  // The V arrays (host uint64_t[n], or [n*n] for AlltoAllVC), for the operators that have them;
-  // they stay valid only during the call, so core copies what an algorithm needs.
+  // The V arrays (host uint64_t[n], in elements), for the operators that have them. The caller's
+  // arrays are valid only during the call: Communicator::Enqueue copies them into the task, so
+  // in an algorithm they point at this rank's own copies, valid for the whole operation:
+  //   AllGatherV      recv_counts, recv_displs (identical on every rank; count = sendCount)
+  //   ReduceScatterV  send_counts, send_displs (identical on every rank; count = recvCount)
+  //   AlltoAllV       all four (this rank's own; count = 0)
+  //   AlltoAllVC      matrix (n x n, row-major, identical on every rank) and, derived from it, all
+  //                   four as AlltoAllV would have them (packed in rank order; count = 0)
+  // Unused ones are nullptr.
   const uint64_t* send_counts = nullptr;
   const uint64_t* send_displs = nullptr;
   const uint64_t* recv_counts = nullptr;
   const uint64_t* recv_displs = nullptr;
-  DataType recv_dtype = DataType::kFp32;  // AlltoAll family
+  const uint64_t* matrix = nullptr;
+  DataType recv_dtype = DataType::kFp32;  // AlltoAll family: recvType (same element size as dtype)
   uint64_t recv_count = 0;                // AlltoAll
   net::BufDesc send_desc;  // where send/recv live, for peers on this host (filled by core)
   net::BufDesc recv_desc;

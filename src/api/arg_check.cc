@@ -2,6 +2,7 @@
 
 #include "common/dtype.h"
 #include "common/log.h"
+#include "common/v_arrays.h"
 #include "core/profiles.h"
 
 namespace hostccl::api {
@@ -50,6 +51,384 @@ uint64_t Elems(BufRule rule, uint64_t count, int n) {
 
 }  // namespace
 
+namespace {
+
+// The buffers a successful check hands on, as the hostccl additions (step 8) see them.
+struct Sides {
+  void* send = nullptr;  // nullptr: the operator has no such buffer (or, V family, it is unused)
+  void* recv = nullptr;
+  uint64_t send_elems = 0, recv_elems = 0;  // extent in elements of send_dtype / recv_dtype
+  int send_dtype = 0, recv_dtype = 0;
+  const char* send_name = "sendBuf";
+  bool one_buffer = false;  // Broadcast: send == recv by definition
+  bool equal_ok = true;     // sendBuf == recvBuf is an in-place call (false: the V family)
+  // The in-place block form of collectives.md 1.6: the smaller buffer may be exactly block k of
+  // the larger (AllGather: sendBuf = recvBuf + rank x count; ReduceScatter: recvBuf = sendBuf +
+  // rank x count; Scatter's root: recvBuf = sendBuf + root x count). block_bytes: k x count x
+  // element size, UINT64_MAX when the operator has no such form; blocks_in_send: the larger buffer
+  // is sendBuf.
+  uint64_t block_bytes = UINT64_MAX;
+  bool blocks_in_send = false;
+  uint64_t block_index = 0;  // k, for the message
+};
+
+// Step 8, shared by every operator: alignment, device-buffer size, overlap of the two buffers,
+// communicator state, live stream.
+Status CheckAdditions(const char* fn, const OpCall& c, std::shared_ptr<core::Communicator> comm, const Sides& sd,
+                      Checked* out) {
+  const int rank = comm->rank();
+  const uint64_t ses = DataTypeSize(sd.send_dtype), res = DataTypeSize(sd.recv_dtype);
+  const char* send_name = sd.one_buffer ? "buf" : "sendBuf";
+  if (sd.send && reinterpret_cast<uintptr_t>(sd.send) % ses != 0)
+    return Reject(fn, rank, MakeStatus(Code::kPara, "%s %p is not aligned to %zu bytes (the size of %s)", send_name,
+                                       sd.send, static_cast<size_t>(ses), DataTypeName(sd.send_dtype)));
+  if (sd.recv && reinterpret_cast<uintptr_t>(sd.recv) % res != 0)
+    return Reject(fn, rank, MakeStatus(Code::kPara, "recvBuf %p is not aligned to %zu bytes (the size of %s)",
+                                       sd.recv, static_cast<size_t>(res), DataTypeName(sd.recv_dtype)));
+  // The size check comes before the overlap check: a count given in bytes makes two neighbouring
+  // aclrtMalloc buffers look overlapping, and "count is a number of elements" is what happened.
+  std::optional<rt::Allocation> send_alloc, recv_alloc;
+  if (sd.send) send_alloc = rt::FindAllocation(sd.send);
+  if (sd.recv) recv_alloc = sd.recv == sd.send ? send_alloc : rt::FindAllocation(sd.recv);
+  Status sz = sd.send ? CheckDeviceSize(send_name, sd.send, send_alloc, sd.send_elems, sd.send_dtype) : Status::Ok();
+  if (sz.ok() && sd.recv) sz = CheckDeviceSize("recvBuf", sd.recv, recv_alloc, sd.recv_elems, sd.recv_dtype);
+  if (!sz.ok()) return Reject(fn, rank, sz);
+  if (sd.send && sd.recv) {
+    // Disjoint, equal (in place, where allowed) or the in-place block form (where the operator has it).
+    const uint64_t sb = sd.send_elems * ses, rb = sd.recv_elems * res;
+    const uintptr_t s = reinterpret_cast<uintptr_t>(sd.send), r = reinterpret_cast<uintptr_t>(sd.recv);
+    const bool blocks = sd.block_bytes != UINT64_MAX;
+    const uintptr_t block = blocks ? (sd.blocks_in_send ? s : r) + sd.block_bytes : 0;
+    const bool overlap = sb != 0 && rb != 0 && s < r + rb && r < s + sb;
+    if (blocks && overlap && !(s == r && sd.equal_ok) && (sd.blocks_in_send ? r : s) != block)
+      return Reject(fn, rank, MakeStatus(Code::kPara,
+                                         "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; in place the "
+                                         "%s must be block %llu of the %s (%p)%s, otherwise they must be disjoint",
+                                         sd.send, static_cast<unsigned long long>(sb), sd.recv,
+                                         static_cast<unsigned long long>(rb), sd.blocks_in_send ? "recvBuf" : "sendBuf",
+                                         static_cast<unsigned long long>(sd.block_index),
+                                         sd.blocks_in_send ? "sendBuf" : "recvBuf", reinterpret_cast<void*>(block),
+                                         sd.equal_ok ? " or equal to it" : ""));
+    if (!blocks && (s != r || !sd.equal_ok) && overlap)
+      return Reject(fn, rank, MakeStatus(Code::kPara,
+                                         sd.equal_ok ? "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap "
+                                                       "partially; they must be equal (in place) or disjoint"
+                                                     : "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; "
+                                                       "they must be disjoint",
+                                         sd.send, static_cast<unsigned long long>(sb), sd.recv,
+                                         static_cast<unsigned long long>(rb)));
+  }
+  if (comm->failed()) {
+    Status e = comm->error();
+    return Reject(fn, rank, Status(e.code(), "communicator failed earlier: " + e.message()));
+  }
+  rt::Stream* stream = rt::LookupStream(c.stream);
+  if (stream == nullptr)
+    return Reject(fn, rank, MakeStatus(Code::kPara, "stream %p is not a live stream", c.stream));
+  if (sd.one_buffer) recv_alloc = send_alloc;
+  out->comm = std::move(comm);
+  out->stream = stream;
+  out->send_alloc = std::move(send_alloc);
+  out->recv_alloc = std::move(recv_alloc);
+  return Status::Ok();
+}
+
+}  // namespace
+
+// ---- The V family: AllGatherV, ReduceScatterV, AlltoAll, AlltoAllV, AlltoAllVC ----
+namespace {
+
+// The steps of the V family's checks; each operator lists them in HCCL's order (kVOrders).
+enum class VStep : uint8_t {
+  kEnd,
+  kZeroBoth,    // AlltoAll: sendCount == 0 && recvCount == 0 -> success
+  kNullArrays,  // NULL count / displacement arrays, in parameter order -> E_PTR
+  kNullComm,
+  kNullStream,
+  kNullSend,    // NULL sendBuf although its side has data (AlltoAll: always) -> E_PTR
+  kNullRecv,
+  kCountEq,     // AlltoAll: sendCount != recvCount -> E_PARA
+  kTypeEq,      // AlltoAll: sendType != recvType -> E_PARA
+  kSameBuf,     // sendBuf == recvBuf (both non-NULL) -> E_PARA
+  kCountRange,  // the scalar count > SYS_MAX_COUNT -> E_PARA
+  kDtype,       // (send) dtype not a known HcclDataType -> E_NOT_SUPPORT
+  kRecvDtype,
+  kOp,          // reduce op -> E_NOT_SUPPORT
+  kProfile,     // hardware profile, for each dtype -> E_NOT_SUPPORT
+  kArrayRange,  // any count entry (AlltoAllVC: any matrix entry) > SYS_MAX_COUNT -> E_PARA
+  kZeroSum,     // the shared count array sums to 0 -> success
+  kOwnCount,    // this rank's entry of the shared count array != the scalar count -> E_PARA
+  kReducible,   // dtype outside the reducible set -> E_NOT_SUPPORT
+};
+
+struct VOrder {
+  CollKind kind;
+  const char* count_name;  // the scalar count's parameter name (nullptr: none)
+  const char* dtype_name;
+  // Parameter names of the arrays the operator takes (nullptr: not taken).
+  const char* send_counts;
+  const char* send_displs;
+  const char* recv_counts;
+  const char* recv_displs;
+  const char* matrix;
+  VStep steps[20];
+};
+
+using S = VStep;
+// collectives.md 2.5, 2.7, 2.9, 2.10, 2.11 (the legacy order); hostccl's own rejections
+// (kSameBuf where HCCL's docs forbid but its code does not check) come last.
+constexpr VOrder kVOrders[] = {
+    {CollKind::kAllGatherV, "sendCount", "dataType", nullptr, nullptr, "recvCounts", "recvDispls", nullptr,
+     {S::kNullArrays, S::kNullComm, S::kNullStream, S::kNullSend, S::kCountRange, S::kDtype, S::kArrayRange,
+      S::kZeroSum, S::kNullRecv, S::kOwnCount, S::kProfile, S::kSameBuf}},
+    {CollKind::kReduceScatterV, "recvCount", "dataType", "sendCounts", "sendDispls", nullptr, nullptr, nullptr,
+     {S::kNullStream, S::kNullArrays, S::kNullComm, S::kNullRecv, S::kCountRange, S::kDtype, S::kOp, S::kProfile,
+      S::kArrayRange, S::kZeroSum, S::kNullSend, S::kOwnCount, S::kReducible, S::kSameBuf}},
+    {CollKind::kAlltoAll, "sendCount", "sendType", nullptr, nullptr, nullptr, nullptr, nullptr,
+     {S::kZeroBoth, S::kNullSend, S::kNullRecv, S::kCountEq, S::kTypeEq, S::kNullStream, S::kNullComm, S::kSameBuf,
+      S::kCountRange, S::kDtype, S::kRecvDtype, S::kProfile}},
+    {CollKind::kAlltoAllV, nullptr, "sendType", "sendCounts", "sdispls", "recvCounts", "rdispls", nullptr,
+     {S::kNullArrays, S::kNullStream, S::kNullComm, S::kSameBuf, S::kArrayRange, S::kNullSend, S::kNullRecv,
+      S::kDtype, S::kRecvDtype, S::kProfile}},
+    {CollKind::kAlltoAllVC, nullptr, "sendType", nullptr, nullptr, nullptr, nullptr, "sendCountMatrix",
+     {S::kNullArrays, S::kNullComm, S::kNullStream, S::kSameBuf, S::kArrayRange, S::kNullSend, S::kNullRecv,
+      S::kDtype, S::kRecvDtype, S::kProfile}},
+};
+
+const VOrder* FindVOrder(CollKind k) {
+  for (const auto& v : kVOrders)
+    if (v.kind == k) return &v;
+  return nullptr;
+}
+
+unsigned long long Ull(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+// Whether a side of the call carries data (its buffer is then required). Needs n for arrays.
+bool SideHasData(const OpCall& c, bool send, int n, int r) {
+  const uint64_t un = static_cast<uint64_t>(n), ur = static_cast<uint64_t>(r);
+  switch (c.kind) {
+    case CollKind::kAllGatherV: return send ? c.count > 0 : varr::AnyNonZero(c.recv_counts, un);
+    case CollKind::kReduceScatterV: return send ? varr::AnyNonZero(c.send_counts, un) : c.count > 0;
+    case CollKind::kAlltoAll: return true;  // checked before the count-equality check, as HCCL does
+    case CollKind::kAlltoAllV: return varr::AnyNonZero(send ? c.send_counts : c.recv_counts, un);
+    case CollKind::kAlltoAllVC:
+      return send ? varr::AnyNonZero(c.matrix + ur * un, un) : varr::AnyNonZero(c.matrix + ur, un, un);
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Status ComputeVExtents(const OpCall& c, int n, int r, VExtents* e) {
+  const VOrder* v = FindVOrder(c.kind);
+  *e = VExtents();
+  if (v == nullptr) return Status(Code::kInternal, "not a V-family operator");
+  const uint64_t un = static_cast<uint64_t>(n), ur = static_cast<uint64_t>(r);
+  // One side given by counts + displacements: its extent; `exclusive`: blocks must not overlap.
+  auto side = [&](const uint64_t* counts, const uint64_t* displs, const char* cn, const char* dn, bool exclusive,
+                  uint64_t* extent) -> Status {
+    int bad = -1;
+    if (!varr::Extent(counts, displs, n, extent, &bad))
+      return MakeStatus(Code::kPara, "%s[%d] = %llu + %s[%d] = %llu overflows", dn, bad, Ull(displs[bad]), cn, bad,
+                        Ull(counts[bad]));
+    int i = -1, j = -1;
+    if (exclusive && varr::FindOverlap(counts, displs, n, &i, &j))
+      return MakeStatus(Code::kPara,
+                        "blocks %d [%llu, %llu) and %d [%llu, %llu) of recvBuf overlap (%s/%s, in elements); "
+                        "every element may be written by one block only",
+                        i, Ull(displs[i]), Ull(displs[i] + counts[i]), j, Ull(displs[j]), Ull(displs[j] + counts[j]),
+                        cn, dn);
+    return Status::Ok();
+  };
+  switch (c.kind) {
+    case CollKind::kAllGatherV:
+      e->send = c.count;
+      HOSTCCL_RETURN_IF_ERROR(side(c.recv_counts, c.recv_displs, v->recv_counts, v->recv_displs, true, &e->recv));
+      break;
+    case CollKind::kReduceScatterV:  // source blocks may overlap: they are only read
+      HOSTCCL_RETURN_IF_ERROR(side(c.send_counts, c.send_displs, v->send_counts, v->send_displs, false, &e->send));
+      e->recv = c.count;
+      break;
+    case CollKind::kAlltoAll:
+      e->send = c.count * un;
+      e->recv = c.recv_count * un;
+      break;
+    case CollKind::kAlltoAllV:
+      HOSTCCL_RETURN_IF_ERROR(side(c.send_counts, c.send_displs, v->send_counts, v->send_displs, false, &e->send));
+      HOSTCCL_RETURN_IF_ERROR(side(c.recv_counts, c.recv_displs, v->recv_counts, v->recv_displs, true, &e->recv));
+      break;
+    case CollKind::kAlltoAllVC:  // packed in rank order: row r and column r
+      e->send = varr::Sum(c.matrix + ur * un, un);
+      e->recv = varr::Sum(c.matrix + ur, un, un);
+      break;
+    default: break;
+  }
+  e->send_data = SideHasData(c, true, n, r) && e->send > 0;
+  e->recv_data = SideHasData(c, false, n, r) && e->recv > 0;
+  return Status::Ok();
+}
+
+namespace {
+
+Status CheckVOp(const OpInfo& o, const VOrder& v, const OpCall& c, Checked* out) {
+  const char* fn = o.api;
+  std::shared_ptr<core::Communicator> comm = c.comm ? core::LookupComm(c.comm) : nullptr;
+  const int rank = comm ? comm->rank() : -1;
+  const int n = comm ? comm->size() : 0;
+  const uint64_t un = static_cast<uint64_t>(n);
+  const auto live = [&]() -> Status {
+    return comm ? Status::Ok()
+                : Status(Code::kPara, "comm is not a live communicator (destroyed or never created)");
+  };
+  // The array whose entries must equal every rank's own scalar count (AllGatherV, ReduceScatterV).
+  const uint64_t* shared_counts = o.recv == BufRule::kV && o.send != BufRule::kV ? c.recv_counts : c.send_counts;
+  const char* shared_name = o.recv == BufRule::kV && o.send != BufRule::kV ? v.recv_counts : v.send_counts;
+  for (VStep step : v.steps) {
+    switch (step) {
+      case S::kEnd: break;
+      case S::kZeroBoth:
+        if (c.count == 0 && c.recv_count == 0) {
+          out->done = true;
+          return Status::Ok();
+        }
+        break;
+      case S::kNullArrays: {
+        const std::pair<const void*, const char*> arrays[] = {{c.send_counts, v.send_counts},
+                                                              {c.send_displs, v.send_displs},
+                                                              {c.recv_counts, v.recv_counts},
+                                                              {c.recv_displs, v.recv_displs},
+                                                              {c.matrix, v.matrix}};
+        for (const auto& [p, name] : arrays)
+          if (name && p == nullptr) return Reject(fn, rank, MakeStatus(Code::kPtr, "%s is NULL", name));
+        break;
+      }
+      case S::kNullComm:
+        if (c.comm == nullptr) return Reject(fn, rank, Status(Code::kPtr, "comm is NULL"));
+        break;
+      case S::kNullStream:
+        if (c.stream == nullptr) return Reject(fn, rank, Status(Code::kPtr, "stream is NULL"));
+        break;
+      case S::kNullSend:
+      case S::kNullRecv: {
+        const bool send = step == S::kNullSend;
+        if ((send ? c.send : c.recv) != nullptr) break;
+        if (o.send == BufRule::kV || o.recv == BufRule::kV) {
+          if (Status st = live(); !st.ok()) return Reject(fn, rank, st);
+        }
+        if (SideHasData(c, send, n, rank))
+          return Reject(fn, rank, MakeStatus(Code::kPtr, "%s is NULL but this rank %s data", send ? "sendBuf" : "recvBuf",
+                                             send ? "sends" : "receives"));
+        break;
+      }
+      case S::kCountEq:
+        if (c.count != c.recv_count)
+          return Reject(fn, rank, MakeStatus(Code::kPara, "sendCount %llu != recvCount %llu", Ull(c.count),
+                                             Ull(c.recv_count)));
+        break;
+      case S::kTypeEq:
+        if (c.dtype != c.recv_dtype)
+          return Reject(fn, rank, MakeStatus(Code::kPara, "sendType %d (%s) != recvType %d (%s)", c.dtype,
+                                             DataTypeName(c.dtype), c.recv_dtype, DataTypeName(c.recv_dtype)));
+        break;
+      case S::kSameBuf:
+        if (c.send != nullptr && c.send == c.recv)
+          return Reject(fn, rank, MakeStatus(Code::kPara, "sendBuf and recvBuf are the same address %p; %s is not "
+                                             "in place", c.send, fn));
+        break;
+      case S::kCountRange: {
+        const uint64_t es = DataTypeSize(c.dtype);
+        if (c.count > kMaxCount)
+          return Reject(fn, rank, MakeStatus(Code::kPara, "%s %llu > maximum %llu", v.count_name, Ull(c.count),
+                                             Ull(kMaxCount)));
+        if (es != 0 && c.count > UINT64_MAX / es)
+          return Reject(fn, rank, MakeStatus(Code::kPara, "%s %llu x %zu bytes overflows", v.count_name,
+                                             Ull(c.count), static_cast<size_t>(es)));
+        break;
+      }
+      case S::kDtype:
+      case S::kRecvDtype: {
+        const int dt = step == S::kDtype ? c.dtype : c.recv_dtype;
+        if (!IsKnownDataType(dt))
+          return Reject(fn, rank, MakeStatus(Code::kNotSupport, "%s %d is not a known HcclDataType",
+                                             step == S::kDtype ? v.dtype_name : "recvType", dt));
+        break;
+      }
+      case S::kOp:
+        if (!IsValidRedOp(c.op))
+          return Reject(fn, rank, MakeStatus(Code::kNotSupport, "op %d is not one of sum(0) prod(1) max(2) min(3)",
+                                             c.op));
+        break;
+      case S::kProfile: {
+        const char* prof = comm ? comm->profile() : core::ActiveProfile();
+        const bool multi = comm && comm->multi_node();
+        const RedOp rop = o.reduces ? static_cast<RedOp>(c.op) : RedOp::kSum;
+        Status st = core::CheckProfile(prof, c.kind, static_cast<DataType>(c.dtype), rop, multi);
+        if (st.ok() && v.dtype_name == std::string_view("sendType") && c.recv_dtype != c.dtype)
+          st = core::CheckProfile(prof, c.kind, static_cast<DataType>(c.recv_dtype), rop, multi);
+        if (!st.ok()) return Reject(fn, rank, st);
+        break;
+      }
+      case S::kArrayRange: {
+        if (Status st = live(); !st.ok()) return Reject(fn, rank, st);
+        const std::pair<const uint64_t*, const char*> counts[] = {
+            {c.send_counts, v.send_counts}, {c.recv_counts, v.recv_counts}, {c.matrix, v.matrix}};
+        for (const auto& [p, name] : counts) {
+          if (name == nullptr) continue;
+          const uint64_t len = p == c.matrix ? un * un : un;
+          if (int64_t i = varr::FirstAbove(p, len, kMaxCount); i >= 0)
+            return Reject(fn, rank, MakeStatus(Code::kPara, "%s[%lld] = %llu > maximum %llu", name,
+                                               static_cast<long long>(i), Ull(p[i]), Ull(kMaxCount)));
+        }
+        break;
+      }
+      case S::kZeroSum:
+        if (varr::Sum(shared_counts, un) == 0) {
+          out->done = true;
+          return Status::Ok();
+        }
+        break;
+      case S::kOwnCount:
+        if (c.count != shared_counts[rank])
+          return Reject(fn, rank, MakeStatus(Code::kPara, "%s %llu != %s[%d] = %llu (this rank's entry must equal it)",
+                                             v.count_name, Ull(c.count), shared_name, rank,
+                                             Ull(shared_counts[rank])));
+        break;
+      case S::kReducible:
+        if (!IsReducible(c.dtype))
+          return Reject(fn, rank, MakeStatus(Code::kNotSupport,
+                                             "dataType %d (%s) is not reducible; expected one of int8 int16 int32 "
+                                             "int64 uint8 uint16 uint32 uint64 fp16 fp32 fp64 bfp16",
+                                             c.dtype, DataTypeName(c.dtype)));
+        break;
+    }
+    if (step == S::kEnd) break;
+  }
+  // hostccl additions: element sizes of the pairing, extents, then step 8 of every operator.
+  if (Status st = live(); !st.ok()) return Reject(fn, rank, st);
+  const int rdt = v.dtype_name == std::string_view("sendType") ? c.recv_dtype : c.dtype;
+  const uint64_t ses = DataTypeSize(c.dtype), res = DataTypeSize(rdt);
+  if (ses != res)
+    return Reject(fn, rank, MakeStatus(Code::kPara, "sendType %s (%llu bytes) and recvType %s (%llu bytes) differ in "
+                                       "size; hostccl moves bytes, so the element sizes must be equal",
+                                       DataTypeName(c.dtype), Ull(ses), DataTypeName(rdt), Ull(res)));
+  VExtents e;
+  if (Status st = ComputeVExtents(c, n, rank, &e); !st.ok()) return Reject(fn, rank, st);
+  if (e.send > UINT64_MAX / ses || e.recv > UINT64_MAX / res)
+    return Reject(fn, rank, MakeStatus(Code::kPara, "the buffers' extents (%llu and %llu elements) overflow in bytes",
+                                       Ull(e.send), Ull(e.recv)));
+  Sides sd;
+  sd.send = e.send_data ? c.send : nullptr;
+  sd.recv = e.recv_data ? c.recv : nullptr;
+  sd.send_elems = e.send;
+  sd.recv_elems = e.recv;
+  sd.send_dtype = c.dtype;
+  sd.recv_dtype = rdt;
+  sd.equal_ok = false;
+  return CheckAdditions(fn, c, std::move(comm), sd, out);
+}
+
+}  // namespace
+
 algo::OpArgs ToArgs(const OpCall& c) {
   algo::OpArgs a;
   a.kind = c.kind;
@@ -59,6 +438,13 @@ algo::OpArgs ToArgs(const OpCall& c) {
   a.dtype = static_cast<DataType>(c.dtype);
   a.op = static_cast<RedOp>(c.op);  // enters the fingerprint only for reductions (the row says)
   a.root = static_cast<int>(c.root);
+  a.send_counts = c.send_counts;  // the caller's arrays: Communicator::Enqueue copies them
+  a.send_displs = c.send_displs;
+  a.recv_counts = c.recv_counts;
+  a.recv_displs = c.recv_displs;
+  a.matrix = c.matrix;
+  a.recv_count = c.recv_count;
+  a.recv_dtype = static_cast<DataType>(FindVOrder(c.kind) ? c.recv_dtype : c.dtype);
   return a;
 }
 
@@ -66,6 +452,7 @@ Status CheckOp(const OpCall& c, Checked* out) {
   const OpInfo& o = *FindOp(c.kind);
   const char* fn = o.api;
   *out = Checked();
+  if (const VOrder* v = FindVOrder(c.kind)) return CheckVOp(o, *v, c, out);
   // 1. count == 0: success, nothing else checked.
   if (c.count == 0) {
     out->done = true;
@@ -120,67 +507,27 @@ Status CheckOp(const OpCall& c, Checked* out) {
     return Reject(fn, rank, MakeStatus(Code::kPara, "%s %u >= rankSize %d", o.root == RootRule::kRoot ? "root" : "peer",
                                        c.root, comm->size()));
   // 8. hostccl additions: alignment, device-buffer size, overlap, communicator state.
-  const bool has_send = send_here, has_recv = o.recv != BufRule::kNone && !one_buffer;
-  if (has_send && reinterpret_cast<uintptr_t>(c.send) % es != 0)
-    return Reject(fn, rank, MakeStatus(Code::kPara, "%s %p is not aligned to %zu bytes (the size of %s)",
-                                       one_buffer ? "buf" : "sendBuf", c.send, static_cast<size_t>(es),
-                                       DataTypeName(c.dtype)));
-  if (has_recv && reinterpret_cast<uintptr_t>(c.recv) % es != 0)
-    return Reject(fn, rank, MakeStatus(Code::kPara, "recvBuf %p is not aligned to %zu bytes (the size of %s)",
-                                       c.recv, static_cast<size_t>(es), DataTypeName(c.dtype)));
-  const uint64_t send_elems = Elems(o.send, c.count, comm->size());
-  const uint64_t recv_elems = Elems(o.recv, c.count, comm->size());
-  // The size check comes before the overlap check: a count given in bytes makes two neighbouring
-  // aclrtMalloc buffers look overlapping, and "count is a number of elements" is what happened.
-  std::optional<rt::Allocation> send_alloc, recv_alloc;
-  if (has_send) send_alloc = rt::FindAllocation(c.send);
-  if (has_recv) recv_alloc = c.recv == c.send ? send_alloc : rt::FindAllocation(c.recv);
-  Status sz = has_send ? CheckDeviceSize(one_buffer ? "buf" : "sendBuf", c.send, send_alloc, send_elems, c.dtype)
-                       : Status::Ok();
-  if (sz.ok() && has_recv) sz = CheckDeviceSize("recvBuf", c.recv, recv_alloc, recv_elems, c.dtype);
-  if (!sz.ok()) return Reject(fn, rank, sz);
-  if (has_send && has_recv) {
-    // Disjoint, or one of the in-place forms of collectives.md 1.6, from the row's size rules:
-    // equal pointers where both sides are `count` or one side is n x count and there is no root;
-    // where one side is n x count, the other may also be exactly block k of it (k = the root for
-    // rooted operators, this rank otherwise: AllGather, ReduceScatter, Scatter's root).
-    const uint64_t sb = send_elems * es, rb = recv_elems * es;
-    const uintptr_t s = reinterpret_cast<uintptr_t>(c.send), r = reinterpret_cast<uintptr_t>(c.recv);
-    const bool n_send = o.send == BufRule::kNCount || o.send == BufRule::kRootNCount;
-    const bool n_recv = o.recv == BufRule::kNCount;
-    const bool blocks = n_send != n_recv;
-    const uint64_t k = o.root == RootRule::kRoot ? c.root : static_cast<uint64_t>(rank);
-    const uintptr_t block = blocks ? (n_send ? s : r) + k * c.count * es : 0;
-    const bool equal_ok = !n_send && !n_recv ? true : blocks && o.root == RootRule::kNoRoot;
-    const bool ok = !(s < r + rb && r < s + sb) || (s == r && equal_ok) || (blocks && (n_send ? r : s) == block);
-    if (!ok) {
-      if (!blocks)
-        return Reject(fn, rank, MakeStatus(Code::kPara,
-                                           "sendBuf %p and recvBuf %p overlap partially (%llu bytes each); they "
-                                           "must be equal (in place) or disjoint",
-                                           c.send, c.recv, static_cast<unsigned long long>(sb)));
-      return Reject(fn, rank, MakeStatus(Code::kPara,
-                                         "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; in place the "
-                                         "%s must be block %llu of the %s (%p)%s, otherwise they must be disjoint",
-                                         c.send, static_cast<unsigned long long>(sb), c.recv,
-                                         static_cast<unsigned long long>(rb), n_send ? "recvBuf" : "sendBuf",
-                                         static_cast<unsigned long long>(k), n_send ? "sendBuf" : "recvBuf",
-                                         reinterpret_cast<void*>(block), equal_ok ? " or equal to it" : ""));
-    }
+  Sides sd;
+  sd.send = send_here ? c.send : nullptr;
+  sd.recv = o.recv != BufRule::kNone && !one_buffer ? c.recv : nullptr;
+  sd.send_elems = Elems(o.send, c.count, comm->size());
+  sd.recv_elems = Elems(o.recv, c.count, comm->size());
+  sd.send_dtype = sd.recv_dtype = c.dtype;
+  sd.one_buffer = one_buffer;
+  // In-place forms from the row's size rules (collectives.md 1.6): where exactly one side is
+  // n x count, the other may be block k of it (k = the root for rooted operators, this rank
+  // otherwise), and equal pointers only where there is no root.
+  const bool n_send = o.send == BufRule::kNCount || o.send == BufRule::kRootNCount;
+  const bool n_recv = o.recv == BufRule::kNCount;
+  if (n_send != n_recv) {
+    sd.block_index = o.root == RootRule::kRoot ? c.root : static_cast<uint64_t>(comm->rank());
+    sd.block_bytes = sd.block_index * c.count * es;
+    sd.blocks_in_send = n_send;
+    sd.equal_ok = o.root == RootRule::kNoRoot;
+  } else if (n_send && n_recv) {
+    sd.equal_ok = false;
   }
-  if (comm->failed()) {
-    Status e = comm->error();
-    return Reject(fn, rank, Status(e.code(), "communicator failed earlier: " + e.message()));
-  }
-  rt::Stream* stream = rt::LookupStream(c.stream);
-  if (stream == nullptr)
-    return Reject(fn, rank, MakeStatus(Code::kPara, "stream %p is not a live stream", c.stream));
-  if (one_buffer) recv_alloc = send_alloc;
-  out->comm = std::move(comm);
-  out->stream = stream;
-  out->send_alloc = std::move(send_alloc);
-  out->recv_alloc = std::move(recv_alloc);
-  return Status::Ok();
+  return CheckAdditions(fn, c, std::move(comm), sd, out);
 }
 
 }  // namespace hostccl::api

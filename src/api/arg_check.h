@@ -26,7 +26,30 @@ struct OpCall {
   uint32_t root;  // root or peer
   void* comm;
   void* stream;
+  // The AlltoAll family and the V operators (rows with BufRule::kV), in elements: host uint64_t[n]
+  // arrays as the caller passed them (AlltoAllVC: `matrix`, n x n row-major); `count` is the
+  // operator's own scalar count (AllGatherV sendCount, ReduceScatterV recvCount, AlltoAll
+  // sendCount; 0 for AlltoAllV/VC), `dtype` its (send) type.
+  const uint64_t* send_counts = nullptr;
+  const uint64_t* send_displs = nullptr;
+  const uint64_t* recv_counts = nullptr;
+  const uint64_t* recv_displs = nullptr;
+  const uint64_t* matrix = nullptr;
+  uint64_t recv_count = 0;  // AlltoAll
+  int recv_dtype = 0;       // AlltoAll family
 };
+
+// Elements each side of a V-family call spans (the extent its counts and displacements imply),
+// for the size, overlap and null-buffer checks. Computed by VExtents after the count ranges were
+// checked.
+struct VExtents {
+  uint64_t send = 0, recv = 0;         // elements from the buffer's start to its last used one
+  bool send_data = false, recv_data = false;  // some block of that side is non-empty
+};
+// For kind AllGatherV / ReduceScatterV / AlltoAll / AlltoAllV / AlltoAllVC with n ranks and this
+// rank r: fills *e, or returns E_PARA naming the array and index whose displacement + count
+// overflows, or (receive side) the two blocks that overlap (collectives.md 2.5, 2.10).
+Status ComputeVExtents(const OpCall& c, int n, int r, VExtents* e);
 
 // What a successful check resolved, so the call does not look it up again.
 struct Checked {
@@ -43,6 +66,9 @@ struct Checked {
 // for data movement) -> E_NOT_SUPPORT; 5 reduce op (reductions) -> E_NOT_SUPPORT; 6 hardware
 // profile -> E_NOT_SUPPORT; 7 root / peer < rankSize -> E_PARA; 8 hostccl's additions (alignment,
 // overlap, device-buffer size, communicator state, live stream) -> E_PARA or the comm's error.
+// The V family (AllGatherV, ReduceScatterV, AlltoAll, AlltoAllV, AlltoAllVC) follows its own
+// per-operator order of the same steps (arg_check.cc kVOrders, from collectives.md 2.5, 2.7,
+// 2.9-2.11), then the same hostccl additions.
 Status CheckOp(const OpCall& c, Checked* out);
 // The record an entry point enqueues after a successful check.
 algo::OpArgs ToArgs(const OpCall& c);

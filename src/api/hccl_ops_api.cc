@@ -41,6 +41,9 @@ static int EnumBits(const E& e) {
 
 namespace {
 
+// The V arrays: host uint64_t arrays passed as `const void*`.
+const uint64_t* Words(const void* p) { return static_cast<const uint64_t*>(p); }
+
 // Every buffer-and-count operator: check (in the operator's order, from its row), build the
 // record, enqueue. Nothing is enqueued when a check fails.
 HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
@@ -48,6 +51,11 @@ HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
   Status st = hostccl::api::CheckOp(call, &ck);
   if (!st.ok()) return ToResult(st);
   if (ck.done) return HCCL_SUCCESS;
+  // Checked but not implemented yet: its row's `impl` is false (common/ops.h).
+  const hostccl::OpInfo& o = *hostccl::FindOp(call.kind);
+  if (!o.implemented)
+    return ToResult(Reject(o.api, ck.comm->rank(), MakeStatus(Code::kNotSupport, "%s is not implemented by hostccl yet",
+                                                              o.api)));
   st = ck.comm->Enqueue(ck.stream, hostccl::api::ToArgs(call), ck.send_alloc, ck.recv_alloc);
   if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, ck.comm->rank(), st));
   return HCCL_SUCCESS;
@@ -104,13 +112,23 @@ HOSTCCL_API HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCo
 HOSTCCL_API HcclResult HcclReduceScatter(void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclReduceScatter);
 }
-HOSTCCL_API HcclResult HcclReduceScatterV(void*, const void*, const void*, void*, uint64_t, HcclDataType, HcclReduceOp,
-                                          HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclReduceScatterV);
+HOSTCCL_API HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void* sendDispls, void* recvBuf,
+                                          uint64_t recvCount, HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                                          aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({.kind = hostccl::CollKind::kReduceScatterV, .send = sendBuf, .recv = recvBuf,
+                            .count = recvCount, .dtype = EnumBits(dataType), .op = EnumBits(op), .root = 0,
+                            .comm = comm, .stream = stream, .send_counts = Words(sendCounts),
+                            .send_displs = Words(sendDispls)});
+  });
 }
-HOSTCCL_API HcclResult HcclAllGatherV(void*, uint64_t, void*, const void*, const void*, HcclDataType, HcclComm,
-                                      aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclAllGatherV);
+HOSTCCL_API HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, const void* recvCounts,
+                                      const void* recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({.kind = hostccl::CollKind::kAllGatherV, .send = sendBuf, .recv = recvBuf,
+                            .count = sendCount, .dtype = EnumBits(dataType), .op = 0, .root = 0, .comm = comm,
+                            .stream = stream, .recv_counts = Words(recvCounts), .recv_displs = Words(recvDispls)});
+  });
 }
 HOSTCCL_API HcclResult HcclSend(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclSend);
@@ -118,17 +136,35 @@ HOSTCCL_API HcclResult HcclSend(void*, uint64_t, HcclDataType, uint32_t, HcclCom
 HOSTCCL_API HcclResult HcclRecv(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclRecv);
 }
-HOSTCCL_API HcclResult HcclAlltoAllVC(const void*, const void*, HcclDataType, const void*, HcclDataType, HcclComm,
-                                      aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclAlltoAllVC);
+// The AlltoAll family declares recvBuf `const void*` although it is written (HCCL's header).
+HOSTCCL_API HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType,
+                                      const void* recvBuf, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({.kind = hostccl::CollKind::kAlltoAllVC, .send = const_cast<void*>(sendBuf),
+                            .recv = const_cast<void*>(recvBuf), .count = 0, .dtype = EnumBits(sendType), .op = 0,
+                            .root = 0, .comm = comm, .stream = stream, .matrix = Words(sendCountMatrix),
+                            .recv_dtype = EnumBits(recvType)});
+  });
 }
-HOSTCCL_API HcclResult HcclAlltoAllV(const void*, const void*, const void*, HcclDataType, const void*, const void*,
-                                     const void*, HcclDataType, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclAlltoAllV);
+HOSTCCL_API HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void* sdispls,
+                                     HcclDataType sendType, const void* recvBuf, const void* recvCounts,
+                                     const void* rdispls, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({.kind = hostccl::CollKind::kAlltoAllV, .send = const_cast<void*>(sendBuf),
+                            .recv = const_cast<void*>(recvBuf), .count = 0, .dtype = EnumBits(sendType), .op = 0,
+                            .root = 0, .comm = comm, .stream = stream, .send_counts = Words(sendCounts),
+                            .send_displs = Words(sdispls), .recv_counts = Words(recvCounts),
+                            .recv_displs = Words(rdispls), .recv_dtype = EnumBits(recvType)});
+  });
 }
-HOSTCCL_API HcclResult HcclAlltoAll(const void*, uint64_t, HcclDataType, const void*, uint64_t, HcclDataType, HcclComm,
-                                    aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclAlltoAll);
+HOSTCCL_API HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType sendType, const void* recvBuf,
+                                    uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({.kind = hostccl::CollKind::kAlltoAll, .send = const_cast<void*>(sendBuf),
+                            .recv = const_cast<void*>(recvBuf), .count = sendCount, .dtype = EnumBits(sendType),
+                            .op = 0, .root = 0, .comm = comm, .stream = stream, .recv_count = recvCount,
+                            .recv_dtype = EnumBits(recvType)});
+  });
 }
 HOSTCCL_API HcclResult HcclBatchSendRecv(HcclSendRecvItem*, uint32_t, HcclComm, aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclBatchSendRecv);

@@ -25,12 +25,15 @@ uint64_t HashWords(const uint64_t* words, uint64_t n, uint64_t h) {
 std::string DescribeFingerprint(const Fingerprint& fp) {
   const OpInfo* o = FindOp(static_cast<CollKind>(fp.kind));
   if (o == nullptr || o->kind == CollKind::kBarrier) return "";
-  std::string s = StrFormat("count=%llu %s", static_cast<unsigned long long>(fp.count),
-                            DataTypeName(fp.dtype));
+  // AlltoAllV/VC carry the element size (in `op`) instead of a dtype (core MakeFingerprint).
+  const bool elem = o->kind == CollKind::kAlltoAllV || o->kind == CollKind::kAlltoAllVC;
+  std::string s = elem ? StrFormat("count=%llu elem=%uB", static_cast<unsigned long long>(fp.count), fp.op)
+                       : StrFormat("count=%llu %s", static_cast<unsigned long long>(fp.count), DataTypeName(fp.dtype));
   if (o->reduces) s += StrFormat(" %s", RedOpName(fp.op));
   if (o->root == RootRule::kRoot) s += StrFormat(" root=%u", fp.root);
   if (o->root == RootRule::kPeer) s += StrFormat(" peer=%u", fp.root);
-  if (o->send == BufRule::kV || o->recv == BufRule::kV) s += StrFormat(" arrays=%08x", fp.root);
+  if (o->kind == CollKind::kAllGatherV || o->kind == CollKind::kReduceScatterV || o->kind == CollKind::kAlltoAllVC)
+    s += StrFormat(" arrays=%08x", fp.root);
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "common/v_arrays.h"
 #include "core/profiles.h"
 #include "transport/sync/group_barrier.h"
 #include "transport/tcp/socket.h"
@@ -46,6 +47,14 @@ uint64_t DefaultChunkBytes(uint64_t bytes, const algo::Algorithm* a) {
 
 // The fingerprint of an operation: the fields its row says must match across ranks. With
 // HOSTCCL_CHECK_ARGS=0 only kind and seq remain (TCP frames then match on those only).
+// The V family (docs/semantics.md "What must match"):
+//   AllGatherV      dtype; recvCounts and recvDispls (hash); count = their sum
+//   ReduceScatterV  dtype, op; sendCounts and sendDispls (hash); count = their sum
+//   AlltoAll        sendCount (= recvCount), sendType (= recvType)
+//   AlltoAllV       the element size only (count 0): the per-pair counts are checked by the
+//                   algorithm, which sees both sides
+//   AlltoAllVC      the element size; the matrix (hash); count = its sum
+// The arrays are this rank's own copies (Enqueue made them) with n entries (matrix n x n).
 Fingerprint MakeFingerprint(const algo::OpArgs& a, uint64_t seq, int nranks, bool check) {
   Fingerprint fp;
   fp.kind = static_cast<uint8_t>(a.kind);
@@ -59,15 +68,131 @@ Fingerprint MakeFingerprint(const algo::OpArgs& a, uint64_t seq, int nranks, boo
   // V arrays that must be identical on every rank enter as a hash (collectives.md 1.8).
   const uint64_t n = static_cast<uint64_t>(nranks);
   uint64_t h = 0;
-  if (a.kind == CollKind::kAllGatherV && a.recv_counts && a.recv_displs)
+  if (a.kind == CollKind::kAllGatherV && a.recv_counts && a.recv_displs) {
     h = HashWords(a.recv_displs, n, HashWords(a.recv_counts, n));
-  else if (a.kind == CollKind::kReduceScatterV && a.send_counts && a.send_displs)
+    fp.count = varr::Sum(a.recv_counts, n);
+  } else if (a.kind == CollKind::kReduceScatterV && a.send_counts && a.send_displs) {
     h = HashWords(a.send_displs, n, HashWords(a.send_counts, n));
-  else if (a.kind == CollKind::kAlltoAllVC && a.send_counts)
-    h = HashWords(a.send_counts, n * n);
+    fp.count = varr::Sum(a.send_counts, n);
+  } else if (a.kind == CollKind::kAlltoAllV || a.kind == CollKind::kAlltoAllVC) {
+    fp.dtype = 0;
+    fp.op = static_cast<uint8_t>(DataTypeSize(a.dtype));  // DescribeFingerprint: "elem=4B"
+    fp.count = 0;
+    if (a.kind == CollKind::kAlltoAllVC && a.matrix) {
+      h = HashWords(a.matrix, n * n);
+      fp.count = varr::Sum(a.matrix, n * n);
+    }
+  }
   if (h != 0) fp.root = static_cast<uint32_t>(h ^ (h >> 32));
   return fp;
 }
+
+// The arrays whose hash is in the fingerprint, as one run of words (AllGatherV: recvCounts then
+// recvDispls; ReduceScatterV: sendCounts then sendDispls; AlltoAllVC: the matrix) and their
+// names, for naming the first differing index. False for other operators.
+struct HashedArrays {
+  const uint64_t* a = nullptr;
+  const uint64_t* b = nullptr;
+  uint64_t len = 0;  // entries of each of a and b (b may be nullptr)
+  const char* a_name = "";
+  const char* b_name = "";
+};
+bool FindHashedArrays(const algo::OpArgs& x, int n, HashedArrays* h) {
+  const uint64_t un = static_cast<uint64_t>(n);
+  switch (x.kind) {
+    case CollKind::kAllGatherV: *h = {x.recv_counts, x.recv_displs, un, "recvCounts", "recvDispls"}; break;
+    case CollKind::kReduceScatterV: *h = {x.send_counts, x.send_displs, un, "sendCounts", "sendDispls"}; break;
+    case CollKind::kAlltoAllVC: *h = {x.matrix, nullptr, un * un, "sendCountMatrix", ""}; break;
+    default: return false;
+  }
+  return h->a != nullptr;
+}
+
+// The size the selector sees (bytes = count x element size). A V operator's count is the mean
+// of the array every rank agrees on, rounded up (AllGatherV: recvCounts, the analog of
+// AllGather's sendCount; ReduceScatterV: sendCounts; AlltoAllVC: the matrix entries, the analog
+// of AlltoAll's sendCount); AlltoAllV has none (0): its ranks' sizes differ, and every rank must
+// select alike.
+uint64_t SelectionBytes(const algo::OpArgs& a, int n) {
+  const uint64_t un = static_cast<uint64_t>(n);
+  auto mean = [](uint64_t sum, uint64_t k) { return k == 0 ? 0 : sum / k + (sum % k != 0); };
+  uint64_t count = a.count;
+  switch (a.kind) {
+    case CollKind::kBarrier: return 0;
+    case CollKind::kAllGatherV: count = a.recv_counts ? mean(varr::Sum(a.recv_counts, un), un) : 0; break;
+    case CollKind::kReduceScatterV: count = a.send_counts ? mean(varr::Sum(a.send_counts, un), un) : 0; break;
+    case CollKind::kAlltoAllV: count = 0; break;
+    case CollKind::kAlltoAllVC: count = a.matrix ? mean(varr::Sum(a.matrix, un * un), un * un) : 0; break;
+    default: break;
+  }
+  const uint64_t es = DataTypeSize(a.dtype);
+  return count > UINT64_MAX / (es ? es : 1) ? UINT64_MAX : count * es;
+}
+
+// The V arrays of the operation each rank of this process is running, per communicator: on a
+// fingerprint mismatch of an operator whose arrays must match, the error path compares the
+// copies of two ranks of this process and names the first differing index. Ranks in other
+// processes are not here; their mismatch is named by the hash only.
+}  // namespace
+
+class VBoard {
+ public:
+  static std::shared_ptr<VBoard> For(const std::string& key, int n) {
+    static std::mutex mu;
+    static std::map<std::string, std::weak_ptr<VBoard>> boards;
+    std::lock_guard<std::mutex> lk(mu);
+    for (auto it = boards.begin(); it != boards.end();) it = it->second.expired() ? boards.erase(it) : std::next(it);
+    auto& w = boards[key];
+    auto b = w.lock();
+    if (!b) {
+      b = std::make_shared<VBoard>();
+      b->slots_.resize(static_cast<size_t>(n));
+      w = b;
+    }
+    return b;
+  }
+  // Rank `rank` runs operation `seq` with these arrays (copied; capacity reused).
+  void Publish(int rank, uint64_t seq, const HashedArrays& h) {
+    std::lock_guard<std::mutex> lk(mu_);
+    Slot& s = slots_[static_cast<size_t>(rank)];
+    s.seq = seq;
+    s.words.assign(h.a, h.a + h.len);
+    if (h.b) s.words.insert(s.words.end(), h.b, h.b + h.len);
+  }
+  // "; first difference: recvCounts[2] (rank 0: 4, rank 1: 5)" between the lowest rank that
+  // published `seq` and the lowest rank whose arrays differ from it; "" when not found here.
+  std::string FirstDifference(uint64_t seq, const HashedArrays& h) {
+    std::lock_guard<std::mutex> lk(mu_);
+    int first = -1;
+    for (int r = 0; r < static_cast<int>(slots_.size()); ++r) {
+      const Slot& s = slots_[static_cast<size_t>(r)];
+      if (s.seq != seq) continue;
+      if (first < 0) {
+        first = r;
+        continue;
+      }
+      const Slot& f = slots_[static_cast<size_t>(first)];
+      if (s.words.size() != f.words.size()) continue;
+      const int64_t i = varr::FirstDifference(f.words.data(), s.words.data(), f.words.size());
+      if (i < 0) continue;
+      const uint64_t k = static_cast<uint64_t>(i);
+      const bool second = k >= h.len;
+      return "; first difference: " + varr::DescribeDifference(second ? h.b_name : h.a_name, second ? k - h.len : k,
+                                                               first, f.words[k], r, s.words[k]);
+    }
+    return "";
+  }
+
+ private:
+  struct Slot {
+    uint64_t seq = 0;
+    std::vector<uint64_t> words;
+  };
+  std::mutex mu_;
+  std::vector<Slot> slots_;
+};
+
+namespace {
 
 // Whether a communicator whose ranks are all threads of this process still needs a TCP mesh:
 // HOSTCCL_TRANSPORT=tcp or shm asks for it, and so does HOSTCCL_ALGO naming a point-to-point
@@ -489,6 +614,48 @@ net::BufDesc Describe(const void* p, const std::optional<rt::Allocation>& a) {
 }
 }  // namespace
 
+namespace {
+// The task's own copies of the V arrays (the caller's are valid only during the call). The
+// words live in a vector taken from the communicator's pool; `at` holds each array's offset in
+// it (-1: unused), so the pointers can be re-bound wherever the task object was moved to.
+struct TaskArrays {
+  std::vector<uint64_t> words;
+  int64_t at[5] = {-1, -1, -1, -1, -1};  // send_counts, send_displs, recv_counts, recv_displs, matrix
+  static const uint64_t* algo::OpArgs::*const kFields[5];
+  void Bind(algo::OpArgs* a) const {
+    for (int i = 0; i < 5; ++i)
+      a->*kFields[i] = at[i] < 0 ? nullptr : words.data() + at[i];
+  }
+};
+const uint64_t* algo::OpArgs::*const TaskArrays::kFields[5] = {
+    &algo::OpArgs::send_counts, &algo::OpArgs::send_displs, &algo::OpArgs::recv_counts, &algo::OpArgs::recv_displs,
+    &algo::OpArgs::matrix};
+
+// Copies the arrays `a` points at (n entries each; the matrix n x n, plus for AlltoAllVC the
+// packed per-rank arrays derived from it) into t->words and re-points `a` at the copies.
+void CopyArrays(algo::OpArgs* a, int n, int rank, TaskArrays* t) {
+  const uint64_t un = static_cast<uint64_t>(n);
+  t->words.clear();
+  if (a->kind == CollKind::kAlltoAllVC && a->matrix) {
+    t->words.resize(un * un + 4 * un);
+    std::copy(a->matrix, a->matrix + un * un, t->words.begin());
+    uint64_t* w = t->words.data();
+    varr::PackedLayout(w, n, rank, w + un * un, w + un * un + un, w + un * un + 2 * un, w + un * un + 3 * un);
+    t->at[4] = 0;
+    for (int i = 0; i < 4; ++i) t->at[i] = static_cast<int64_t>(un * un + static_cast<uint64_t>(i) * un);
+  } else {
+    for (int i = 0; i < 5; ++i) {
+      const uint64_t* p = a->*TaskArrays::kFields[i];
+      if (p == nullptr) continue;
+      const uint64_t len = i == 4 ? un * un : un;
+      t->at[i] = static_cast<int64_t>(t->words.size());
+      t->words.insert(t->words.end(), p, p + len);
+    }
+  }
+  t->Bind(a);
+}
+}  // namespace
+
 Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
                              const std::optional<rt::Allocation>& send_alloc,
                              const std::optional<rt::Allocation>& recv_alloc) {
@@ -498,9 +665,28 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     args.send_desc = Describe(args.send, send_alloc);
     args.recv_desc = Describe(args.recv, recv_alloc);
   }
+  TaskArrays arrays;
+  if (args.send_counts || args.send_displs || args.recv_counts || args.recv_displs || args.matrix) {
+    {
+      std::lock_guard<std::mutex> lk(arrays_mu_);
+      if (!arrays_pool_.empty()) {
+        arrays.words = std::move(arrays_pool_.back());
+        arrays_pool_.pop_back();
+      }
+    }
+    CopyArrays(&args, size_, rank_, &arrays);
+  }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_);
-  return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
+  if (arrays.words.capacity() == 0)
+    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
+  return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays)]() mutable {
+    arrays.Bind(&args);
+    Status st = self->Run(fp, args);
+    std::lock_guard<std::mutex> lk(self->arrays_mu_);
+    if (self->arrays_pool_.size() < 8) self->arrays_pool_.push_back(std::move(arrays.words));
+    return st;
+  });
 }
 
 Status Communicator::EnqueueBarrier(rt::Stream* stream) {
@@ -519,7 +705,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   if (failed()) return error();
   inflight_.fetch_add(1);
   const char* api = CollKindName(args.kind);
-  const uint64_t bytes = args.kind == CollKind::kBarrier ? 0 : args.bytes();
+  const uint64_t bytes = SelectionBytes(args, size_);
   Placement where;
   where.nranks = size_;
   where.all_local = local_ != nullptr;
@@ -539,8 +725,20 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   HLOG_INFO(kColl, "%s #%llu %s on '%s': %s (%s), transport %s", api, static_cast<unsigned long long>(seq),
             DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
             local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
+  HashedArrays hashed;
+  const bool hashed_arrays = check_args_ && FindHashedArrays(args, size_, &hashed);
+  if (hashed_arrays && all_local_) {
+    if (!vboard_) vboard_ = VBoard::For(key_, size_);
+    vboard_->Publish(rank_, seq, hashed);
+  }
   Status st = a->run(ctx, args);
   inflight_.fetch_sub(1);
+  // A mismatch of arrays that must match: name the first differing index when both ranks' copies
+  // are in this process (the message the aborting rank passes on already has it).
+  if (!st.ok() && st.code() == Code::kPara && hashed_arrays && vboard_ &&
+      st.message().find("mismatch") != std::string::npos &&
+      st.message().find("first difference") == std::string::npos)
+    st = Status(st.code(), st.message() + vboard_->FirstDifference(seq, hashed));
   return Finish(api, seq, std::move(st));
 }
 

@@ -29,6 +29,8 @@
 
 namespace hostccl::core {
 
+class VBoard;  // communicator.cc: the V arrays of this process's ranks, for mismatch messages
+
 // Per-communicator settings, already resolved from HcclCommConfig > environment > defaults.
 struct CommConfig {
   std::string name;               // empty = default name
@@ -125,6 +127,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   algo::NodeLayout nodes_;
   int free_observer_ = 0;  // runtime observer that forwards our frees to the shm groups
   algo::Scratch scratch_;
+  // Vectors for the tasks' copies of the V arrays, reused (no allocation per call in steady state).
+  std::mutex arrays_mu_;
+  std::vector<std::vector<uint64_t>> arrays_pool_;
+  std::shared_ptr<VBoard> vboard_;  // set at the first V operation whose arrays must match
 
   std::atomic<uint64_t> next_seq_{0};
   std::atomic<uint64_t> running_seq_{0};  // operation being executed (or last executed)
