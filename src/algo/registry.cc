@@ -73,6 +73,17 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 512 << 10, &AllGatherRing},
       {K::kAllGather, "node", "several hosts: non-leaders write into the leader, ring of host leaders, copies back inside hosts",
        kNeedsNodes | kNeedsTransport, 512 << 10, &AllGatherNode},
+      // HcclAllGatherV (sizes in the rules: the mean block, sum(recvCounts) / n x element size)
+      {K::kAllGatherV, "direct", "threads of one process: each rank copies every peer's block to its displacement",
+       kNeedsLocal, 0, &AllGatherVDirect},
+      {K::kAllGatherV, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots",
+       kNeedsShm, 0, &AllGatherVShmInline},
+      {K::kAllGatherV, "shm", "processes of one host: each rank copies every peer's block out of its mapped sendBuf",
+       kNeedsShm, 0, &AllGatherVShm},
+      {K::kAllGatherV, "flat", "small blocks over TCP: every rank sends its block to all in one hop",
+       kNeedsTransport, 0, &AllGatherVFlat},
+      {K::kAllGatherV, "ring", "TCP, pipelined ring over the blocks, straight into the recvBufs",
+       kNeedsTransport, 512 << 10, &AllGatherVRing},
       // HcclScatter (sizes in the rules are one rank's block, recvCount x element size)
       {K::kScatter, "direct", "threads of one process: each rank copies its block out of the root's sendBuf",
        kNeedsLocal, 0, &ScatterDirect},

@@ -32,7 +32,7 @@
   X(Scatter, 7, "HcclScatter", "scatter", true, false, kRoot, kRootNCount, kCount)          \
   X(Send, 8, "HcclSend", "send", false, false, kPeer, kCount, kNone)                        \
   X(AlltoAll, 9, "HcclAlltoAll", "alltoall", false, false, kNoRoot, kNCount, kNCount)       \
-  X(AllGatherV, 11, "HcclAllGatherV", "allgatherv", false, false, kNoRoot, kCount, kV)      \
+  X(AllGatherV, 11, "HcclAllGatherV", "allgatherv", true, false, kNoRoot, kCount, kV)      \
   X(ReduceScatterV, 12, "HcclReduceScatterV", "reducescatterv", false, true, kNoRoot, kV, kCount) \
   X(AlltoAllV, 13, "HcclAlltoAllV", "alltoallv", false, false, kNoRoot, kV, kV)            \
   X(AlltoAllVC, 14, "HcclAlltoAllVC", "alltoallvc", false, false, kNoRoot, kV, kV)         \

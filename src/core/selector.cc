@@ -103,6 +103,10 @@ const char* DefaultRuleText(CollKind op) {
     case CollKind::kAllGather:
       return "allgather=direct#allgather:0-4097:shm_inline#allgather=shm#allgather:0-16385:flat#"
              "allgather=node#allgather=ring";
+    // AllGather's plans over blocks of their own sizes (sizes: the mean block); several hosts use
+    // the ring over all ranks (no node plan yet).
+    case CollKind::kAllGatherV:
+      return "allgatherv=direct#allgatherv:0-4097:shm_inline#allgatherv=shm#allgatherv:0-16385:flat#allgatherv=ring";
     // Sizes are one rank's block. Threads and processes of one host copy their block out of the
     // root's sendBuf (small: inline in the root's arrival; shm_inline re-plans to shm when the n
     // blocks exceed 4 KiB); over TCP the root sends each block directly.

@@ -1,9 +1,12 @@
-// Correctness cases of the block-moving collectives HcclAllGather and HcclScatter, run collectively
-// by every rank of a RunRanks body (the grids allgather_grid_test.cc and scatter_grid_test.cc):
+// Correctness cases of the block-moving collectives HcclAllGather, HcclAllGatherV and HcclScatter,
+// run collectively by every rank of a RunRanks body (the grids <op>_grid_test.cc):
 //   AllGather: every rank's recvBuf block i (sendCount elements at i x sendCount) is bitwise rank
 //              i's input; the guard past n x sendCount is untouched; sendBuf (and its guard) is
 //              unchanged when not in place. In place: sendBuf == recvBuf + r x sendCount (the NCCL
 //              form) or sendBuf == recvBuf (the input sits in block 0 before the call).
+//   AllGatherV: block i (recvCounts[i] elements) at recvDispls[i] of every recvBuf (VArrays: packed,
+//              reversed with gaps, zero counts with gaps); every other byte of recvBuf (gaps, tail)
+//              keeps its contents; ranks without a block pass sendBuf = NULL.
 //   Scatter:   rank r's recvBuf is bitwise block r of the root's sendBuf, its guard untouched; the
 //              root's sendBuf (n blocks + guard) is unchanged; non-roots pass sendBuf = NULL. In
 //              place (root): recvBuf == sendBuf + root x recvCount.
@@ -49,6 +52,42 @@ struct ScatterCase {
   uint64_t seed;
   bool host_buf = false;
 };
+
+// AllGatherV layouts of the n blocks (counts and displacements in elements, identical on every
+// rank): kPacked: count c each, displs in rank order; kReversed: rank n-1's block first, with gaps
+// of 3 elements between blocks and before the first; kZeros: every third rank (0, 3, ...) sends
+// nothing (its sendBuf is NULL), the others c + rank elements, in rank order with 1-element gaps.
+enum class VLayout { kPacked, kReversed, kZeros };
+
+struct AllGatherVCase {
+  HcclDataType dtype;
+  uint64_t count;  // c
+  VLayout layout;
+  uint64_t seed;
+  bool host_buf = false;
+};
+
+inline void VArrays(const AllGatherVCase& c, int n, std::vector<uint64_t>* counts, std::vector<uint64_t>* displs) {
+  counts->assign(static_cast<size_t>(n), c.count);
+  displs->assign(static_cast<size_t>(n), 0);
+  uint64_t at = 0;
+  for (int k = 0; k < n; ++k) {
+    const int r = c.layout == VLayout::kReversed ? n - 1 - k : k;
+    uint64_t& cnt = (*counts)[static_cast<size_t>(r)];
+    if (c.layout == VLayout::kZeros) cnt = r % 3 == 0 ? 0 : c.count + static_cast<uint64_t>(r);
+    at += c.layout == VLayout::kReversed ? 3 : c.layout == VLayout::kZeros ? 1 : 0;
+    (*displs)[static_cast<size_t>(r)] = at;
+    at += cnt;
+  }
+}
+
+inline std::string CaseName(const AllGatherVCase& c) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "allgatherv %s count=%" PRIu64 " %s seed=0x%" PRIx64 "%s", MovableDesc(c.dtype).name,
+                c.count, c.layout == VLayout::kPacked ? "packed" : c.layout == VLayout::kReversed ? "reversed+gaps" : "zeros+gaps",
+                c.seed, c.host_buf ? " malloc" : "");
+  return buf;
+}
 
 inline std::string CaseName(const AllGatherCase& c) {
   char buf[160];
@@ -162,6 +201,49 @@ inline bool RunAllGatherCase(RankContext& ctx, const AllGatherCase& c) {
                      name + ": block " + std::to_string(i));
     if (!m.empty()) ctx.Fail(m);
   }
+  return true;
+}
+
+inline bool RunAllGatherVCase(RankContext& ctx, const AllGatherVCase& c) {
+  const size_t es = MovableDesc(c.dtype).size;
+  const std::string name = CaseName(c);
+  const int n = ctx.nranks;
+  const size_t r = static_cast<size_t>(ctx.rank);
+  std::vector<uint64_t> counts, displs;
+  VArrays(c, n, &counts, &displs);
+  uint64_t extent = 0, sum = 0;
+  for (int i = 0; i < n; ++i) {
+    extent = std::max(extent, displs[static_cast<size_t>(i)] + counts[static_cast<size_t>(i)]);
+    sum += counts[static_cast<size_t>(i)];
+  }
+  const size_t rtotal = extent * es + kGuardBytes, bytes = counts[r] * es, stotal = bytes + kGuardBytes;
+  std::vector<char> recv_before(rtotal), send_before(stotal), expected;
+  FillGuard(recv_before.data(), rtotal, c.seed ^ (0x9e37ull * (r + 1)));
+  FillGuard(send_before.data(), stotal, c.seed ^ (0x7f4aull * (r + 1)));
+  BlockInput(c.seed, c.dtype, static_cast<int>(r), bytes, send_before.data());
+  expected = recv_before;  // gaps and the tail keep this rank's own guard
+  for (int i = 0; i < n; ++i)
+    BlockInput(c.seed, c.dtype, i, counts[static_cast<size_t>(i)] * es, expected.data() + displs[static_cast<size_t>(i)] * es);
+  Buffer send_buf, recv_buf;
+  if (!recv_buf.Alloc(rtotal, c.host_buf)) return ctx.Fail(name + ": recv alloc failed");
+  const bool null_send = counts[r] == 0;  // a rank without a block passes NULL (allowed)
+  if (!null_send && !send_buf.Alloc(stotal, c.host_buf)) return ctx.Fail(name + ": send alloc failed");
+  if (!recv_buf.Put(recv_before) || (!null_send && !send_buf.Put(send_before)))
+    return ctx.Fail(name + ": aclrtMemcpy to device failed");
+  HcclResult rc = HcclAllGatherV(null_send ? nullptr : send_buf.get(), counts[r], recv_buf.get(), counts.data(),
+                                 displs.data(), c.dtype, ctx.comm, ctx.stream);
+  if (rc != HCCL_SUCCESS) return ctx.Fail(name + ": HcclAllGatherV returned " + std::to_string(rc));
+  if (sum > 0 && SyncFailed(ctx, name)) return false;
+  std::vector<char> recv_after, send_after;
+  if (!recv_buf.Get(&recv_after, rtotal) || (!null_send && !send_buf.Get(&send_after, stotal)))
+    return ctx.Fail(name + ": aclrtMemcpy from device failed");
+  std::string m;
+  if (!null_send) {
+    m = CompareBytes(send_before.data(), send_after.data(), stotal, name + ": sendBuf changed");
+    if (!m.empty()) ctx.Fail(m);
+  }
+  m = CompareBytes(expected.data(), recv_after.data(), rtotal, name + ": recvBuf (blocks at their displacements, gaps untouched)");
+  if (!m.empty()) ctx.Fail(m);
   return true;
 }
 

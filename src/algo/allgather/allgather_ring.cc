@@ -32,7 +32,9 @@ Status RingGather(Context& ctx, const int* members, int m, int me, const uint64_
   if (t == nullptr) return Status(Code::kInternal, "ring allgather needs a transport");
   chunk = std::max<uint64_t>(64, chunk / 64 * 64);
   const int next = members[(me + 1) % m], prev = members[(me + m - 1) % m];
-  auto chunks = [&](int b) { return (len[b] + chunk - 1) / chunk; };
+  // At least one (possibly empty) message per block: every link carries frames, so a mismatch is
+  // seen even where the blocks are empty (AllGatherV zero counts).
+  auto chunks = [&](int b) { return std::max<uint64_t>(1, (len[b] + chunk - 1) / chunk); };
   struct Piece {
     int block;
     uint64_t lo, n;
@@ -46,7 +48,7 @@ Status RingGather(Context& ctx, const int* members, int m, int me, const uint64_
   for (int k = 1; k < m; ++k) {
     const int b = (me + m - k) % m;
     for (uint64_t c = 0; c < chunks(b); ++c) {
-      const uint64_t lo = c * chunk, n = std::min(chunk, len[b] - lo);
+      const uint64_t lo = c * chunk, n = std::min(chunk, len[b] - std::min(len[b], lo));
       net::RequestId id;
       HOSTCCL_RETURN_IF_ERROR(t->Irecv(prev, recv + off[b] + lo, n, ctx.fp, &id));
       pieces.push_back({b, lo, n});
@@ -54,7 +56,7 @@ Status RingGather(Context& ctx, const int* members, int m, int me, const uint64_
     }
   }
   for (uint64_t c = 0; c < chunks(me); ++c) {
-    const uint64_t lo = c * chunk, n = std::min(chunk, len[me] - lo);
+    const uint64_t lo = c * chunk, n = std::min(chunk, len[me] - std::min(len[me], lo));
     net::RequestId id;
     HOSTCCL_RETURN_IF_ERROR(t->Isend(next, recv + off[me] + lo, n, ctx.fp, &id));
     sends.push_back(id);

@@ -20,6 +20,7 @@
 //   and its own to recv+16.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "algo/allgather/allgather_algorithms.h"
 #include "algo/peer_fold.h"
@@ -41,32 +42,29 @@ OpArgs AllGatherInPlace(const Context& ctx, const OpArgs& a) {
   return b;
 }
 
-namespace {
-
-constexpr uint64_t kStreamBytes = 4 << 20;  // blocks at least this large: non-temporal stores
-
-Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
+Status PullBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv, const uint64_t* off,
+                  const uint64_t* len) {
   const int n = ctx.size;
-  const uint64_t bytes = a.bytes();
-  char* recv = static_cast<char*>(a.recv);
-  const bool stream = bytes >= kStreamBytes;
   Status st;
   std::string why;
   for (int k = 0; k < n && st.ok(); ++k) {
     const int q = (ctx.rank + 1 + k) % n;  // own block last
-    char* dst = recv + static_cast<uint64_t>(q) * bytes;
-    const char* src = static_cast<const char*>(q == ctx.rank ? a.send : g->PeerSend(q, &why));
+    const uint64_t bytes = len[q];
+    if (bytes == 0) continue;
+    char* dst = recv + off[q];
+    const char* src = static_cast<const char*>(q == ctx.rank ? send : g->PeerSend(q, &why));
     if (src == nullptr) {
       st = Status(Code::kRemote, why);
       break;
     }
     if (src == dst) continue;
+    const bool stream = bytes >= kAllGatherStreamBytes;
     for (uint64_t lo = 0; lo < bytes && st.ok(); lo += kPeerFoldCheckBytes) {
-      const uint64_t len = std::min(bytes - lo, kPeerFoldCheckBytes);
+      const uint64_t piece = std::min(bytes - lo, kPeerFoldCheckBytes);
       if (stream)
-        kern::CopyStreaming(dst + lo, src + lo, len);
+        kern::CopyStreaming(dst + lo, src + lo, piece);
       else
-        std::memcpy(dst + lo, src + lo, len);
+        std::memcpy(dst + lo, src + lo, piece);
       st = g->Check(ctx.fp.seq);
     }
   }
@@ -75,6 +73,17 @@ Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     return st;
   }
   return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+}
+
+namespace {
+
+Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
+  const size_t n = static_cast<size_t>(ctx.size);
+  thread_local std::vector<uint64_t> off, len;
+  off.resize(n);
+  len.assign(n, a.bytes());
+  for (size_t r = 0; r < n; ++r) off[r] = r * a.bytes();
+  return PullBlocks(ctx, g, a.send, static_cast<char*>(a.recv), off.data(), len.data());
 }
 
 }  // namespace
