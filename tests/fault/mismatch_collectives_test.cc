@@ -46,7 +46,7 @@ constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 // Bounds above this are not straddled (buffers of 4 ranks x 2 x 2 x bound); none is today.
 constexpr uint64_t kMaxBoundBytes = 64ull << 20;
 
-enum class Op { kAllReduce, kReduce, kBroadcast, kAllGather, kScatter };
+enum class Op { kAllReduce, kReduce, kBroadcast, kAllGather, kScatter, kAllGatherV };
 
 struct Call {
   Op op;
@@ -54,7 +54,21 @@ struct Call {
   HcclDataType dtype = HCCL_DATA_TYPE_FP32;
   HcclReduceOp red = HCCL_REDUCE_SUM;
   uint32_t root = 2;
+  // AllGatherV: the arrays this rank passes (VArrays): 0 count each, packed; 1 the same sum, but
+  // rank 0 count+1 and rank 1 count-1; 2 count each with 1-element gaps; 3 only rank 3 has a block.
+  int v = 0;
 };
+
+// AllGatherV arrays of variant v for 4 ranks around `count`.
+void VArrays(int v, uint64_t count, uint64_t* counts, uint64_t* displs) {
+  uint64_t at = 0;
+  for (int r = 0; r < kRanks; ++r) {
+    counts[r] = v == 1 && r == 0 ? count + 1 : v == 1 && r == 1 ? count - 1 : v == 3 && r != kOdd ? 0 : count;
+    at += v == 2 ? 1 : 0;
+    displs[r] = at;
+    at += counts[r];
+  }
+}
 
 struct Case {
   std::string name;
@@ -152,6 +166,19 @@ std::vector<Case> Cases() {
   }
   c.push_back({"allgather vs scatter", {Op::kAllGather, large}, {Op::kScatter, large}, "HcclAllGather", "HcclScatter"});
   c.push_back({"scatter small vs large", {Op::kScatter, small}, {Op::kScatter, large}, CountText(small), CountText(large)});
+  // AllGatherV: arrays that disagree between ranks (same sum, other displacements, a rank that
+  // thinks the others send nothing) and against AllGather, small and large.
+  for (uint64_t n : {small, large}) {
+    const std::string sz = n == small ? " small" : " large";
+    Call v0{Op::kAllGatherV, n};
+    for (int v : {1, 2, 3}) {
+      Call odd = v0;
+      odd.v = v;
+      c.push_back({"allgatherv arrays " + std::to_string(v) + sz, v0, odd, "arrays=", "arrays="});
+      c.push_back({"allgatherv arrays " + std::to_string(v) + " on the others" + sz, odd, v0, "arrays=", "arrays="});
+    }
+    c.push_back({"allgatherv vs allgather" + sz, v0, {Op::kAllGather, n}, "HcclAllGatherV", "HcclAllGather "});
+  }
   for (uint64_t b : Bounds("allgather")) AddStraddles(&c, Op::kAllGather, "allgather", b);
   for (uint64_t b : Bounds("scatter")) AddStraddles(&c, Op::kScatter, "scatter", b);
   if (ar)
@@ -170,6 +197,13 @@ HcclResult Issue(const Call& a, HcclComm comm, aclrtStream stream, void* send, v
     case Op::kBroadcast: return HcclBroadcast(send, a.count, a.dtype, a.root, comm, stream);
     case Op::kAllGather: return HcclAllGather(send, recv, a.count, a.dtype, comm, stream);
     case Op::kScatter: return HcclScatter(send, recv, a.count, a.dtype, a.root, comm, stream);
+    case Op::kAllGatherV: {
+      uint64_t counts[kRanks], displs[kRanks];
+      VArrays(a.v, a.count, counts, displs);
+      int rank = 0;
+      (void)HcclGetRankId(comm, reinterpret_cast<uint32_t*>(&rank));
+      return HcclAllGatherV(send, counts[rank], recv, counts, displs, a.dtype, comm, stream);
+    }
   }
   return HCCL_E_INTERNAL;
 }
@@ -202,7 +236,8 @@ uint64_t MaxBytes(const std::vector<Case>& cases) {
   uint64_t m = 64;
   for (const Case& c : cases)
     for (const Call* a : {&c.normal, &c.odd})  // AllGather's recvBuf, Scatter's sendBuf: n blocks
-      m = std::max<uint64_t>(m, a->count * Size(a->dtype) * (a->op == Op::kAllGather || a->op == Op::kScatter ? kRanks : 1));
+      m = std::max<uint64_t>(m, (a->count + 8) * Size(a->dtype) *
+                                    (a->op == Op::kAllGather || a->op == Op::kScatter || a->op == Op::kAllGatherV ? kRanks : 1));
   return m + 64;
 }
 
