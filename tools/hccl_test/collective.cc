@@ -131,6 +131,19 @@ const CollectiveModel& AllGatherModel() {
   return m;
 }
 
+// AllGatherV as hccl_test's all_gatherv_test calls it: recvCounts[i] = count, recvDispls[i] =
+// i x count, so the result is AllGather's; no --in-place form (AllGatherV is never in place).
+const CollectiveModel& AllGatherVModel() {
+  static const CollectiveModel m = [] {
+    CollectiveModel c = AllGatherModel();
+    c.name = "all_gatherv_test";
+    c.call = "HcclAllGatherV";
+    c.in_place_send_offset = nullptr;
+    return c;
+  }();
+  return m;
+}
+
 // Scatter: every rank allocates and fills n x count elements of send buffer (hccl_test does; only
 // the root's is read); rank r's recvBuf is block r of the root's input. No --in-place form here
 // (the root's recvBuf would lie inside its sendBuf, the other way round). busbw = algbw x (n-1)/n.

@@ -81,6 +81,7 @@ const CollectiveModel& ReduceModel();
 const CollectiveModel& AllReduceModel();
 const CollectiveModel& BroadcastModel();
 const CollectiveModel& AllGatherModel();
+const CollectiveModel& AllGatherVModel();
 const CollectiveModel& ScatterModel();
 
 // The data types a tool runs for -d all: the reducible ones for reductions, every type the check

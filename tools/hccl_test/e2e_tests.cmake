@@ -52,7 +52,7 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
       hccl_test_e2e_broadcast_4ranks_fp32 hccl_test_e2e_broadcast_3ranks_all_types
       hccl_test_e2e_broadcast_isolated_host_buffers hccl_test_e2e_broadcast_no_launcher)
   list(APPEND e2e ${e2e_new})
-  # all_gather_test and scatter_test: a sweep, every movable type, in place (all_gather), malloc'd
+  # all_gather_test, all_gatherv_test and scatter_test: a sweep, every movable type, in place (all_gather), malloc'd
   # buffers between processes (re-plans to TCP), and a run without a launcher.
   add_test(NAME hccl_test_e2e_all_gather_4ranks_fp32
     COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:all_gather_test>
@@ -65,6 +65,12 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
             --sizes 8,4K,1M -I -n 5 -w 1 -W 1 --host-buffers)
   add_test(NAME hccl_test_e2e_all_gather_no_launcher
     COMMAND $<TARGET_FILE:all_gather_test> -b 1K -e 64K -f 4 -d int8)
+  add_test(NAME hccl_test_e2e_all_gatherv_4ranks_fp32
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:all_gatherv_test>
+            -b 8 -e 4M -f 4 -d fp32 -c 1)
+  add_test(NAME hccl_test_e2e_all_gatherv_3ranks_all_types
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:all_gatherv_test>
+            -b 16 -e 64K -f 8 -d all -n 3 -w 1 -W 1 -c 2)
   add_test(NAME hccl_test_e2e_scatter_4ranks_fp32
     COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:scatter_test>
             -b 8 -e 4M -f 4 -d fp32 -r 1 -c 1)
@@ -78,6 +84,7 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
     COMMAND $<TARGET_FILE:scatter_test> -b 1K -e 64K -f 4 -d bfp16)
   set(e2e_ag hccl_test_e2e_all_gather_4ranks_fp32 hccl_test_e2e_all_gather_3ranks_all_types_in_place
       hccl_test_e2e_all_gather_isolated_host_buffers hccl_test_e2e_all_gather_no_launcher
+      hccl_test_e2e_all_gatherv_4ranks_fp32 hccl_test_e2e_all_gatherv_3ranks_all_types
       hccl_test_e2e_scatter_4ranks_fp32 hccl_test_e2e_scatter_3ranks_all_types
       hccl_test_e2e_scatter_isolated_host_buffers hccl_test_e2e_scatter_no_launcher)
   list(APPEND e2e ${e2e_ag})
@@ -87,7 +94,7 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
   # (the -f 4 sweep itself stops at 2 MiB), then the table.
   set_tests_properties(hccl_test_e2e_reduce_4ranks_fp32 hccl_test_e2e_all_reduce_4ranks_fp32
                        hccl_test_e2e_broadcast_4ranks_fp32 hccl_test_e2e_all_gather_4ranks_fp32
-                       hccl_test_e2e_scatter_4ranks_fp32 PROPERTIES
+                       hccl_test_e2e_all_gatherv_4ranks_fp32 hccl_test_e2e_scatter_4ranks_fp32 PROPERTIES
     PASS_REGULAR_EXPRESSION "the minbytes is 8, maxbytes is 4194304, iters is 20, warmup_iters is 10.*data_size\\(Bytes\\): \\| aveg_time\\(us\\): \\| alg_bandwidth\\(GB/s\\): \\| check_result:"
     FAIL_REGULAR_EXPRESSION "failed")
   if(TARGET reduce_test_mpi)
