@@ -47,6 +47,7 @@ Status PullBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv
   const int n = ctx.size;
   Status st;
   std::string why;
+  uint64_t unchecked = 0;  // bytes copied since the last abort/peer-death check
   for (int k = 0; k < n && st.ok(); ++k) {
     const int q = (ctx.rank + 1 + k) % n;  // own block last
     const uint64_t bytes = len[q];
@@ -65,7 +66,11 @@ Status PullBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv
         kern::CopyStreaming(dst + lo, src + lo, piece);
       else
         std::memcpy(dst + lo, src + lo, piece);
-      st = g->Check(ctx.fp.seq);
+      unchecked += piece;
+      if (unchecked >= kPeerFoldCheckBytes) {
+        st = g->Check(ctx.fp.seq);
+        unchecked = 0;
+      }
     }
   }
   if (!st.ok()) {
