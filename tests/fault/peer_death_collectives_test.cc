@@ -1,7 +1,7 @@
-// A rank killed with SIGKILL in the middle of a large HcclAllReduce, HcclBroadcast, HcclAllGather
-// or HcclScatter (issues 15 and 16; reliability.md row 2 for the new operators): 4 ranks as
+// A rank killed with SIGKILL in the middle of a large HcclAllReduce, HcclBroadcast, HcclAllGather,
+// HcclAllGatherV or HcclScatter (issues 15 and 16; reliability.md row 2 for the new operators): 4 ranks as
 // processes over shared memory, over TCP and on two emulated hosts; for the rooted operators the
-// victim is once a non-root and once the root. AllGather and Scatter move 16 MiB blocks (64 MiB
+// victim is once a non-root and once the root. AllGather(V) and Scatter move 16 MiB blocks (64 MiB
 // per rank in all). Every survivor's call must fail within 2 s of the death (the exec timeout is 20 s,
 // so waiting for it shows) with a message that names the dead rank, the next call must fail too,
 // HcclCommDestroy must return (the harness checks), nothing may hang (the harness kills and
@@ -35,7 +35,7 @@ constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 constexpr uint64_t kLarge = (64u << 20) / sizeof(float);  // 64 MiB per buffer
 constexpr uint64_t kSmall = 1024;
 
-enum class Kind { kAllReduce, kBroadcast, kAllGather, kScatter };
+enum class Kind { kAllReduce, kBroadcast, kAllGather, kScatter, kAllGatherV };
 
 struct Scenario {
   const char* name;
@@ -114,6 +114,15 @@ aclError CallAndSync(RankContext& ctx, const Scenario& s, DevBuf& send, DevBuf& 
     case Kind::kScatter:
       *enq = HcclScatter(send.ptr, recv.ptr, block, HCCL_DATA_TYPE_FP32, s.root, ctx.comm, ctx.stream);
       break;
+    case Kind::kAllGatherV: {  // packed in reverse rank order
+      uint64_t counts[kRanks], displs[kRanks];
+      for (int r = 0; r < kRanks; ++r) {
+        counts[r] = block;
+        displs[r] = static_cast<uint64_t>(kRanks - 1 - r) * block;
+      }
+      *enq = HcclAllGatherV(send.ptr, block, recv.ptr, counts, displs, HCCL_DATA_TYPE_FP32, ctx.comm, ctx.stream);
+      break;
+    }
   }
   if (*enq != HCCL_SUCCESS) return ACL_SUCCESS;
   return aclrtSynchronizeStream(ctx.stream);
@@ -201,6 +210,7 @@ std::vector<Scenario> Scenarios() {
     out.push_back({"allgather", Kind::kAllGather, 0, p});
     out.push_back({"scatter_nonroot_dies", Kind::kScatter, 0, p});
     out.push_back({"scatter_root_dies", Kind::kScatter, kVictim, p});
+    out.push_back({"allgatherv", Kind::kAllGatherV, 0, p});
   }
   return out;
 }
