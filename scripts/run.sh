@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The README's main command: install what is missing, build, run the four-step examples (Reduce,
-# AllReduce, Broadcast, ReduceScatter, AlltoAll), then short reduce_test / all_reduce_test /
-# broadcast_test / reduce_scatter_test / alltoall_test sweeps on 4 local ranks.
+# AllReduce, Broadcast, AllGather, ReduceScatter, AlltoAll), then short reduce_test /
+# all_reduce_test / broadcast_test / all_gather_test / scatter_test / reduce_scatter_test /
+# alltoall_test sweeps on 4 local ranks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 bash scripts/build.sh
 echo "== examples/01_reduce: 4 ranks, 8 floats each, sum, root 2"
 ./build/bin/01_reduce
-for ex in 02_allreduce 03_broadcast 05_reduce_scatter 06_alltoall; do
+for ex in 02_allreduce 03_broadcast 04_allgather 05_reduce_scatter 06_alltoall; do
   echo "== examples/$ex"
   ./build/bin/$ex
 done
@@ -19,10 +20,12 @@ if [[ -x build/bin/hcclrun && -x build/bin/reduce_test ]]; then
   ./build/bin/hcclrun -n 4 ./build/bin/all_reduce_test -b 8 -e 4M -f 4 -d fp32 -o sum -c 1
   echo "== broadcast_test on 4 local ranks, fp32, root 1, 8 B .. 4 MiB"
   ./build/bin/hcclrun -n 4 ./build/bin/broadcast_test -b 8 -e 4M -f 4 -d fp32 -r 1 -c 1
+  echo "== all_gather_test on 4 local ranks, fp32, 8 B .. 4 MiB (data_size: the gathered total)"
+  ./build/bin/hcclrun -n 4 ./build/bin/all_gather_test -b 8 -e 4M -f 4 -d fp32 -c 1
+  echo "== scatter_test on 4 local ranks, fp32, root 1, 8 B .. 4 MiB (data_size: the root's total)"
+  ./build/bin/hcclrun -n 4 ./build/bin/scatter_test -b 8 -e 4M -f 4 -d fp32 -r 1 -c 1
   echo "== reduce_scatter_test on 4 local ranks, fp32 sum, 8 B .. 4 MiB"
   ./build/bin/hcclrun -n 4 ./build/bin/reduce_scatter_test -b 8 -e 4M -f 4 -d fp32 -o sum -c 1
-  if [[ -x build/bin/alltoall_test ]]; then
-    echo "== alltoall_test on 4 local ranks, fp32, 8 B .. 4 MiB"
-    ./build/bin/hcclrun -n 4 ./build/bin/alltoall_test -b 8 -e 4M -f 4 -d fp32 -c 1
-  fi
+  echo "== alltoall_test on 4 local ranks, fp32, 8 B .. 4 MiB"
+  ./build/bin/hcclrun -n 4 ./build/bin/alltoall_test -b 8 -e 4M -f 4 -d fp32 -c 1
 fi

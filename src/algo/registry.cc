@@ -2,12 +2,14 @@
 
 #include <algorithm>
 
+#include "algo/allgather/allgather_algorithms.h"
 #include "algo/allreduce/allreduce_algorithms.h"
 #include "algo/alltoall/alltoall_algorithms.h"
 #include "algo/barrier/barrier.h"
 #include "algo/broadcast/broadcast_algorithms.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "algo/reducescatter/reducescatter_algorithms.h"
+#include "algo/scatter/scatter_algorithms.h"
 
 namespace hostccl::algo {
 
@@ -100,6 +102,39 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 0, &ReduceScatterFlat},
       {K::kReduceScatterV, "owner", "TCP, pipelined: chunks of block j to owner j, folded there in rank order as they land",
        kNeedsTransport, 1 << 20, &ReduceScatterOwner},
+      // HcclAllGather (sizes in the rules are a rank's block, sendCount x element size)
+      {K::kAllGather, "direct", "threads of one process: each rank copies every peer's block out of its sendBuf, one pass",
+       kNeedsLocal, 0, &AllGatherDirect},
+      {K::kAllGather, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots; one arrival",
+       kNeedsShm, 0, &AllGatherShmInline},
+      {K::kAllGather, "shm", "processes of one host: each rank copies every peer's block out of its mapped sendBuf",
+       kNeedsShm, 0, &AllGatherShm},
+      {K::kAllGather, "flat", "small blocks over TCP: every rank sends its block to all in one hop",
+       kNeedsTransport, 0, &AllGatherFlat},
+      {K::kAllGather, "ring", "TCP, pipelined ring: each chunk is forwarded as soon as it lands in the recvBuf",
+       kNeedsTransport, 512 << 10, &AllGatherRing},
+      {K::kAllGather, "node", "several hosts: non-leaders write into the leader, ring of host leaders, copies back inside hosts",
+       kNeedsNodes | kNeedsTransport, 512 << 10, &AllGatherNode},
+      // HcclAllGatherV (sizes in the rules: the mean block, sum(recvCounts) / n x element size)
+      {K::kAllGatherV, "direct", "threads of one process: each rank copies every peer's block to its displacement",
+       kNeedsLocal, 0, &AllGatherVDirect},
+      {K::kAllGatherV, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots",
+       kNeedsShm, 0, &AllGatherVShmInline},
+      {K::kAllGatherV, "shm", "processes of one host: each rank copies every peer's block out of its mapped sendBuf",
+       kNeedsShm, 0, &AllGatherVShm},
+      {K::kAllGatherV, "flat", "small blocks over TCP: every rank sends its block to all in one hop",
+       kNeedsTransport, 0, &AllGatherVFlat},
+      {K::kAllGatherV, "ring", "TCP, pipelined ring over the blocks, straight into the recvBufs",
+       kNeedsTransport, 512 << 10, &AllGatherVRing},
+      // HcclScatter (sizes in the rules are one rank's block, recvCount x element size)
+      {K::kScatter, "direct", "threads of one process: each rank copies its block out of the root's sendBuf",
+       kNeedsLocal, 0, &ScatterDirect},
+      {K::kScatter, "shm_inline", "processes of one host, n blocks <= 4 KiB in all: the root's arrival carries them",
+       kNeedsShm, 0, &ScatterShmInline},
+      {K::kScatter, "shm", "processes of one host: each rank copies its block out of the root's mapped sendBuf",
+       kNeedsShm, 0, &ScatterShm},
+      {K::kScatter, "flat", "TCP: the root sends each rank its block, all at once; acknowledged",
+       kNeedsTransport, 0, &ScatterFlat},
       // HcclBarrier
       {K::kBarrier, "local", "threads of one process: the group's adaptive barrier", kNeedsLocal, 0, &BarrierLocal},
       {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",

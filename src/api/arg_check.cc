@@ -43,7 +43,8 @@ uint64_t Elems(BufRule rule, uint64_t count, int n) {
   switch (rule) {
     case BufRule::kCount:
     case BufRule::kSame: return count;
-    case BufRule::kNCount: return count * static_cast<uint64_t>(n);
+    case BufRule::kNCount:
+    case BufRule::kRootNCount: return count * static_cast<uint64_t>(n);
     default: return 0;
   }
 }
@@ -61,9 +62,14 @@ struct Sides {
   const char* send_name = "sendBuf";
   bool one_buffer = false;  // Broadcast: send == recv by definition
   bool equal_ok = true;     // sendBuf == recvBuf is an in-place call (false: the V family)
-  // The count buffer at this byte offset of the n x count one is in place too (kNone: no such form).
-  static constexpr uint64_t kNone = UINT64_MAX;
-  uint64_t own_block = kNone;
+  // The in-place block form of collectives.md 1.6: the smaller buffer may be exactly block k of
+  // the larger (AllGather: sendBuf = recvBuf + rank x count; ReduceScatter: recvBuf = sendBuf +
+  // rank x count; Scatter's root: recvBuf = sendBuf + root x count). block_bytes: k x count x
+  // element size, UINT64_MAX when the operator has no such form; blocks_in_send: the larger buffer
+  // is sendBuf.
+  uint64_t block_bytes = UINT64_MAX;
+  bool blocks_in_send = false;
+  uint64_t block_index = 0;  // k, for the message
 };
 
 // Step 8, shared by every operator: alignment, device-buffer size, overlap of the two buffers,
@@ -88,22 +94,27 @@ Status CheckAdditions(const char* fn, const OpCall& c, std::shared_ptr<core::Com
   if (sz.ok() && sd.recv) sz = CheckDeviceSize("recvBuf", sd.recv, recv_alloc, sd.recv_elems, sd.recv_dtype);
   if (!sz.ok()) return Reject(fn, rank, sz);
   if (sd.send && sd.recv) {
-    // Equal (in place, where allowed) or disjoint, or the count buffer exactly at this rank's
-    // block of the n x count one (sd.own_block).
+    // Disjoint, equal (in place, where allowed) or the in-place block form (where the operator has it).
     const uint64_t sb = sd.send_elems * ses, rb = sd.recv_elems * res;
     const uintptr_t s = reinterpret_cast<uintptr_t>(sd.send), r = reinterpret_cast<uintptr_t>(sd.recv);
-    const bool own_block = sd.own_block != Sides::kNone &&
-                           (sb > rb ? r == s + sd.own_block : s == r + sd.own_block);
-    if ((s != r || !sd.equal_ok) && !own_block && sb != 0 && rb != 0 && s < r + rb && r < s + sb)
+    const bool blocks = sd.block_bytes != UINT64_MAX;
+    const uintptr_t block = blocks ? (sd.blocks_in_send ? s : r) + sd.block_bytes : 0;
+    const bool overlap = sb != 0 && rb != 0 && s < r + rb && r < s + sb;
+    if (blocks && overlap && !(s == r && sd.equal_ok) && (sd.blocks_in_send ? r : s) != block)
       return Reject(fn, rank, MakeStatus(Code::kPara,
-                                         !sd.equal_ok ? "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; "
-                                                        "they must be disjoint"
-                                         : sd.own_block != Sides::kNone
-                                             ? "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap "
-                                               "partially; they must be equal (in place), disjoint, or the smaller "
-                                               "one exactly this rank's block of the larger"
-                                             : "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap "
-                                               "partially; they must be equal (in place) or disjoint",
+                                         "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; in place the "
+                                         "%s must be block %llu of the %s (%p)%s, otherwise they must be disjoint",
+                                         sd.send, static_cast<unsigned long long>(sb), sd.recv,
+                                         static_cast<unsigned long long>(rb), sd.blocks_in_send ? "recvBuf" : "sendBuf",
+                                         static_cast<unsigned long long>(sd.block_index),
+                                         sd.blocks_in_send ? "sendBuf" : "recvBuf", reinterpret_cast<void*>(block),
+                                         sd.equal_ok ? " or equal to it" : ""));
+    if (!blocks && (s != r || !sd.equal_ok) && overlap)
+      return Reject(fn, rank, MakeStatus(Code::kPara,
+                                         sd.equal_ok ? "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap "
+                                                       "partially; they must be equal (in place) or disjoint"
+                                                     : "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; "
+                                                       "they must be disjoint",
                                          sd.send, static_cast<unsigned long long>(sb), sd.recv,
                                          static_cast<unsigned long long>(rb)));
   }
@@ -450,15 +461,20 @@ Status CheckOp(const OpCall& c, Checked* out) {
   std::shared_ptr<core::Communicator> comm = c.comm ? core::LookupComm(c.comm) : nullptr;
   const int rank = comm ? comm->rank() : -1;
   const bool one_buffer = o.recv == BufRule::kSame;
+  // A root-only send buffer (Scatter) exists on the root only; elsewhere it is ignored.
+  const bool root_send = o.send == BufRule::kRootNCount;
+  const bool send_here = o.send != BufRule::kNone && (!root_send || (comm && c.root == static_cast<uint32_t>(rank)));
   // 2. null pointers.
   if (c.comm == nullptr) return Reject(fn, rank, Status(Code::kPtr, "comm is NULL"));
-  if (o.send != BufRule::kNone && c.send == nullptr)
+  if (o.send != BufRule::kNone && !root_send && c.send == nullptr)
     return Reject(fn, rank, Status(Code::kPtr, one_buffer ? "buf is NULL" : "sendBuf is NULL"));
   if (o.recv != BufRule::kNone && !one_buffer && c.recv == nullptr)
     return Reject(fn, rank, Status(Code::kPtr, o.root == RootRule::kRoot
                                                    ? "recvBuf is NULL (required on every rank, root or not)"
                                                    : "recvBuf is NULL"));
   if (c.stream == nullptr) return Reject(fn, rank, Status(Code::kPtr, "stream is NULL"));
+  if (root_send && send_here && c.send == nullptr)
+    return Reject(fn, rank, Status(Code::kPtr, "sendBuf is NULL on the root"));
   // 3. count range.
   const uint64_t es = DataTypeSize(c.dtype);
   if (c.count > kMaxCount)
@@ -492,16 +508,25 @@ Status CheckOp(const OpCall& c, Checked* out) {
                                        c.root, comm->size()));
   // 8. hostccl additions: alignment, device-buffer size, overlap, communicator state.
   Sides sd;
-  sd.send = o.send != BufRule::kNone ? c.send : nullptr;
+  sd.send = send_here ? c.send : nullptr;
   sd.recv = o.recv != BufRule::kNone && !one_buffer ? c.recv : nullptr;
   sd.send_elems = Elems(o.send, c.count, comm->size());
   sd.recv_elems = Elems(o.recv, c.count, comm->size());
   sd.send_dtype = sd.recv_dtype = c.dtype;
   sd.one_buffer = one_buffer;
-  // One n x count and one count buffer (AllGather, ReduceScatter, Scatter): the count buffer may
-  // be exactly this rank's block of the other (the NCCL in-place form, collectives.md 1.6).
-  if ((o.send == BufRule::kNCount && o.recv == BufRule::kCount) || (o.send == BufRule::kCount && o.recv == BufRule::kNCount))
-    sd.own_block = c.count * DataTypeSize(c.dtype) * static_cast<uint64_t>(comm->rank());
+  // In-place forms from the row's size rules (collectives.md 1.6): where exactly one side is
+  // n x count, the other may be block k of it (k = the root for rooted operators, this rank
+  // otherwise), and equal pointers only where there is no root.
+  const bool n_send = o.send == BufRule::kNCount || o.send == BufRule::kRootNCount;
+  const bool n_recv = o.recv == BufRule::kNCount;
+  if (n_send != n_recv) {
+    sd.block_index = o.root == RootRule::kRoot ? c.root : static_cast<uint64_t>(comm->rank());
+    sd.block_bytes = sd.block_index * c.count * es;
+    sd.blocks_in_send = n_send;
+    sd.equal_ok = o.root == RootRule::kNoRoot;
+  } else if (n_send && n_recv) {
+    sd.equal_ok = false;
+  }
   return CheckAdditions(fn, c, std::move(comm), sd, out);
 }
 

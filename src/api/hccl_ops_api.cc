@@ -97,6 +97,23 @@ HOSTCCL_API HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t 
   });
 }
 
+HOSTCCL_API HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclDataType dataType,
+                                     HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kAllGather, sendBuf, recvBuf, sendCount, EnumBits(dataType), 0, 0, comm,
+                            stream});
+  });
+}
+
+// sendBuf is read on the root only (the others may pass NULL).
+HOSTCCL_API HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
+                                   uint32_t root, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kScatter, sendBuf, recvBuf, recvCount, EnumBits(dataType), 0, root,
+                            comm, stream});
+  });
+}
+
 #define HOSTCCL_OP_NOT_SUPPORTED(name) \
   ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
 
@@ -110,12 +127,6 @@ HOSTCCL_API HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts,
                             .comm = comm, .stream = stream, .send_counts = Words(sendCounts),
                             .send_displs = Words(sendDispls)});
   });
-}
-HOSTCCL_API HcclResult HcclScatter(void*, void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclScatter);
-}
-HOSTCCL_API HcclResult HcclAllGather(void*, void*, uint64_t, HcclDataType, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclAllGather);
 }
 HOSTCCL_API HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, const void* recvCounts,
                                       const void* recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream) {

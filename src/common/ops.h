@@ -27,12 +27,12 @@
   X(AllReduce, 2, "HcclAllReduce", "allreduce", true, true, kNoRoot, kCount, kCount)        \
   X(Broadcast, 3, "HcclBroadcast", "broadcast", true, false, kRoot, kCount, kSame)         \
   X(Barrier, 4, "HcclBarrier", "barrier", true, false, kNoRoot, kNone, kNone)               \
-  X(AllGather, 5, "HcclAllGather", "allgather", false, false, kNoRoot, kCount, kNCount)     \
+  X(AllGather, 5, "HcclAllGather", "allgather", true, false, kNoRoot, kCount, kNCount)      \
   X(ReduceScatter, 6, "HcclReduceScatter", "reducescatter", true, true, kNoRoot, kNCount, kCount) \
-  X(Scatter, 7, "HcclScatter", "scatter", false, false, kRoot, kNCount, kCount)             \
+  X(Scatter, 7, "HcclScatter", "scatter", true, false, kRoot, kRootNCount, kCount)          \
   X(Send, 8, "HcclSend", "send", false, false, kPeer, kCount, kNone)                        \
   X(AlltoAll, 9, "HcclAlltoAll", "alltoall", true, false, kNoRoot, kNCount, kNCount)        \
-  X(AllGatherV, 11, "HcclAllGatherV", "allgatherv", false, false, kNoRoot, kCount, kV)      \
+  X(AllGatherV, 11, "HcclAllGatherV", "allgatherv", true, false, kNoRoot, kCount, kV)       \
   X(ReduceScatterV, 12, "HcclReduceScatterV", "reducescatterv", true, true, kNoRoot, kV, kCount) \
   X(AlltoAllV, 13, "HcclAlltoAllV", "alltoallv", true, false, kNoRoot, kV, kV)             \
   X(AlltoAllVC, 14, "HcclAlltoAllVC", "alltoallvc", true, false, kNoRoot, kV, kV)          \
@@ -41,7 +41,7 @@
 
 namespace hostccl {
 
-enum class BufRule : uint8_t { kNone, kCount, kNCount, kV, kSame };
+enum class BufRule : uint8_t { kNone, kCount, kNCount, kV, kSame, kRootNCount };
 enum class RootRule : uint8_t { kNoRoot, kRoot, kPeer };
 
 // Fingerprint kinds. kNone and kInternal (shm/CMA setup arrivals) are not operators.

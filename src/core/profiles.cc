@@ -84,8 +84,10 @@ Status CheckProfile(const char* profile, CollKind k, DataType t, RedOp op, bool 
                       DataTypeName(t), RedOpName(op));
   };
   if (Unavailable(p, k)) return reject(StrFormat("%s is not supported on this chip", api));
-  // Topology (collectives.md 5.1): 310P runs AlltoAll / AlltoAllV within one server only.
-  if (p == "Atlas310P" && multi_node && (k == CollKind::kAlltoAll || k == CollKind::kAlltoAllV))
+  // Topology (collectives.md 5.1): 310P runs AllGather(V) and AlltoAll(V) within one server only.
+  if (p == "Atlas310P" && multi_node &&
+      (k == CollKind::kAlltoAll || k == CollKind::kAlltoAllV || k == CollKind::kAllGather ||
+       k == CollKind::kAllGatherV))
     return reject(StrFormat("%s runs within one server only on this chip", api));
   if (info != nullptr && !info->reduces) {
     // Data movement (collectives.md 5.2): 950 moves every type but int128; the others neither

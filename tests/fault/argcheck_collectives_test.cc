@@ -1,5 +1,6 @@
-// HcclAllReduce, HcclBroadcast and HcclReduceScatter argument checks (issues 15, 16; the operators' check lists in HCCL's
-// legacy order, as argcheck_test.cc does for HcclReduce):
+// HcclAllReduce, HcclBroadcast, HcclReduceScatter, HcclAllGather and HcclScatter argument checks
+// (issues 15 and 16; the operators' check lists in HCCL's legacy order, as argcheck_test.cc does
+// for HcclReduce):
 //   AllReduce: 1 count 0 -> SUCCESS before anything else; 2 NULL comm / sendBuf / recvBuf /
 //              stream -> E_PTR; 3 count > 0x7FFFFFFFF -> E_PARA; 4 dtype not reducible (int128,
 //              13, the 8-bit floats, garbage) -> E_NOT_SUPPORT; 5 op not SUM/PROD/MAX/MIN ->
@@ -10,6 +11,11 @@
 //              one of the 17 movable types -> E_NOT_SUPPORT; root >= n -> E_PARA (after dtype);
 //              misaligned or too small buffer -> E_PARA; per profile its move table, and no
 //              Broadcast at all on Atlas310P.
+//   AllGather: as Broadcast without the root, two buffers: recvBuf holds n x count; in place is
+//              sendBuf == recvBuf + rank x count or sendBuf == recvBuf, any other overlap E_PARA.
+//   Scatter:   count 0; NULL comm / recvBuf / stream, then the root's NULL sendBuf -> E_PTR (the
+//              others' sendBuf is ignored); count; dtype; root; the root's sendBuf holds n x count,
+//              in place only as recvBuf == sendBuf + root x count; no Scatter on Atlas310P.
 // Every rejected call enqueues nothing: the stream synchronizes, buffers keep their guard bytes,
 // no async error, and a valid call still works. Public API only.
 #include <acl/acl.h>
@@ -435,6 +441,131 @@ TEST_F(CollArgCheck, ReduceScatterBufferRules) {
                  "rank 1: recvBuf half a block into sendBuf", stream2_[1], comm2_[1]);
   ExpectRejected(HCCL_E_PARA, [&] { return HcclReduceScatter(send_.at(8), send_.ptr, 4, F32, SUM, comm2_[1], stream2_[1]); },
                  "rank 1: sendBuf inside recvBuf", stream2_[1], comm2_[1]);
+  ExpectStillWorks();
+}
+
+// ---- HcclAllGather (collectives.md 2.4; in place 1.6) ----
+
+TEST_F(CollArgCheck, AllGatherCountZeroSucceedsBeforeAnyOtherCheck) {
+  ExpectRejected(HCCL_SUCCESS, [] { return HcclAllGather(nullptr, nullptr, 0, AsDtype(255), nullptr, nullptr); },
+                 "count 0, everything else invalid");
+  ExpectRejected(HCCL_SUCCESS, [&] { return HcclAllGather(send_.ptr, recv_.ptr, 0, HCCL_DATA_TYPE_FP32, comm_, stream_); },
+                 "count 0");
+}
+
+TEST_F(CollArgCheck, AllGatherNullPointersArePtrErrors) {
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclAllGather(send_.ptr, recv_.ptr, 4, HCCL_DATA_TYPE_FP32, nullptr, stream_); }, "null comm");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclAllGather(nullptr, recv_.ptr, 4, HCCL_DATA_TYPE_FP32, comm_, stream_); }, "null sendBuf");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclAllGather(send_.ptr, nullptr, 4, HCCL_DATA_TYPE_FP32, comm_, stream_); }, "null recvBuf");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclAllGather(send_.ptr, recv_.ptr, 4, HCCL_DATA_TYPE_FP32, comm_, nullptr); }, "null stream");
+  ExpectStillWorks();
+}
+
+TEST_F(CollArgCheck, AllGatherMovesEveryTypeAndRejectsTheRest) {
+  for (uint64_t count : {kMaxCount + 1, uint64_t{1} << 40})
+    ExpectRejected(HCCL_E_PARA, [&] { return HcclAllGather(send_.ptr, recv_.ptr, count, HCCL_DATA_TYPE_INT8, comm_, stream_); },
+                   "count " + std::to_string(count));
+  for (int dt : {13, 18, 255, -1})
+    ExpectRejected(HCCL_E_NOT_SUPPORT, [&] { return HcclAllGather(send_.ptr, recv_.ptr, 4, AsDtype(dt), comm_, stream_); },
+                   "dataType " + std::to_string(dt));
+  for (int dt : kMovable) {  // one rank: recvBuf = sendBuf, bitwise
+    ASSERT_EQ(HcclAllGather(send_.ptr, recv_.ptr, 8, AsDtype(dt), comm_, stream_), HCCL_SUCCESS) << "dataType " << dt;
+    ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+    std::vector<unsigned char> got(8 * ElemSize(dt));
+    ASSERT_EQ(aclrtMemcpy(got.data(), got.size(), recv_.ptr, got.size(), ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), send_.guard.begin())) << "dataType " << dt << ": not a copy";
+    recv_.Reset();
+  }
+}
+
+// recvBuf holds n x count elements; sendBuf may be recvBuf + rank x count or recvBuf itself, and
+// must not overlap recvBuf otherwise.
+TEST_F(CollArgCheck, AllGatherBufferRulesAreParaErrors) {
+  MakeTwoRankComm();
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclAllGather(send_.ptr, small_.ptr, 5, HCCL_DATA_TYPE_FP32, comm2_[0], stream2_[0]); },
+                 "2 ranks: recvBuf 32 bytes < 2 x 5 fp32", stream2_[0], comm2_[0]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclAllGather(send_.at(2), recv_.ptr, 4, HCCL_DATA_TYPE_FP32, comm2_[0], stream2_[0]); },
+                 "misaligned sendBuf", stream2_[0], comm2_[0]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclAllGather(send_.ptr, recv_.at(4), 4, HCCL_DATA_TYPE_FP64, comm2_[0], stream2_[0]); },
+                 "misaligned recvBuf", stream2_[0], comm2_[0]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclAllGather(recv_.at(16), recv_.ptr, 4, HCCL_DATA_TYPE_FP32, comm2_[0], stream2_[0]); },
+                 "rank 0: sendBuf = block 1 of recvBuf", stream2_[0], comm2_[0]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclAllGather(recv_.at(4), recv_.ptr, 4, HCCL_DATA_TYPE_FP32, comm2_[1], stream2_[1]); },
+                 "rank 1: sendBuf = recvBuf + 1 element", stream2_[1], comm2_[1]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclAllGather(recv_.ptr, recv_.at(16), 8, HCCL_DATA_TYPE_FP32, comm2_[1], stream2_[1]); },
+                 "rank 1: recvBuf inside sendBuf", stream2_[1], comm2_[1]);
+  // One rank: in place (sendBuf == recvBuf) and adjacent buffers are fine.
+  ASSERT_EQ(HcclAllGather(recv_.ptr, recv_.ptr, 64, HCCL_DATA_TYPE_FP32, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_TRUE(recv_.Unchanged()) << "1-rank in-place allgather changed its buffer";
+  ASSERT_EQ(HcclAllGather(recv_.ptr, recv_.at(16), 4, HCCL_DATA_TYPE_FP32, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  recv_.Reset();
+  ExpectStillWorks();
+}
+
+TEST_F(CollArgCheck, AllGatherChecksRunInHcclOrder) {
+  auto G = [&](void* s, void* r, uint64_t n, int t, HcclComm c, aclrtStream st) {
+    return [=] { return HcclAllGather(s, r, n, AsDtype(t), c, st); };
+  };
+  ExpectRejected(HCCL_E_PTR, G(nullptr, recv_.ptr, kMaxCount + 1, 255, comm_, stream_), "null sendBuf + huge count + bad dtype");
+  ExpectRejected(HCCL_E_PTR, G(send_.ptr, recv_.ptr, kMaxCount + 1, 4, comm_, nullptr), "null stream + huge count");
+  ExpectRejected(HCCL_E_PARA, G(send_.ptr, recv_.ptr, kMaxCount + 1, 255, comm_, stream_), "huge count + bad dtype");
+  ExpectRejected(HCCL_E_NOT_SUPPORT, G(send_.at(1), recv_.ptr, 4, 13, comm_, stream_), "dtype 13 + misaligned");
+  ExpectRejected(HCCL_E_NOT_SUPPORT, G(small_.ptr, small_.ptr, 1000, 255, comm_, stream_), "bad dtype + too small");
+  ExpectStillWorks();
+}
+
+// ---- HcclScatter (collectives.md 2.8: sendBuf is the root's only) ----
+
+TEST_F(CollArgCheck, ScatterCountZeroSucceedsBeforeAnyOtherCheck) {
+  ExpectRejected(HCCL_SUCCESS, [] { return HcclScatter(nullptr, nullptr, 0, AsDtype(255), 99, nullptr, nullptr); },
+                 "count 0, everything else invalid");
+}
+
+TEST_F(CollArgCheck, ScatterNullPointersArePtrErrors) {
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclScatter(send_.ptr, recv_.ptr, 4, HCCL_DATA_TYPE_FP32, 0, nullptr, stream_); }, "null comm");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclScatter(send_.ptr, nullptr, 4, HCCL_DATA_TYPE_FP32, 0, comm_, stream_); }, "null recvBuf");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclScatter(send_.ptr, recv_.ptr, 4, HCCL_DATA_TYPE_FP32, 0, comm_, nullptr); }, "null stream");
+  ExpectRejected(HCCL_E_PTR, [&] { return HcclScatter(nullptr, recv_.ptr, 4, HCCL_DATA_TYPE_FP32, 0, comm_, stream_); },
+                 "the root's sendBuf NULL");
+  ExpectStillWorks();
+}
+
+TEST_F(CollArgCheck, ScatterBufferRootAndTypeRules) {
+  for (int dt : {13, 255, -1})
+    ExpectRejected(HCCL_E_NOT_SUPPORT, [&] { return HcclScatter(send_.ptr, recv_.ptr, 4, AsDtype(dt), 0, comm_, stream_); },
+                   "dataType " + std::to_string(dt));
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclScatter(send_.ptr, recv_.ptr, kMaxCount + 1, HCCL_DATA_TYPE_INT8, 0, comm_, stream_); },
+                 "huge count");
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclScatter(send_.ptr, recv_.ptr, 4, HCCL_DATA_TYPE_FP32, 1, comm_, stream_); }, "root 1 of 1");
+  MakeTwoRankComm();
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclScatter(small_.ptr, recv_.ptr, 5, HCCL_DATA_TYPE_FP32, 0, comm2_[0], stream2_[0]); },
+                 "root: sendBuf 32 bytes < 2 x 5 fp32", stream2_[0], comm2_[0]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclScatter(send_.ptr, small_.ptr, 9, HCCL_DATA_TYPE_FP32, 0, comm2_[1], stream2_[1]); },
+                 "non-root: recvBuf 32 bytes < 9 fp32", stream2_[1], comm2_[1]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclScatter(send_.ptr, send_.ptr, 4, HCCL_DATA_TYPE_FP32, 1, comm2_[1], stream2_[1]); },
+                 "root 1: recvBuf = sendBuf (block 0, not block 1)", stream2_[1], comm2_[1]);
+  ExpectRejected(HCCL_E_PARA, [&] { return HcclScatter(send_.ptr, send_.at(20), 4, HCCL_DATA_TYPE_FP32, 1, comm2_[1], stream2_[1]); },
+                 "root 1: recvBuf = sendBuf + 5 elements", stream2_[1], comm2_[1]);
+  // One rank: recvBuf = block 0 of sendBuf (in place) works and changes nothing.
+  ASSERT_EQ(HcclScatter(recv_.ptr, recv_.ptr, 64, HCCL_DATA_TYPE_FP32, 0, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_TRUE(recv_.Unchanged()) << "1-rank in-place scatter changed its buffer";
+  ExpectStillWorks();
+}
+
+TEST_F(CollArgCheck, ScatterChecksRunInHcclOrder) {
+  auto S = [&](void* s, void* r, uint64_t n, int t, uint32_t root, HcclComm c, aclrtStream st) {
+    return [=] { return HcclScatter(s, r, n, AsDtype(t), root, c, st); };
+  };
+  // recvBuf and stream before the root's sendBuf; all pointers before count, dtype and root.
+  ExpectRejected(HCCL_E_PTR, S(nullptr, recv_.ptr, kMaxCount + 1, 255, 0, comm_, stream_), "root's null sendBuf + huge count");
+  ExpectRejected(HCCL_E_PTR, S(send_.ptr, recv_.ptr, 4, 4, 9, comm_, nullptr), "null stream + bad root");
+  ExpectRejected(HCCL_E_PARA, S(send_.ptr, recv_.ptr, kMaxCount + 1, 255, 9, comm_, stream_), "huge count + bad dtype + bad root");
+  ExpectRejected(HCCL_E_NOT_SUPPORT, S(send_.ptr, recv_.ptr, 4, 13, 9, comm_, stream_), "dtype 13 + bad root");
+  ExpectRejected(HCCL_E_PARA, S(send_.at(2), recv_.ptr, 4, 4, 5, comm_, stream_), "bad root + misaligned");
+  ExpectStillWorks();
 }
 
 // ---- Profiles (HOSTCCL_SOC; docs/semantics.md profiles) ----
@@ -444,15 +575,17 @@ struct Profile {
   std::set<int> reduce;   // AllReduce dtypes
   std::set<int> no_prod;  // AllReduce dtypes without PROD
   std::set<int> no_op;    // AllReduce dtypes with SUM only
-  std::set<int> move;     // Broadcast dtypes (empty: no Broadcast on this chip)
+  std::set<int> move;     // Broadcast and Scatter dtypes (empty: neither on this chip)
+  std::set<int> gather;   // AllGather dtypes
 };
 
 const Profile kProfiles[] = {
-    {"Ascend950", {0, 1, 2, 5, 6, 3, 4, 10, 11}, {1, 11}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15, 16, 17}},
-    {"AtlasA3", {0, 1, 2, 5, 3, 4, 11}, {1, 11}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
-    {"AtlasA2", {0, 1, 2, 5, 3, 4, 11}, {1, 11}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
-    {"Atlas910", {0, 2, 5, 3, 4}, {}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
-    {"Atlas310P", {0, 1, 2, 3, 4}, {}, {1}, {}},
+    {"Ascend950", {0, 1, 2, 5, 6, 3, 4, 10, 11}, {1, 11}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15, 16, 17},
+     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15, 16, 17}},
+    {"AtlasA3", {0, 1, 2, 5, 3, 4, 11}, {1, 11}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+    {"AtlasA2", {0, 1, 2, 5, 3, 4, 11}, {1, 11}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+    {"Atlas910", {0, 2, 5, 3, 4}, {}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+    {"Atlas310P", {0, 1, 2, 3, 4}, {}, {1}, {}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
 };
 
 // In a child started with HOSTCCL_SOC set: every dtype x op of AllReduce and every dtype of
@@ -532,6 +665,24 @@ TEST_F(CollArgCheck, DISABLED_SocProfileChild) {
       ExpectRejected(HCCL_E_PARA, [&] { return HcclBroadcast(send_.ptr, 8, AsDtype(t), 1, comm_, stream_); }, what + " root 1");
       ASSERT_EQ(HcclBroadcast(send_.ptr, 8, AsDtype(t), 0, comm_, stream_), HCCL_SUCCESS) << what;
       ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << what;
+    }
+  }
+  // AllGather and Scatter are in every build from issue 16 on.
+  for (int t : kMovable) {
+    const std::string what = std::string(soc) + " allgather/scatter dtype " + std::to_string(t);
+    if (!prof->gather.count(t)) {
+      ExpectRejected(HCCL_E_NOT_SUPPORT, [&] { return HcclAllGather(send_.ptr, recv_.ptr, 8, AsDtype(t), comm_, stream_); }, what);
+    } else {
+      ASSERT_EQ(HcclAllGather(send_.ptr, recv_.ptr, 8, AsDtype(t), comm_, stream_), HCCL_SUCCESS) << what;
+      ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << what;
+      recv_.Reset();
+    }
+    if (!prof->move.count(t)) {
+      ExpectRejected(HCCL_E_NOT_SUPPORT, [&] { return HcclScatter(send_.ptr, recv_.ptr, 8, AsDtype(t), 0, comm_, stream_); }, what);
+    } else {
+      ASSERT_EQ(HcclScatter(send_.ptr, recv_.ptr, 8, AsDtype(t), 0, comm_, stream_), HCCL_SUCCESS) << what;
+      ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << what;
+      recv_.Reset();
     }
   }
 }

@@ -1,6 +1,7 @@
-// Mismatched collectives with HcclAllReduce, HcclBroadcast, HcclReduceScatter and
-// HcclReduceScatterV (issues 15 and 16; RSV arrays that differ between ranks): one rank
-// calls another operator than the others (AllReduce against Reduce or Broadcast, and back), or
+// Mismatched collectives with HcclAllReduce, HcclBroadcast, HcclAllGather(V), HcclScatter,
+// HcclReduceScatter(V) and the AlltoAll family (issues 15-17; V arrays that differ between ranks):
+// one rank calls another operator than the others (AllReduce against Reduce or Broadcast,
+// AllGather against AllReduce or Scatter, Scatter against Broadcast, and back), or
 // the same operator with a count, dtype, op or root that puts its size on the other side of one
 // of the operator's selection thresholds (so the ranks would run different algorithms). Every
 // rank must fail within 2 s (the exec timeout is 20 s, so waiting for it shows) with a message
@@ -46,7 +47,10 @@ constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
 // Bounds above this are not straddled (buffers of 4 ranks x 2 x 2 x bound); none is today.
 constexpr uint64_t kMaxBoundBytes = 64ull << 20;
 
-enum class Op { kAllReduce, kReduce, kBroadcast, kAlltoAll, kAlltoAllV, kAlltoAllVC, kReduceScatter, kReduceScatterV };
+enum class Op {
+  kAllReduce, kReduce, kBroadcast, kAlltoAll, kAlltoAllV, kAlltoAllVC, kReduceScatter, kReduceScatterV,
+  kAllGather, kScatter, kAllGatherV
+};
 
 struct Call {
   Op op;
@@ -60,8 +64,22 @@ struct Call {
   // ReduceScatterV: equal blocks of `count`, except that `skew` elements move from block 1 to
   // block 0 (the same sum and the same own count on ranks 2 and 3: only the arrays differ).
   uint64_t skew = 0;
+  // AllGatherV: the arrays this rank passes (VArrays): 0 count each, packed; 1 the same sum, but
+  // rank 0 count+1 and rank 1 count-1; 2 count each with 1-element gaps; 3 only rank 3 has a block.
+  int v = 0;
 };
 bool AlltoAllFamily(Op op) { return op == Op::kAlltoAll || op == Op::kAlltoAllV || op == Op::kAlltoAllVC; }
+
+// AllGatherV arrays of variant v for 4 ranks around `count`.
+void VArrays(int v, uint64_t count, uint64_t* counts, uint64_t* displs) {
+  uint64_t at = 0;
+  for (int r = 0; r < kRanks; ++r) {
+    counts[r] = v == 1 && r == 0 ? count + 1 : v == 1 && r == 1 ? count - 1 : v == 3 && r != kOdd ? 0 : count;
+    at += v == 2 ? 1 : 0;
+    displs[r] = at;
+    at += counts[r];
+  }
+}
 
 struct Case {
   std::string name;
@@ -118,7 +136,7 @@ void AddStraddles(std::vector<Case>* out, Op op, const char* opname, uint64_t bo
   if (op == Op::kAllReduce || op == Op::kReduceScatter) {
     out->push_back({at + "op below", {op, below}, {op, below, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX}, "sum", "max"});
     out->push_back({at + "op above", {op, above}, {op, above, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MIN}, "sum", "min"});
-  } else {
+  } else if (op != Op::kAllGather) {  // AllGather has no root
     out->push_back({at + "root below", {op, below}, {op, below, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1}, "root=2", "root=1"});
     out->push_back({at + "root above, odd is the root", {op, above}, {op, above, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 3},
                     "root=2", "root=3"});
@@ -185,6 +203,31 @@ std::vector<Case> Cases() {
     c.push_back({"alltoallvc elem size", {vc, 4}, {vc, 4, f16}, "elem=4B", "elem=2B"});
     c.push_back({"alltoallv vs alltoallvc", {v, 4}, {vc, 4}, "HcclAlltoAllV ", "HcclAlltoAllVC"});
   }
+  // AllGather and Scatter (implemented with this test's rows; a stub would fail the harness probe).
+  for (uint64_t n : {small, large}) {
+    const std::string sz = n == small ? " small" : " large";
+    c.push_back({"allgather vs allreduce" + sz, {Op::kAllGather, n}, {Op::kAllReduce, n}, "HcclAllGather", "HcclAllReduce"});
+    c.push_back({"allreduce vs allgather" + sz, {Op::kAllReduce, n}, {Op::kAllGather, n}, "HcclAllReduce", "HcclAllGather"});
+    c.push_back({"scatter vs broadcast" + sz, {Op::kScatter, n}, {Op::kBroadcast, n}, "HcclScatter", "HcclBroadcast"});
+    c.push_back({"broadcast vs scatter" + sz, {Op::kBroadcast, n}, {Op::kScatter, n}, "HcclBroadcast", "HcclScatter"});
+  }
+  c.push_back({"allgather vs scatter", {Op::kAllGather, large}, {Op::kScatter, large}, "HcclAllGather", "HcclScatter"});
+  c.push_back({"scatter small vs large", {Op::kScatter, small}, {Op::kScatter, large}, CountText(small), CountText(large)});
+  // AllGatherV: arrays that disagree between ranks (same sum, other displacements, a rank that
+  // thinks the others send nothing) and against AllGather, small and large.
+  for (uint64_t n : {small, large}) {
+    const std::string sz = n == small ? " small" : " large";
+    Call v0{Op::kAllGatherV, n};
+    for (int v : {1, 2, 3}) {
+      Call odd = v0;
+      odd.v = v;
+      c.push_back({"allgatherv arrays " + std::to_string(v) + sz, v0, odd, "arrays=", "arrays="});
+      c.push_back({"allgatherv arrays " + std::to_string(v) + " on the others" + sz, odd, v0, "arrays=", "arrays="});
+    }
+    c.push_back({"allgatherv vs allgather" + sz, v0, {Op::kAllGather, n}, "HcclAllGatherV", "HcclAllGather "});
+  }
+  for (uint64_t b : Bounds("allgather")) AddStraddles(&c, Op::kAllGather, "allgather", b);
+  for (uint64_t b : Bounds("scatter")) AddStraddles(&c, Op::kScatter, "scatter", b);
   if (ar)
     for (uint64_t b : Bounds("allreduce")) AddStraddles(&c, Op::kAllReduce, "allreduce", b);
   if (bc)
@@ -224,6 +267,15 @@ HcclResult Issue(const Call& a, HcclComm comm, aclrtStream stream, void* send, v
       (void)HcclGetRankId(comm, reinterpret_cast<uint32_t*>(&me));
       return HcclReduceScatterV(send, counts, displs, recv, counts[me], a.dtype, a.red, comm, stream);
     }
+    case Op::kAllGather: return HcclAllGather(send, recv, a.count, a.dtype, comm, stream);
+    case Op::kScatter: return HcclScatter(send, recv, a.count, a.dtype, a.root, comm, stream);
+    case Op::kAllGatherV: {
+      uint64_t counts[kRanks], displs[kRanks];
+      VArrays(a.v, a.count, counts, displs);
+      int rank = 0;
+      (void)HcclGetRankId(comm, reinterpret_cast<uint32_t*>(&rank));
+      return HcclAllGatherV(send, counts[rank], recv, counts, displs, a.dtype, comm, stream);
+    }
   }
   return HCCL_E_INTERNAL;
 }
@@ -258,11 +310,14 @@ bool RunCase(RankContext& ctx, HcclComm comm, aclrtStream stream, const Case& c,
 uint64_t MaxBytes(const std::vector<Case>& cases) {
   uint64_t m = 64;
   for (const Case& c : cases)
-    for (const Call* a : {&c.normal, &c.odd})
-      m = std::max<uint64_t>(m, (a->count + 1) * Size(a->dtype) *
-                                    (AlltoAllFamily(a->op)                                      ? kRanks + 1
-                                     : a->op == Op::kReduceScatter || a->op == Op::kReduceScatterV ? kRanks
-                                                                                                  : 1));
+    for (const Call* a : {&c.normal, &c.odd})  // n blocks: AllGather's recvBuf, Scatter's sendBuf, ...
+      m = std::max<uint64_t>(m, (a->count + 8) * Size(a->dtype) *
+                                    (AlltoAllFamily(a->op) ? kRanks + 1
+                                     : a->op == Op::kReduceScatter || a->op == Op::kReduceScatterV ||
+                                               a->op == Op::kAllGather || a->op == Op::kScatter ||
+                                               a->op == Op::kAllGatherV
+                                         ? kRanks
+                                         : 1));
   return m + 64;
 }
 
@@ -339,14 +394,13 @@ INSTANTIATE_TEST_SUITE_P(Placements, MismatchCollectivesTest,
 // from the rules; this guards against a rule text the parser here reads differently).
 TEST(MismatchCollectivesCoverage, EveryRuleBoundIsStraddled) {
   const std::vector<Case> cases = Cases();
-  for (const char* op : {"allreduce", "broadcast", "reducescatter"}) {
-    const bool have = std::string(op) == "allreduce"   ? hostccl::test::AllReduceImplemented()
-                      : std::string(op) == "broadcast" ? hostccl::test::BroadcastImplemented()
-                                                       : true;
-    if (!have) continue;
-    const Op kind = std::string(op) == "allreduce"   ? Op::kAllReduce
-                    : std::string(op) == "broadcast" ? Op::kBroadcast
-                                                     : Op::kReduceScatter;
+  for (const char* op : {"allreduce", "broadcast", "reducescatter", "allgather", "scatter"}) {
+    const std::string o = op;
+    const Op kind = o == "allreduce"       ? Op::kAllReduce
+                    : o == "broadcast"     ? Op::kBroadcast
+                    : o == "reducescatter" ? Op::kReduceScatter
+                    : o == "allgather"     ? Op::kAllGather
+                                           : Op::kScatter;
     for (uint64_t b : RuleBounds(op)) {
       bool count_straddled = false, dtype_straddled = false;
       for (const Case& c : cases) {

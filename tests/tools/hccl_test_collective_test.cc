@@ -215,34 +215,6 @@ TEST(HcclTestCollective, InPlaceKeepsTheInputWhereNothingIsWritten) {
   EXPECT_EQ(BroadcastModel().in_place_send_offset, nullptr);  // in place by definition
 }
 
-// A later operator is one model: AllGather's, written here as the proof (hccl_test's all_gather_test
-// conventions: data_size aligned to the rank count, sendCount = ceil(C / n), alg_bandwidth over the
-// n x sendCount receive bytes; every rank gets block i = rank i's input).
-CollectiveModel AllGatherLikeModel() {
-  CollectiveModel c;
-  c.name = "all_gather_test";
-  c.call = "HcclAllGather";
-  c.reduction = false;
-  c.rooted = false;
-  c.send_count = [](uint64_t count, int) { return count; };
-  c.recv_count = [](uint64_t count, int n) { return count * static_cast<uint64_t>(n); };
-  c.expect = [](const Point& p) {
-    Expectation e;
-    for (int i = 0; i < p.ranks; ++i)
-      e.push_back({Segment::Pattern::kInput, i, static_cast<uint64_t>(i) * p.count, p.count, 0});
-    return e;
-  };
-  c.data_size = RankSizeAlignedSize;
-  c.call_count = [](uint64_t elements, int n) {
-    return (elements + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n);
-  };
-  c.alg_bytes = [](uint64_t count, uint64_t tb, int n) {
-    return count * tb * static_cast<uint64_t>(n);
-  };
-  c.bus_factor = [](int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0.0; };
-  return c;
-}
-
 TEST(HcclTestCollective, SizesOfARowAndALaterOperatorAsOneModel) {
   // Defaults: data_size = the sweep size, count = size / type size, alg bytes = data_size.
   RowSizes d = SizesFor(AllReduceModel(), 4098, 4, 3);
@@ -253,7 +225,7 @@ TEST(HcclTestCollective, SizesOfARowAndALaterOperatorAsOneModel) {
   EXPECT_EQ(RankSizeAlignedSize(100, 8), 96u);
   EXPECT_EQ(RankSizeAlignedSize(16u << 20, 3), (16u << 20) / 3 * 3);
   EXPECT_EQ(RankSizeAlignedSize((32u << 20) + 5, 3), ((32u << 20) + 5) / 1536 * 1536);
-  const CollectiveModel ag = AllGatherLikeModel();
+  const CollectiveModel& ag = AllGatherModel();
   RowSizes r = SizesFor(ag, 1000, 4, 3);  // 1000 -> 999 B -> 249 fp32 -> sendCount 83
   EXPECT_EQ(r.data_size, 999u);
   EXPECT_EQ(r.count, 83u);
@@ -273,6 +245,30 @@ TEST(HcclTestCollective, SizesOfARowAndALaterOperatorAsOneModel) {
     FillInput(kFp32, 0, 1, r.count, out.data() + 2 * r.count * 4);
     EXPECT_GT(CheckOutput(p, e, out.data(), out.size(), nullptr), r.count);
   }
+}
+
+// Scatter: rank r's recvBuf is block r of the root's n x count input, at any root.
+TEST(HcclTestCollective, ScatterExpectsItsBlockOfTheRootsInput) {
+  const CollectiveModel& m = ScatterModel();
+  RowSizes r = SizesFor(m, 1000, 4, 3);
+  EXPECT_EQ(r.count, 83u);
+  EXPECT_EQ(r.alg_bytes, 83u * 4 * 3);
+  const int ranks = 3;
+  std::vector<uint8_t> root_input(m.send_count(r.count, ranks) * 4);
+  FillInput(kFp32, 0, 1, m.send_count(r.count, ranks), root_input.data());
+  for (int rank = 0; rank < ranks; ++rank) {
+    Point p = At(rank, ranks, 1, r.count, kFp32);
+    Expectation e = m.expect(p);
+    std::vector<uint8_t> out(m.recv_count(r.count, ranks) * 4);
+    PrepareOutput(p, e, out.data(), out.size());
+    EXPECT_EQ(CheckOutput(p, e, out.data(), out.size(), nullptr), r.count);
+    std::copy(root_input.begin() + rank * r.count * 4, root_input.begin() + (rank + 1) * r.count * 4, out.begin());
+    EXPECT_EQ(CheckOutput(p, e, out.data(), out.size(), nullptr), 0u) << rank;
+    const int other = (rank + 1) % ranks;
+    std::copy(root_input.begin() + other * r.count * 4, root_input.begin() + (other + 1) * r.count * 4, out.begin());
+    EXPECT_GT(CheckOutput(p, e, out.data(), out.size(), nullptr), 0u) << rank;
+  }
+  EXPECT_EQ(m.in_place_send_offset, nullptr);
 }
 
 TEST(HcclTestCollective, BusFactors) {

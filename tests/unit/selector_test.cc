@@ -121,7 +121,8 @@ TEST(Selector, ForcedAlgorithmBeyondItsSizeLimitFallsBack) {
 TEST(Selector, BadRulesAreRejected) {
   std::vector<AlgoRule> rules;
   EXPECT_EQ(ParseAlgoRules("reduce=nosuch", &rules).code(), Code::kPara);
-  EXPECT_EQ(ParseAlgoRules("allgather=ring", &rules).code(), Code::kPara);
+  EXPECT_EQ(ParseAlgoRules("allgather=nosuch", &rules).code(), Code::kPara);
+  EXPECT_EQ(ParseAlgoRules("send=ring", &rules).code(), Code::kPara);  // no algorithms yet
   EXPECT_EQ(ParseAlgoRules("nosuchop=ring", &rules).code(), Code::kPara);
   EXPECT_EQ(ParseAlgoRules("reduce:x-1:chain", &rules).code(), Code::kPara);
   EXPECT_EQ(ParseAlgoRules("reduce", &rules).code(), Code::kPara);
@@ -152,6 +153,46 @@ TEST(Profiles, Rules) {
   unsetenv("HOSTCCL_SOC");
   EXPECT_EQ(ActiveProfile(), nullptr);
   EXPECT_TRUE(CheckReduceProfile(DataType::kUint16, RedOp::kProd, false).ok());
+}
+
+// AllGather, AllGatherV and Scatter: the default rules pick by one block's size (AllGatherV: the
+// mean block) and placement.
+TEST(Selector, AllGatherAndScatterDefaults) {
+  std::vector<AlgoRule> none;
+  const char* why = "";
+  auto pick = [&](CollKind k, uint64_t bytes, const Placement& p) { return std::string(Select(k, none, bytes, p, &why)->name); };
+  for (CollKind k : {CollKind::kAllGather, CollKind::kAllGatherV}) {
+    EXPECT_EQ(pick(k, 1 << 30, Threads(8)), "direct");
+    EXPECT_EQ(pick(k, 4096, OneHost(4)), "shm_inline");
+    EXPECT_EQ(pick(k, 4097, OneHost(4)), "shm");
+    EXPECT_EQ(pick(k, 16384, Tcp(4)), "flat");
+    EXPECT_EQ(pick(k, 16385, Tcp(4)), "ring");
+    EXPECT_EQ(pick(k, 8, Hosts(4)), "flat");
+  }
+  EXPECT_EQ(pick(CollKind::kAllGather, 64 << 20, Hosts(4)), "node");
+  EXPECT_EQ(pick(CollKind::kAllGatherV, 64 << 20, Hosts(4)), "ring");
+  EXPECT_EQ(pick(CollKind::kScatter, 8, Threads(4)), "direct");
+  EXPECT_EQ(pick(CollKind::kScatter, 1024, OneHost(4)), "shm_inline");
+  EXPECT_EQ(pick(CollKind::kScatter, 1025, OneHost(4)), "shm");
+  EXPECT_EQ(pick(CollKind::kScatter, 64 << 20, Hosts(4)), "flat");
+  EXPECT_EQ(pick(CollKind::kScatter, 8, Tcp(4)), "flat");
+}
+
+// Data movement per chip (collectives.md 5.1, 5.2): AllGather everywhere but on one server only on
+// Atlas310P, no Scatter on Atlas310P, no bf16 moved on Atlas910/310P, no 8-bit floats but on 950.
+TEST(Profiles, MovementRulesOfAllGatherAndScatter) {
+  auto code = [](const char* p, CollKind k, DataType t, bool multi) {
+    return CheckProfile(p, k, t, RedOp::kSum, multi).code();
+  };
+  EXPECT_EQ(code("Atlas310P", CollKind::kAllGather, DataType::kFp32, false), Code::kSuccess);
+  EXPECT_EQ(code("Atlas310P", CollKind::kAllGather, DataType::kFp32, true), Code::kNotSupport);
+  EXPECT_EQ(code("AtlasA3", CollKind::kAllGather, DataType::kFp32, true), Code::kSuccess);
+  EXPECT_EQ(code("Atlas310P", CollKind::kScatter, DataType::kFp32, false), Code::kNotSupport);
+  EXPECT_EQ(code("Atlas910", CollKind::kScatter, DataType::kBf16, false), Code::kNotSupport);
+  EXPECT_EQ(code("Atlas910", CollKind::kAllGatherV, DataType::kFp32, false), Code::kNotSupport);
+  EXPECT_EQ(code("AtlasA2", CollKind::kAllGather, DataType::kFp8E4M3, false), Code::kNotSupport);
+  EXPECT_EQ(code("Ascend950", CollKind::kAllGather, DataType::kFp8E4M3, false), Code::kSuccess);
+  EXPECT_EQ(code(nullptr, CollKind::kScatter, DataType::kInt128, true), Code::kSuccess);
 }
 
 }  // namespace

@@ -100,6 +100,17 @@ uint64_t AlltoAllCallCount(uint64_t elements, int ranks) {
 
 namespace {
 
+// hccl_test's sizes of the tools that split a buffer into n blocks (all_gather, scatter, reduce_scatter): data_size
+// aligned to the rank count, count = ceil(C / n), alg_bandwidth over n x count elements.
+void BlockSizes(CollectiveModel* c) {
+  c->data_size = RankSizeAlignedSize;
+  c->call_count = [](uint64_t elements, int n) {
+    return (elements + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n);
+  };
+  c->alg_bytes = [](uint64_t count, uint64_t tb, int n) { return count * tb * static_cast<uint64_t>(n); };
+  c->bus_factor = [](int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0.0; };
+}
+
 // AlltoAll family: sendBuf and recvBuf hold n blocks of `count` elements; block i of rank r's
 // recvBuf is block r of rank i's input. busbw = algbw x (n-1)/n (nccl-tests: the own block does
 // not cross a link).
@@ -131,7 +142,7 @@ CollectiveModel AlltoAllFamily(const char* name, const char* call) {
 // (nccl-tests). The V tool passes sendCounts[i] = recvCount, sendDispls[i] = i x recvCount, so
 // both share one model. No --in-place (the frame's form is sendBuf inside recvBuf; ReduceScatter's
 // is the reverse).
-static CollectiveModel ReduceScatterLike(const char* name, const char* call) {
+CollectiveModel ReduceScatterLike(const char* name, const char* call) {
   CollectiveModel c;
   c.name = name;
   c.call = call;
@@ -142,15 +153,10 @@ static CollectiveModel ReduceScatterLike(const char* name, const char* call) {
   c.expect = [](const Point& p) {
     return Expectation{{Segment::Pattern::kFold, 0, 0, p.count, p.count * static_cast<uint64_t>(p.rank)}};
   };
-  c.data_size = RankSizeAlignedSize;
-  c.call_count = [](uint64_t elements, int n) {
-    const uint64_t k = n > 0 ? static_cast<uint64_t>(n) : 1;
-    return (elements + k - 1) / k;
-  };
-  c.alg_bytes = [](uint64_t count, uint64_t tb, int n) { return count * tb * static_cast<uint64_t>(n > 0 ? n : 1); };
-  c.bus_factor = [](int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0.0; };
+  BlockSizes(&c);
   return c;
 }
+
 
 }  // namespace
 
@@ -174,6 +180,64 @@ const CollectiveModel& AlltoAllVModel() {
 }
 const CollectiveModel& AlltoAllVCModel() {
   static const CollectiveModel m = AlltoAllFamily("alltoallvc_test", "HcclAlltoAllVC");
+  return m;
+}
+
+// AllGather: every rank's recvBuf block i (count elements at i x count) is rank i's input. In
+// place: sendBuf = recvBuf + rank x count. busbw = algbw x (n-1)/n (nccl-tests).
+const CollectiveModel& AllGatherModel() {
+  static const CollectiveModel m = [] {
+    CollectiveModel c;
+    c.name = "all_gather_test";
+    c.call = "HcclAllGather";
+    c.reduction = false;
+    c.rooted = false;
+    c.send_count = SameCount;
+    c.recv_count = [](uint64_t count, int n) { return count * static_cast<uint64_t>(n); };
+    c.expect = [](const Point& p) {
+      Expectation e;
+      for (int i = 0; i < p.ranks; ++i)
+        e.push_back({Segment::Pattern::kInput, i, static_cast<uint64_t>(i) * p.count, p.count, 0});
+      return e;
+    };
+    c.in_place_send_offset = [](const Point& p) { return static_cast<uint64_t>(p.rank) * p.count; };
+    BlockSizes(&c);
+    return c;
+  }();
+  return m;
+}
+
+// AllGatherV as hccl_test's all_gatherv_test calls it: recvCounts[i] = count, recvDispls[i] =
+// i x count, so the result is AllGather's; no --in-place form (AllGatherV is never in place).
+const CollectiveModel& AllGatherVModel() {
+  static const CollectiveModel m = [] {
+    CollectiveModel c = AllGatherModel();
+    c.name = "all_gatherv_test";
+    c.call = "HcclAllGatherV";
+    c.in_place_send_offset = nullptr;
+    return c;
+  }();
+  return m;
+}
+
+// Scatter: every rank allocates and fills n x count elements of send buffer (hccl_test does; only
+// the root's is read); rank r's recvBuf is block r of the root's input. No --in-place form here
+// (the root's recvBuf would lie inside its sendBuf, the other way round). busbw = algbw x (n-1)/n.
+const CollectiveModel& ScatterModel() {
+  static const CollectiveModel m = [] {
+    CollectiveModel c;
+    c.name = "scatter_test";
+    c.call = "HcclScatter";
+    c.reduction = false;
+    c.rooted = true;
+    c.send_count = [](uint64_t count, int n) { return count * static_cast<uint64_t>(n); };
+    c.recv_count = SameCount;
+    c.expect = [](const Point& p) {
+      return Expectation{{Segment::Pattern::kInput, p.root, 0, p.count, static_cast<uint64_t>(p.rank) * p.count}};
+    };
+    BlockSizes(&c);
+    return c;
+  }();
   return m;
 }
 

@@ -90,6 +90,9 @@ const CollectiveModel& AlltoAllVCModel();
 uint64_t AlltoAllCallCount(uint64_t elements, int ranks);
 const CollectiveModel& ReduceScatterModel();
 const CollectiveModel& ReduceScatterVModel();
+const CollectiveModel& AllGatherModel();
+const CollectiveModel& AllGatherVModel();
+const CollectiveModel& ScatterModel();
 
 // The data types a tool runs for -d all: the reducible ones for reductions, every type the check
 // knows (all of hccl_test's names) for data movement.

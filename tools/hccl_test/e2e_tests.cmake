@@ -88,12 +88,49 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
     COMMAND $<TARGET_FILE:reduce_scatterv_test> -b 1K -e 64K -f 4 -d bfp16 -o max)
   list(APPEND e2e hccl_test_e2e_reduce_scatter_4ranks_fp32 hccl_test_e2e_reduce_scatter_3ranks_all_types_ops
        hccl_test_e2e_reduce_scatterv_4ranks_all_types_ops hccl_test_e2e_reduce_scatterv_no_launcher)
+  # all_gather_test, all_gatherv_test and scatter_test: a sweep, every movable type, in place (all_gather), malloc'd
+  # buffers between processes (re-plans to TCP), and a run without a launcher.
+  add_test(NAME hccl_test_e2e_all_gather_4ranks_fp32
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:all_gather_test>
+            -b 8 -e 4M -f 4 -d fp32 -c 1)
+  add_test(NAME hccl_test_e2e_all_gather_3ranks_all_types_in_place
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:all_gather_test>
+            -b 16 -e 64K -f 8 -d all -n 3 -w 1 -W 1 -c 2 --in-place)
+  add_test(NAME hccl_test_e2e_all_gather_isolated_host_buffers
+    COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:all_gather_test>
+            --sizes 8,4K,1M -I -n 5 -w 1 -W 1 --host-buffers)
+  add_test(NAME hccl_test_e2e_all_gather_no_launcher
+    COMMAND $<TARGET_FILE:all_gather_test> -b 1K -e 64K -f 4 -d int8)
+  add_test(NAME hccl_test_e2e_all_gatherv_4ranks_fp32
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:all_gatherv_test>
+            -b 8 -e 4M -f 4 -d fp32 -c 1)
+  add_test(NAME hccl_test_e2e_all_gatherv_3ranks_all_types
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:all_gatherv_test>
+            -b 16 -e 64K -f 8 -d all -n 3 -w 1 -W 1 -c 2)
+  add_test(NAME hccl_test_e2e_scatter_4ranks_fp32
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:scatter_test>
+            -b 8 -e 4M -f 4 -d fp32 -r 1 -c 1)
+  add_test(NAME hccl_test_e2e_scatter_3ranks_all_types
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:scatter_test>
+            -b 16 -e 64K -f 8 -d all -r 2 -n 3 -w 1 -W 1 -c 2)
+  add_test(NAME hccl_test_e2e_scatter_isolated_host_buffers
+    COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:scatter_test>
+            --sizes 8,4K,1M -I -n 5 -w 1 -W 1 --host-buffers -r 1)
+  add_test(NAME hccl_test_e2e_scatter_no_launcher
+    COMMAND $<TARGET_FILE:scatter_test> -b 1K -e 64K -f 4 -d bfp16)
+  set(e2e_ag hccl_test_e2e_all_gather_4ranks_fp32 hccl_test_e2e_all_gather_3ranks_all_types_in_place
+      hccl_test_e2e_all_gather_isolated_host_buffers hccl_test_e2e_all_gather_no_launcher
+      hccl_test_e2e_all_gatherv_4ranks_fp32 hccl_test_e2e_all_gatherv_3ranks_all_types
+      hccl_test_e2e_scatter_4ranks_fp32 hccl_test_e2e_scatter_3ranks_all_types
+      hccl_test_e2e_scatter_isolated_host_buffers hccl_test_e2e_scatter_no_launcher)
+  list(APPEND e2e ${e2e_ag})
   set_tests_properties(${e2e} PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
     ENVIRONMENT "LD_LIBRARY_PATH=${libdir}")
   # The output format must stay hccl_test's (parsers depend on it): the header echoes -b/-e as given
   # (the -f 4 sweep itself stops at 2 MiB), then the table.
   set_tests_properties(hccl_test_e2e_reduce_4ranks_fp32 hccl_test_e2e_all_reduce_4ranks_fp32
-                       hccl_test_e2e_broadcast_4ranks_fp32 PROPERTIES
+                       hccl_test_e2e_broadcast_4ranks_fp32 hccl_test_e2e_all_gather_4ranks_fp32
+                       hccl_test_e2e_all_gatherv_4ranks_fp32 hccl_test_e2e_scatter_4ranks_fp32 PROPERTIES
     PASS_REGULAR_EXPRESSION "the minbytes is 8, maxbytes is 4194304, iters is 20, warmup_iters is 10.*data_size\\(Bytes\\): \\| aveg_time\\(us\\): \\| alg_bandwidth\\(GB/s\\): \\| check_result:"
     FAIL_REGULAR_EXPRESSION "failed")
   if(TARGET reduce_test_mpi)
@@ -107,8 +144,13 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
       COMMAND ${mpirun} $<TARGET_FILE:all_reduce_test_mpi> -b 8 -e 1M -f 16 -d fp16 -o sum -r 2)
     add_test(NAME hccl_test_e2e_broadcast_mpi_openmpi
       COMMAND ${mpirun} $<TARGET_FILE:broadcast_test_mpi> -b 8 -e 1M -f 16 -d fp16 -r 2)
+    add_test(NAME hccl_test_e2e_all_gather_mpi_openmpi
+      COMMAND ${mpirun} $<TARGET_FILE:all_gather_test_mpi> -b 8 -e 1M -f 16 -d fp16)
+    add_test(NAME hccl_test_e2e_scatter_mpi_openmpi
+      COMMAND ${mpirun} $<TARGET_FILE:scatter_test_mpi> -b 8 -e 1M -f 16 -d fp16 -r 2)
     set_tests_properties(hccl_test_e2e_reduce_mpi_openmpi hccl_test_e2e_all_reduce_mpi_openmpi
-                         hccl_test_e2e_broadcast_mpi_openmpi PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
+                         hccl_test_e2e_broadcast_mpi_openmpi hccl_test_e2e_all_gather_mpi_openmpi
+                         hccl_test_e2e_scatter_mpi_openmpi PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
       ENVIRONMENT "LD_LIBRARY_PATH=${libdir}" FAIL_REGULAR_EXPRESSION "failed")
   endif()
 endif()
