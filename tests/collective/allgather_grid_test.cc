@@ -43,7 +43,7 @@ std::vector<AllGatherCase> Cases(const GridConfig& g) {
   const size_t nt = types.size();
   std::vector<AllGatherCase> out;
   // shm_inline carries blocks of up to 4 KiB; beyond that it re-plans to shm (the last case).
-  const uint64_t limit = grid::SizeLimit(g.algo);
+  const uint64_t limit = grid::InlineSlotBytes(g.algo);
   auto add = [&](HcclDataType t, uint64_t count, InPlace ip, bool capped = true) {
     if (capped) count = std::min<uint64_t>(count, limit / MovableDesc(t).size);
     out.push_back({t, count, ip, Seed(g, out.size())});

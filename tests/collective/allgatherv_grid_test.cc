@@ -43,7 +43,7 @@ std::vector<AllGatherVCase> Cases(const GridConfig& g) {
   const size_t nt = types.size();
   std::vector<AllGatherVCase> out;
   // shm_inline carries blocks of up to 4 KiB; beyond that it re-plans to shm (the last case).
-  const uint64_t limit = grid::SizeLimit(g.algo) == UINT64_MAX ? UINT64_MAX : grid::SizeLimit(g.algo) - 64;
+  const uint64_t limit = grid::InlineSlotBytes(g.algo) == UINT64_MAX ? UINT64_MAX : grid::InlineSlotBytes(g.algo) - 64;
   auto add = [&](HcclDataType t, uint64_t count, VLayout l, bool capped = true) {
     if (capped) count = std::max<uint64_t>(1, std::min<uint64_t>(count, limit / MovableDesc(t).size));
     out.push_back({t, count, l, Seed(g, out.size())});

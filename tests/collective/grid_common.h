@@ -182,6 +182,13 @@ inline uint64_t SizeLimit(const char* op, const std::string& algo) {
   return UINT64_MAX;
 }
 
+// The payload an inline algorithm carries in its 4 KiB arrival slot, for operators whose
+// shm_inline re-plans to shm by itself beyond it (AllGather(V), Scatter: no registry max_bytes), so
+// their grids cap most cases to it to exercise the inline path; UINT64_MAX for other algorithms.
+inline uint64_t InlineSlotBytes(const std::string& algo) {
+  return algo.find("inline") != std::string::npos ? 4096 : UINT64_MAX;
+}
+
 // RunOptions of a configuration: the forced algorithm, chunk, transport and emulated hosts.
 inline RunOptions Options(const GridConfig& g, const char* op) {
   RunOptions opts;

@@ -47,7 +47,7 @@ std::vector<ScatterCase> Cases(const GridConfig& g) {
   std::vector<ScatterCase> out;
   // shm_inline carries the root's n blocks in one 4 KiB slot; beyond that it re-plans to shm (the
   // last case).
-  const uint64_t limit = grid::SizeLimit(g.algo) == UINT64_MAX ? UINT64_MAX : grid::SizeLimit(g.algo) / g.nranks;
+  const uint64_t limit = grid::InlineSlotBytes(g.algo) == UINT64_MAX ? UINT64_MAX : grid::InlineSlotBytes(g.algo) / g.nranks;
   auto add = [&](HcclDataType t, uint64_t count, uint32_t root, bool in_place, bool capped = true) {
     if (capped) count = std::min<uint64_t>(count, limit / MovableDesc(t).size);
     out.push_back({t, count, root, in_place, Seed(g, out.size())});
