@@ -3,6 +3,7 @@
 // (Communicator::Enqueue -> Run). Operators whose row says "not implemented" return
 // HCCL_E_NOT_SUPPORT with one log line.
 #include <cstring>
+#include <vector>
 
 #include "api/arg_check.h"
 #include "api/export.h"
@@ -80,6 +81,46 @@ HOSTCCL_API HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dat
   });
 }
 
+// Point-to-point (matching and blocking: docs/semantics.md "Point-to-point"): the peer travels
+// in the record's root field; Recv's buffer is its recv.
+HOSTCCL_API HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
+                                aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kSend, sendBuf, nullptr, count, EnumBits(dataType), 0, destRank, comm,
+                            stream});
+  });
+}
+
+HOSTCCL_API HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
+                                aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kRecv, nullptr, recvBuf, count, EnumBits(dataType), 0, srcRank, comm,
+                            stream});
+  });
+}
+
+HOSTCCL_API HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm,
+                                         aclrtStream stream) {
+  return Guard(__func__, [&] {
+    std::vector<hostccl::api::BatchItem> items;
+    if (sendRecvInfo != nullptr) {
+      items.reserve(itemNum);
+      for (uint32_t i = 0; i < itemNum; ++i) {
+        const HcclSendRecvItem& it = sendRecvInfo[i];
+        items.push_back({EnumBits(it.sendRecvType), it.buf, it.count, EnumBits(it.dataType), it.remoteRank});
+      }
+    }
+    hostccl::api::Checked ck;
+    hostccl::algo::OpArgs args;
+    Status st = hostccl::api::CheckBatch(sendRecvInfo ? items.data() : nullptr, itemNum, comm, stream, &ck, &args);
+    if (!st.ok()) return ToResult(st);
+    if (ck.done) return HCCL_SUCCESS;
+    st = ck.comm->Enqueue(ck.stream, args);
+    if (!st.ok()) return ToResult(Reject("HcclBatchSendRecv", ck.comm->rank(), st));
+    return HCCL_SUCCESS;
+  });
+}
+
 #define HOSTCCL_OP_NOT_SUPPORTED(name) \
   ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
 
@@ -101,12 +142,6 @@ HOSTCCL_API HcclResult HcclAllGatherV(void*, uint64_t, void*, const void*, const
                                       aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclAllGatherV);
 }
-HOSTCCL_API HcclResult HcclSend(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclSend);
-}
-HOSTCCL_API HcclResult HcclRecv(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclRecv);
-}
 HOSTCCL_API HcclResult HcclAlltoAllVC(const void*, const void*, HcclDataType, const void*, HcclDataType, HcclComm,
                                       aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclAlltoAllVC);
@@ -118,7 +153,4 @@ HOSTCCL_API HcclResult HcclAlltoAllV(const void*, const void*, const void*, Hccl
 HOSTCCL_API HcclResult HcclAlltoAll(const void*, uint64_t, HcclDataType, const void*, uint64_t, HcclDataType, HcclComm,
                                     aclrtStream) {
   return HOSTCCL_OP_NOT_SUPPORTED(HcclAlltoAll);
-}
-HOSTCCL_API HcclResult HcclBatchSendRecv(HcclSendRecvItem*, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclBatchSendRecv);
 }

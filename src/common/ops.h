@@ -30,14 +30,14 @@
   X(AllGather, 5, "HcclAllGather", "allgather", false, false, kNoRoot, kCount, kNCount)     \
   X(ReduceScatter, 6, "HcclReduceScatter", "reducescatter", false, true, kNoRoot, kNCount, kCount) \
   X(Scatter, 7, "HcclScatter", "scatter", false, false, kRoot, kNCount, kCount)             \
-  X(Send, 8, "HcclSend", "send", false, false, kPeer, kCount, kNone)                        \
+  X(Send, 8, "HcclSend", "send", true, false, kPeer, kCount, kNone)                        \
   X(AlltoAll, 9, "HcclAlltoAll", "alltoall", false, false, kNoRoot, kNCount, kNCount)       \
   X(AllGatherV, 11, "HcclAllGatherV", "allgatherv", false, false, kNoRoot, kCount, kV)      \
   X(ReduceScatterV, 12, "HcclReduceScatterV", "reducescatterv", false, true, kNoRoot, kV, kCount) \
   X(AlltoAllV, 13, "HcclAlltoAllV", "alltoallv", false, false, kNoRoot, kV, kV)            \
   X(AlltoAllVC, 14, "HcclAlltoAllVC", "alltoallvc", false, false, kNoRoot, kV, kV)         \
-  X(Recv, 15, "HcclRecv", "recv", false, false, kPeer, kNone, kCount)                       \
-  X(BatchSendRecv, 16, "HcclBatchSendRecv", "batchsendrecv", false, false, kNoRoot, kV, kV)
+  X(Recv, 15, "HcclRecv", "recv", true, false, kPeer, kNone, kCount)                       \
+  X(BatchSendRecv, 16, "HcclBatchSendRecv", "batchsendrecv", true, false, kNoRoot, kV, kV)
 
 namespace hostccl {
 

@@ -498,6 +498,39 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     args.send_desc = Describe(args.send, send_alloc);
     args.recv_desc = Describe(args.recv, recv_alloc);
   }
+  if (IsP2PKind(static_cast<uint8_t>(args.kind))) {
+    // Point-to-point: number each transfer in its ordered pair's order; the fingerprint's seq is
+    // the collective count so far (the "epoch"), not a number of its own.
+    auto items = std::make_shared<std::vector<algo::P2PItem>>();
+    if (args.items) {
+      *items = *args.items;
+    } else {
+      algo::P2PItem it;
+      it.send = args.kind == CollKind::kSend;
+      it.peer = args.root;
+      it.buf = it.send ? const_cast<void*>(args.send) : args.recv;
+      it.count = args.count;
+      it.dtype = args.dtype;
+      items->push_back(it);
+    }
+    {
+      std::lock_guard<std::mutex> lk(p2p_mu_);
+      p2p_sent_.resize(static_cast<size_t>(size_), 0);
+      p2p_received_.resize(static_cast<size_t>(size_), 0);
+      for (auto& it : *items) {
+        if (it.peer == rank_) continue;
+        it.pair_seq = ++(it.send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(it.peer)];
+      }
+    }
+    args.items = std::move(items);
+    Fingerprint fp;
+    fp.kind = static_cast<uint8_t>(args.kind);
+    fp.seq = next_seq_.load();
+    fp.dtype = static_cast<uint8_t>(args.dtype);
+    fp.count = args.count;
+    fp.root = static_cast<uint32_t>(args.root);
+    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
+  }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_);
   return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
@@ -519,6 +552,15 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   if (failed()) return error();
   inflight_.fetch_add(1);
   const char* api = CollKindName(args.kind);
+  // How messages name the operation: "HcclAllReduce #3"; point-to-point by its transfer.
+  std::string what = StrFormat("%s #%llu", api, static_cast<unsigned long long>(seq));
+  if (args.items && args.kind != CollKind::kBatchSendRecv && args.items->size() == 1) {
+    const algo::P2PItem& it = args.items->front();
+    what = StrFormat("%s #%llu %s rank %d", api, static_cast<unsigned long long>(it.pair_seq), it.send ? "to" : "from",
+                     it.peer);
+  } else if (args.items) {
+    what = StrFormat("%s of %zu items", api, args.items->size());
+  }
   const uint64_t bytes = args.kind == CollKind::kBarrier ? 0 : args.bytes();
   Placement where;
   where.nranks = size_;
@@ -530,27 +572,24 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   const algo::Algorithm* a = Select(args.kind, forced_, bytes, where, &why);
   if (a == nullptr) {
     inflight_.fetch_sub(1);
-    return Finish(api, seq, MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)",
-                                       api, why));
+    return Finish(what, MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
   }
   algo::Context ctx = MakeContext(fp, OpDeadline());
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
-  HLOG_INFO(kColl, "%s #%llu %s on '%s': %s (%s), transport %s", api, static_cast<unsigned long long>(seq),
-            DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
+  HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what.c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
             local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
   Status st = a->run(ctx, args);
   inflight_.fetch_sub(1);
-  return Finish(api, seq, std::move(st));
+  return Finish(what, std::move(st));
 }
 
 // A failed operation fails the communicator; the message names the operation and this rank
 // unless it already starts with an operation name (mismatch messages name both ranks).
-Status Communicator::Finish(const char* op, uint64_t seq, Status st) {
+Status Communicator::Finish(const std::string& what, Status st) {
   if (st.ok()) return st;
   if (st.message().rfind("Hccl", 0) != 0)
-    st = Status(st.code(), StrFormat("%s #%llu (rank %d): %s", op, static_cast<unsigned long long>(seq), rank_,
-                                     st.message().c_str()));
+    st = Status(st.code(), StrFormat("%s (rank %d): %s", what.c_str(), rank_, st.message().c_str()));
   Fail(st);
   return st;
 }

@@ -1,5 +1,7 @@
 #include "transport/local/local_group.h"
 
+#include <chrono>
+#include <cstring>
 #include <map>
 
 namespace hostccl::net {
@@ -15,7 +17,8 @@ std::map<std::string, std::weak_ptr<LocalGroup>>& Groups() {
 
 LocalGroup::LocalGroup(std::string key, int size)
     : key_(std::move(key)), size_(size), slots_(static_cast<size_t>(size)),
-      arrivals_(new ArrivalWord[static_cast<size_t>(size)]) {
+      arrivals_(new ArrivalWord[static_cast<size_t>(size)]),
+      p2p_box_(static_cast<size_t>(size) * static_cast<size_t>(size)) {
   for (int i = 0; i < size; ++i) arrivals_[i].arrived.store(0);
 }
 
@@ -58,6 +61,8 @@ void LocalGroup::Abort(Code code, const std::string& reason) {
     abort_reason_ = reason;
   }
   BarrierAbort(&words_, false);
+  std::lock_guard<std::mutex> lk(p2p_mu_);
+  p2p_cv_.notify_all();
 }
 
 Status LocalGroup::Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc&,
@@ -75,6 +80,97 @@ Status LocalGroup::Check(uint64_t) {
   if (words_.aborted.load(std::memory_order_acquire) == 0) return Status::Ok();
   std::lock_guard<std::mutex> lk(abort_mu_);
   return Status(abort_code_, abort_reason_);
+}
+
+}  // namespace hostccl::net
+
+namespace hostccl::net {
+
+Status LocalGroup::AbortStatus() {
+  if (words_.aborted.load(std::memory_order_acquire) == 0) return Status::Ok();
+  std::lock_guard<std::mutex> lk(abort_mu_);
+  return Status(abort_code_, abort_reason_);
+}
+
+void LocalGroup::P2PPost(int from, int to, P2PSendPost* post) {
+  std::lock_guard<std::mutex> lk(p2p_mu_);
+  post->state = 0;
+  p2p_box_[static_cast<size_t>(from * size_ + to)].push_back(post);
+  p2p_cv_.notify_all();
+}
+
+bool LocalGroup::P2PPending(int from, int to) {
+  std::lock_guard<std::mutex> lk(p2p_mu_);
+  for (const P2PSendPost* p : p2p_box_[static_cast<size_t>(from * size_ + to)])
+    if (p->state == 0) return true;
+  return false;
+}
+
+namespace {
+// Waits on `cv` until `ready()` or the deadline; false on expiry. Wakes every 100 ms regardless,
+// so an abort that raced with the wait is seen.
+template <typename F>
+bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lk, Deadline deadline, F ready) {
+  while (!ready()) {
+    if (deadline.Expired()) return false;
+    int ms = deadline.RemainingMsForPoll();
+    if (ms < 0 || ms > 100) ms = 100;
+    cv.wait_for(lk, std::chrono::milliseconds(ms > 0 ? ms : 1));
+  }
+  return true;
+}
+}  // namespace
+
+Status LocalGroup::P2PRecv(int from, int to, const Fingerprint& fp, void* dst, size_t bytes, Deadline deadline) {
+  auto& box = p2p_box_[static_cast<size_t>(from * size_ + to)];
+  P2PSendPost* post = nullptr;
+  {
+    std::unique_lock<std::mutex> lk(p2p_mu_);
+    const bool got = WaitUntil(p2p_cv_, lk, deadline, [&] {
+      return words_.aborted.load(std::memory_order_acquire) != 0 || (!box.empty() && box.front()->state == 0);
+    });
+    if (words_.aborted.load(std::memory_order_acquire) != 0) {
+      lk.unlock();
+      return AbortStatus();
+    }
+    if (!got) return Status(Code::kTimeout, "");  // the caller words it (it knows the operation)
+    post = box.front();
+    box.pop_front();
+    if (post->fp != fp) {
+      post->result = Status(Code::kPara, FormatMismatch(fp, to, post->fp, from));
+      post->state = 2;
+      p2p_cv_.notify_all();
+      return post->result;
+    }
+    post->state = 1;
+  }
+  if (bytes > 0 && dst != post->buf) std::memcpy(dst, post->buf, bytes);
+  std::lock_guard<std::mutex> lk(p2p_mu_);
+  post->state = 2;
+  p2p_cv_.notify_all();
+  return Status::Ok();
+}
+
+Status LocalGroup::P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline) {
+  std::unique_lock<std::mutex> lk(p2p_mu_);
+  const bool done = WaitUntil(p2p_cv_, lk, deadline, [&] {
+    return post->state == 2 || (post->state == 0 && words_.aborted.load(std::memory_order_acquire) != 0);
+  });
+  if (post->state == 2) return post->result;
+  // Not received: withdraw the post (a receiver copying it is waited for above, bounded by the copy).
+  if (post->state == 1) {
+    p2p_cv_.wait(lk, [&] { return post->state == 2; });
+    return post->result;
+  }
+  auto& box = p2p_box_[static_cast<size_t>(from * size_ + to)];
+  for (auto it = box.begin(); it != box.end(); ++it)
+    if (*it == post) {
+      box.erase(it);
+      break;
+    }
+  if (!done && words_.aborted.load(std::memory_order_acquire) == 0) return Status(Code::kTimeout, "");
+  lk.unlock();
+  return AbortStatus();
 }
 
 }  // namespace hostccl::net

@@ -8,6 +8,8 @@
 // Thread-safety: each member calls Publish/Barrier from its own thread; Abort() from any thread.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +27,16 @@ struct LocalSlot {
   const void* send = nullptr;
   void* recv = nullptr;
   Fingerprint fp;
+};
+
+// A posted point-to-point send between thread ranks (LocalGroup::P2PPost): the sender's buffer,
+// read in place by the receiver, which then completes it (rendezvous).
+struct P2PSendPost {
+  const void* buf = nullptr;
+  size_t bytes = 0;
+  Fingerprint fp;    // the message fingerprint (common/fingerprint.h, point-to-point)
+  int state = 0;     // 0 posted, 1 being copied, 2 done
+  Status result;     // the receiver's verdict (a mismatch fails both ranks alike)
 };
 
 class LocalGroup : public PeerMemory {
@@ -57,7 +69,19 @@ class LocalGroup : public PeerMemory {
   void Abort(Code code, const std::string& reason, uint64_t) override { Abort(code, reason); }
   Status Check(uint64_t seq) override;
 
+  // Point-to-point mailboxes, one FIFO per ordered pair (from, to): P2PPost queues a send (the
+  // post lives until P2PWaitSent returns); P2PRecv waits (bounded) for the next post from `from`,
+  // compares fingerprints (a mismatch completes the post with the same error), copies the
+  // sender's buffer straight into `dst` and completes the post; P2PWaitSent waits until the
+  // receiver completed the post (on timeout or abort an untouched post is withdrawn).
+  void P2PPost(int from, int to, P2PSendPost* post);
+  Status P2PRecv(int from, int to, const Fingerprint& fp, void* dst, size_t bytes, Deadline deadline);
+  Status P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline);
+  // Whether `from` has a send to `to` posted that nobody has received yet.
+  bool P2PPending(int from, int to);
+
  private:
+  Status AbortStatus();
   std::string key_;
   int size_;
   std::vector<LocalSlot> slots_;
@@ -66,6 +90,9 @@ class LocalGroup : public PeerMemory {
   std::mutex abort_mu_;
   Code abort_code_ = Code::kRemote;
   std::string abort_reason_;
+  std::mutex p2p_mu_;
+  std::condition_variable p2p_cv_;
+  std::vector<std::deque<P2PSendPost*>> p2p_box_;  // [from * size + to]
 };
 
 }  // namespace hostccl::net
