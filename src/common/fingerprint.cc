@@ -41,7 +41,6 @@ std::string FormatMismatch(const Fingerprint& a, int rank_a, const Fingerprint& 
   if (a.kind == send && b.kind == send) {
     auto what = [&](const Fingerprint& f) {
       std::string s = StrFormat("count=%llu %s", ull(f.count), DataTypeName(f.dtype));
-      if (f.op == kP2PAck) s += " (its completion notice)";
       if (a.seq != b.seq) s += StrFormat(" after collective #%llu", ull(f.seq));
       return s;
     };

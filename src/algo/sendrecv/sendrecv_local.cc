@@ -91,14 +91,16 @@ Status P2PLocal(Context& ctx, const OpArgs& a) {
     const P2PItem& it = items[i];
     if (it.send || it.peer == ctx.rank) continue;
     st = g->P2PRecv(it.peer, ctx.rank, P2PMessageFp(ctx, it, kP2PData), it.buf, it.bytes(), ctx.deadline);
-    if (st.code() == Code::kTimeout) st = P2PTimeout(ctx, it, false, Status::Ok());
+    // The group's own timeout has no text; an abort (whatever its code) keeps the aborter's.
+    if (st.code() == Code::kTimeout && st.message().empty()) st = P2PTimeout(ctx, it, false, Status::Ok());
   }
   // Wait for (or, after a failure, withdraw) every post: they live on this stack.
   for (size_t i = 0; i < items.size(); ++i) {
     const P2PItem& it = items[i];
     if (!it.send || it.peer == ctx.rank) continue;
-    Status s = g->P2PWaitSent(ctx.rank, it.peer, &posts[i], st.ok() ? ctx.deadline : Deadline::AtNs(0));
-    if (s.code() == Code::kTimeout && st.ok()) s = P2PTimeout(ctx, it, g->P2PPending(it.peer, ctx.rank), Status::Ok());
+    bool peer_sends = false;
+    Status s = g->P2PWaitSent(ctx.rank, it.peer, &posts[i], st.ok() ? ctx.deadline : Deadline::AtNs(0), &peer_sends);
+    if (s.code() == Code::kTimeout && s.message().empty() && st.ok()) s = P2PTimeout(ctx, it, peer_sends, Status::Ok());
     if (st.ok() && !s.ok()) st = s;
   }
   return st;

@@ -51,7 +51,8 @@ bool DirectPeer(const Context& ctx, bool direct, int peer, uint32_t* pid) {
 // A timeout's final wording: is the peer of a send itself in HcclSend to this rank (it answered
 // a stall probe saying it waits for this rank's clear-to-send)?
 Status Reword(const Context& ctx, const P2PItem& it, const Status& st) {
-  if (st.code() != Code::kTimeout) return st;
+  // Only this rank's own timeout (a peer's abort keeps the peer's words, whatever its code).
+  if (st.code() != Code::kTimeout || st.message().rfind(StrFormat("rank %d: timed out", ctx.rank), 0) != 0) return st;
   Fingerprint f;
   int waits_for = -1;
   const bool both = it.send && ctx.transport->PeerWaitsFor(it.peer, &f, &waits_for) &&

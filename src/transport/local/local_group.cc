@@ -1,6 +1,7 @@
 #include "transport/local/local_group.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -18,7 +19,8 @@ std::map<std::string, std::weak_ptr<LocalGroup>>& Groups() {
 LocalGroup::LocalGroup(std::string key, int size)
     : key_(std::move(key)), size_(size), slots_(static_cast<size_t>(size)),
       arrivals_(new ArrivalWord[static_cast<size_t>(size)]),
-      p2p_box_(static_cast<size_t>(size) * static_cast<size_t>(size)) {
+      p2p_box_(static_cast<size_t>(size) * static_cast<size_t>(size)),
+      p2p_send_timed_out_(static_cast<size_t>(size), -1) {
   for (int i = 0; i < size; ++i) arrivals_[i].arrived.store(0);
 }
 
@@ -99,13 +101,6 @@ void LocalGroup::P2PPost(int from, int to, P2PSendPost* post) {
   p2p_cv_.notify_all();
 }
 
-bool LocalGroup::P2PPending(int from, int to) {
-  std::lock_guard<std::mutex> lk(p2p_mu_);
-  for (const P2PSendPost* p : p2p_box_[static_cast<size_t>(from * size_ + to)])
-    if (p->state == 0) return true;
-  return false;
-}
-
 namespace {
 // Waits on `cv` until `ready()` or the deadline; false on expiry. Wakes every 100 ms regardless,
 // so an abort that raced with the wait is seen.
@@ -151,7 +146,7 @@ Status LocalGroup::P2PRecv(int from, int to, const Fingerprint& fp, void* dst, s
   return Status::Ok();
 }
 
-Status LocalGroup::P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline) {
+Status LocalGroup::P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline, bool* peer_sends) {
   std::unique_lock<std::mutex> lk(p2p_mu_);
   const bool done = WaitUntil(p2p_cv_, lk, deadline, [&] {
     return post->state == 2 || (post->state == 0 && words_.aborted.load(std::memory_order_acquire) != 0);
@@ -168,7 +163,13 @@ Status LocalGroup::P2PWaitSent(int from, int to, P2PSendPost* post, Deadline dea
       box.erase(it);
       break;
     }
-  if (!done && words_.aborted.load(std::memory_order_acquire) == 0) return Status(Code::kTimeout, "");
+  if (!done && words_.aborted.load(std::memory_order_acquire) == 0) {
+    bool sends = p2p_send_timed_out_[static_cast<size_t>(to)] == from;
+    for (const P2PSendPost* p : p2p_box_[static_cast<size_t>(to * size_ + from)]) sends = sends || p->state == 0;
+    if (peer_sends) *peer_sends = sends;
+    p2p_send_timed_out_[static_cast<size_t>(from)] = to;
+    return Status(Code::kTimeout, "");
+  }
   lk.unlock();
   return AbortStatus();
 }

@@ -76,9 +76,9 @@ class LocalGroup : public PeerMemory {
   // receiver completed the post (on timeout or abort an untouched post is withdrawn).
   void P2PPost(int from, int to, P2PSendPost* post);
   Status P2PRecv(int from, int to, const Fingerprint& fp, void* dst, size_t bytes, Deadline deadline);
-  Status P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline);
-  // Whether `from` has a send to `to` posted that nobody has received yet.
-  bool P2PPending(int from, int to);
+  // On a timeout, *peer_sends tells whether `to` is itself in a send to `from` that nobody
+  // received (decided under the lock, so of two ranks both sending to each other each sees it).
+  Status P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline, bool* peer_sends);
 
  private:
   Status AbortStatus();
@@ -93,6 +93,7 @@ class LocalGroup : public PeerMemory {
   std::mutex p2p_mu_;
   std::condition_variable p2p_cv_;
   std::vector<std::deque<P2PSendPost*>> p2p_box_;  // [from * size + to]
+  std::vector<int> p2p_send_timed_out_;            // [from]: the peer of its last timed-out send, or -1
 };
 
 }  // namespace hostccl::net
