@@ -33,6 +33,11 @@ namespace hostccl::net {
 
 using RequestId = uint64_t;
 
+// Point-to-point messages (kind HcclSend/HcclRecv/HcclBatchSendRecv in the fingerprint) up to this
+// size that arrive before their receive is posted are kept aside by the transport (one copy), so
+// they never hold back what follows them from the same peer (notices, aborts, probe answers).
+inline constexpr size_t kP2PEarlyMaxBytes = 16 << 10;
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -77,8 +82,9 @@ class Transport {
     return Status(Code::kNotSupport, "this transport has no point-to-point notices");
   }
   // What `peer` last said (answering a stall probe) about its operation and the rank its wait is
-  // stuck on; false when it has not answered one in this operation. For timeout messages (two
-  // ranks both in HcclSend to each other).
+  // stuck on, or, when a point-to-point message of the peer waits here unreceived, that message's
+  // fingerprint and this rank; false when neither is known. For timeout messages (two ranks both
+  // in HcclSend to each other).
   virtual bool PeerWaitsFor(int peer, Fingerprint* fp, int* waits_for) const {
     (void)peer; (void)fp; (void)waits_for;
     return false;

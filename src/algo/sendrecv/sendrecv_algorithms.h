@@ -19,6 +19,7 @@ Status P2PShm(Context& ctx, const OpArgs& args);
 Status P2PNode(Context& ctx, const OpArgs& args);
 
 inline constexpr uint64_t kP2PDirectMinBytes = 32 << 10;
+static_assert(kP2PDirectMinBytes > net::kP2PEarlyMaxBytes, "a direct write is always announced by a notice");
 
 // Shared by both files: the self transfers of a batch (k-th send to this rank with the k-th
 // receive from it) as local copies; the message fingerprint of a transfer; timeout wording.

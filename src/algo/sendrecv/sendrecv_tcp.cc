@@ -1,25 +1,28 @@
 // P2P `tcp`, `shm`, `node`: HcclSend / HcclRecv / HcclBatchSendRecv over the transport.
 //
 // What: every transfer of the call's list (OpArgs::items) moves count elements from the sender's
-// buffer into the receiver's. Receiver-driven rendezvous: the receiver posts its receive and
-// sends the sender a clear-to-send NOTICE (transport.h; it travels outside the order of data
-// messages, so it never waits behind one) carrying the message fingerprint (dtype, count, pair
-// number) and its buffer's address; the sender waits for it, compares fingerprints (a mismatch
-// fails both ranks naming both) and only then sends. So a Send never completes before the
-// matching Recv is posted, and two ranks that both Send first wait for each other (reported at the
-// exec timeout naming both, from the peers' answers to stall probes).
-// Payload: `tcp` sends it as one DATA message (striped over the pair's sockets when large; the
-// receive is already posted, so it lands in place). `shm` and `node` (peers on this host) write a
-// payload of at least kP2PDirectMinBytes straight into the receiver's buffer with
-// process_vm_writev (one copy, no staging, any memory) and then send an empty DATA message that
-// completes the receive; smaller payloads travel inline in the DATA frame (one hand-off).
+// buffer into the receiver's. Rendezvous by notice: the receiver posts its receive and sends the
+// sender a NOTICE (transport.h; it travels outside the order of data messages, so it never waits
+// behind one) carrying the message fingerprint (dtype, count, pair number) and its buffer's
+// address; the sender's call completes only when that notice arrived and its fingerprint matched
+// (a mismatch fails both ranks naming both). So a Send never completes before the matching Recv
+// is posted, and two ranks that both Send first wait for each other (reported at the exec timeout
+// naming both, from the peers' answers to stall probes).
+// Payload: up to kP2PEarlyMaxBytes (16 KiB) it leaves at once, inline in one DATA frame (one
+// hand-off): it lands in the posted receive, or the receiver's transport keeps it aside until the
+// Recv is posted (one copy; the socket is never held up). Larger payloads leave when the notice
+// arrives, as one DATA message into the posted receive (striped over the pair's sockets), or, for
+// `shm` and `node` with a peer on this host, written straight into the receiver's buffer with
+// process_vm_writev (one copy, any memory) followed by an empty DATA message that completes the
+// receive.
 // Preconditions: ctx.transport (a 1-rank communicator has only self items); items numbered by core.
-// Steps and bytes per rank: post every receive + its NOTICE (16 bytes); as NOTICEs arrive (any
-// order), send each payload (bytes per send transfer); wait for everything. Sends never wait for
+// Steps and bytes per rank: post every receive + its NOTICE (16 bytes); send every inline payload;
+// as NOTICEs arrive (any order), check them and write each direct payload; wait for everything. Sends never wait for
 // this rank's receives, so any set of pairwise-matching items completes in any item order.
 // In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
-// Example: ring of 2, each rank {send to peer, recv from peer}: both post their receive and
-// NOTICE at once, then each sends on the other's NOTICE; both complete after one exchange.
+// Example: ring of 2, each rank {send to peer, recv from peer}, 1 MiB on one host: both post their
+// receive and NOTICE at once, then each writes its payload into the other's buffer on the other's
+// NOTICE and sends the empty DATA; both complete after one exchange.
 #include <cstring>
 
 #include "algo/sendrecv/sendrecv_algorithms.h"
@@ -56,7 +59,7 @@ Status Reword(const Context& ctx, const P2PItem& it, const Status& st) {
   Fingerprint f;
   int waits_for = -1;
   const bool both = it.send && ctx.transport->PeerWaitsFor(it.peer, &f, &waits_for) &&
-                    f.kind == static_cast<uint8_t>(CollKind::kSend) && f.op == kP2PAck && waits_for == ctx.rank;
+                    f.kind == static_cast<uint8_t>(CollKind::kSend) && waits_for == ctx.rank;
   return P2PTimeout(ctx, it, both, st);
 }
 
@@ -88,7 +91,11 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
     std::memcpy(note + 8, &flags, 8);
     HOSTCCL_RETURN_IF_ERROR(t->SendNotice(it.peer, P2PMessageFp(ctx, it, kP2PAck), note));
   }
-  // 2. Sends: wait for each receiver's notice (in any order), then send.
+  // 2. Sends. A payload of at most kP2PEarlyMaxBytes leaves at once (it lands in the posted
+  // receive, or is kept aside by the receiver's transport until the receive is posted); the call
+  // still completes only with the receiver's notice (rendezvous), whose fingerprint is checked.
+  // Larger payloads leave on the notice, into a posted receive (or written directly).
+  std::vector<char> eager(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const P2PItem& it = items[i];
     if (!it.send || it.peer == ctx.rank) continue;
@@ -96,6 +103,11 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
     HOSTCCL_RETURN_IF_ERROR(t->IrecvNotice(it.peer, P2PMessageFp(ctx, it, kP2PAck), &notes[i * 16], &id));
     cts.push_back(id);
     cts_item.push_back(i);
+    if (it.bytes() > net::kP2PEarlyMaxBytes) continue;  // sent on the notice (the receive is posted then)
+    eager[i] = 1;
+    HOSTCCL_RETURN_IF_ERROR(t->Isend(it.peer, it.buf, it.bytes(), P2PMessageFp(ctx, it, kP2PData), &id));
+    all.push_back(id);
+    all_item.push_back(i);
   }
   while (!cts.empty()) {
     size_t w = 0;
@@ -108,6 +120,12 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
     uint64_t addr = 0, flags = 0;
     std::memcpy(&addr, &notes[i * 16], 8);
     std::memcpy(&flags, &notes[i * 16 + 8], 8);
+    if (eager[i]) {
+      if (flags & kDirectFlag)
+        return MakeStatus(Code::kInternal, "rank %d asked for a direct write of message #%llu, which rank %d sent "
+                          "inline", it.peer, static_cast<unsigned long long>(it.pair_seq), ctx.rank);
+      continue;
+    }
     const uint64_t bytes = it.bytes();
     net::RequestId id;
     if (flags & kDirectFlag) {

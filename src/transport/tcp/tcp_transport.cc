@@ -150,9 +150,31 @@ Status TcpTransport::Irecv(int peer, void* buf, size_t len, const Fingerprint& f
     Lane& ln = peers_[peer].lanes[static_cast<size_t>(i)];
     ln.recvs.push_back(r);
     ln.hup = false;  // reading again will surface a real close
+    if (!ln.early.empty()) MatchEarly(peer, i);
   }
   *id = rid;
-  return Status::Ok();
+  return status_;
+}
+
+void TcpTransport::MatchEarly(int p, int l) {
+  Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
+  while (status_.ok() && !ln.early.empty() && ln.early.front().complete && !ln.recvs.empty()) {
+    Early& e = ln.early.front();
+    PendingRecv& r = ln.recvs.front();
+    if (e.fp != r.fp) {
+      Fail(MakeStatus(Code::kPara, "%s", FormatMismatch(r.fp, rank_, e.fp, p).c_str()));
+      return;
+    }
+    if (r.parts != 0 || e.body.size() != r.len) {
+      Fail(MakeStatus(Code::kPara, "message size mismatch: rank %d expects %zu bytes from rank %d, which sent %zu bytes (%s)",
+                      rank_, r.total, p, e.body.size(), DescribeFingerprint(r.fp).c_str()));
+      return;
+    }
+    if (r.len) memcpy(r.buf, e.body.data(), r.len);
+    PartDone(r.id);
+    ln.recvs.pop_front();
+    ln.early.pop_front();
+  }
 }
 
 Status TcpTransport::Wait(RequestId id, Deadline deadline) { return WaitAll(&id, 1, deadline); }
@@ -468,6 +490,7 @@ void TcpTransport::ReadLane(int p, int l) {
       case Rx::kAbortBody: dst = reinterpret_cast<uint8_t*>(pe.reason.data()) + pe.body_got; want = pe.reason.size() - pe.body_got; break;
       case Rx::kReplyBody: dst = peer.reply_buf + pe.body_got; want = kProbeReplyBytes - pe.body_got; break;
       case Rx::kNoticeBody: dst = pe.notice_buf + pe.body_got; want = kNoticeBytes - pe.body_got; break;
+      case Rx::kEarlyBody: dst = pe.early.back().body.data() + pe.body_got; want = pe.early.back().body.size() - pe.body_got; break;
       case Rx::kDataPending:
         if (pe.recvs.empty()) return;  // stop reading until a receive is posted
         MatchPending(p, l);
@@ -521,7 +544,16 @@ void TcpTransport::ReadLane(int p, int l) {
           return;
         }
         pe.body_got = 0;
-        if (pe.cur.type == FrameType::kData) {
+        if (pe.cur.type == FrameType::kData && pe.recvs.empty() && IsP2PKind(pe.cur.fp.kind) &&
+            pe.cur.parts == 0 && pe.cur.payload_len <= kP2PEarlyMaxBytes) {
+          // A point-to-point message before its receive: kept aside, the socket keeps being read.
+          pe.early.push_back(Early{pe.cur.fp, std::vector<uint8_t>(pe.cur.payload_len), false});
+          if (pe.cur.payload_len == 0) {
+            pe.early.back().complete = true;
+          } else {
+            pe.rx = Rx::kEarlyBody;
+          }
+        } else if (pe.cur.type == FrameType::kData) {
           pe.rx = Rx::kDataPending;
           if (!CheckUnexpected(p, l)) return;
         } else if (pe.cur.type == FrameType::kAbort) {
@@ -578,6 +610,17 @@ void TcpTransport::ReadLane(int p, int l) {
           }
           Fail(st);
           return;
+        }
+        break;
+      }
+      case Rx::kEarlyBody: {
+        pe.body_got += got;
+        if (pe.body_got == pe.early.back().body.size()) {
+          pe.early.back().complete = true;
+          pe.rx = Rx::kHeader;
+          pe.body_got = 0;
+          MatchEarly(p, l);
+          if (!status_.ok()) return;
         }
         break;
       }
@@ -897,6 +940,20 @@ void TcpTransport::OnNotice(int p, int l) {
 bool TcpTransport::PeerWaitsFor(int peer, Fingerprint* fp, int* waits_for) const {
   if (peer < 0 || peer >= size_ || peer == rank_) return false;
   const Peer& pe = peers_[peer];
+  // A point-to-point message of the peer waits here unreceived: it is in a send to this rank,
+  // waiting for this rank to receive (its own probe answers may be stuck behind that message).
+  for (const Lane& ln : pe.lanes) {
+    if (!ln.early.empty()) {
+      *fp = ln.early.front().fp;
+      *waits_for = rank_;
+      return true;
+    }
+    if (ln.rx == Rx::kDataPending && ln.recvs.empty() && IsP2PKind(ln.cur.fp.kind)) {
+      *fp = ln.cur.fp;
+      *waits_for = rank_;
+      return true;
+    }
+  }
   if (pe.reply_ns == 0 || pe.reply_fp.seq != current_fp_.seq) return false;
   *fp = pe.reply_fp;
   *waits_for = pe.reply.waits_for;

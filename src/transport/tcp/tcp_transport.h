@@ -100,7 +100,13 @@ class TcpTransport final : public Transport {
     uint16_t parts;
     size_t total;    // of the whole message, for messages
   };
-  enum class Rx { kHeader, kDataPending, kDataBody, kAbortBody, kReplyBody, kNoticeBody, kClosed };
+  enum class Rx { kHeader, kDataPending, kDataBody, kAbortBody, kReplyBody, kNoticeBody, kEarlyBody, kClosed };
+  // A point-to-point message (<= kP2PEarlyMaxBytes) that arrived before its receive was posted.
+  struct Early {
+    Fingerprint fp;
+    std::vector<uint8_t> body;
+    bool complete = false;
+  };
   // One socket to a peer: its own send queue, receive queue and frame parser.
   struct Lane {
     Fd fd;
@@ -113,6 +119,7 @@ class TcpTransport final : public Transport {
     size_t body_got = 0;
     std::string reason;
     uint8_t notice_buf[kNoticeBytes] = {};
+    std::deque<Early> early;  // in arrival order; matched before anything newer
     bool hup = false;  // hang-up seen while not reading: stop polling until a receive is posted
     std::unique_ptr<uint8_t[]> rbuf;  // kLaneBufferBytes, allocated at the first read
     size_t rpos = 0, rlen = 0;        // unparsed bytes are rbuf[rpos, rlen)
@@ -174,6 +181,7 @@ class TcpTransport final : public Transport {
   void OnProbeReply(int p, int l);
   void OnNotice(int p, int l);
   void MatchNotices(int p);
+  void MatchEarly(int p, int l);
   bool Silent(int p, uint64_t now) const;
   ProbeReply WhomWeWaitFor(uint64_t now) const;
   // The rank this wait is really stuck on, as probes tell ("" when none is known).
