@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's main command: install what is missing, build, run the four-step examples (Reduce,
-# AllReduce, Broadcast), then short reduce_test / all_reduce_test / broadcast_test sweeps on 4 local
+# AllReduce, Broadcast, Send/Recv), then short reduce_test / all_reduce_test / broadcast_test sweeps on 4 local
 # ranks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,7 @@ bash scripts/deps.sh
 bash scripts/build.sh
 echo "== examples/01_reduce: 4 ranks, 8 floats each, sum, root 2"
 ./build/bin/01_reduce
-for ex in 02_allreduce 03_broadcast; do
+for ex in 02_allreduce 03_broadcast 07_send_recv; do
   echo "== examples/$ex"
   ./build/bin/$ex
 done
@@ -19,4 +19,8 @@ if [[ -x build/bin/hcclrun && -x build/bin/reduce_test ]]; then
   ./build/bin/hcclrun -n 4 ./build/bin/all_reduce_test -b 8 -e 4M -f 4 -d fp32 -o sum -c 1
   echo "== broadcast_test on 4 local ranks, fp32, root 1, 8 B .. 4 MiB"
   ./build/bin/hcclrun -n 4 ./build/bin/broadcast_test -b 8 -e 4M -f 4 -d fp32 -r 1 -c 1
+fi
+if [[ -x build/bin/hcclrun && -x build/bin/send_recv_test ]]; then
+  echo "== send_recv_test: ping-pong between 2 local ranks, 8 B .. 4 MiB"
+  ./build/bin/hcclrun -n 2 ./build/bin/send_recv_test -b 8 -e 4M -f 4 -c 1
 fi

@@ -605,11 +605,11 @@ void Communicator::Destroy() {
     const uint64_t next = running_seq_.load() + 1;
     if (shm_) shm_->Abort(Code::kRemote, why, next);
     if (node_shm_) node_shm_->Abort(Code::kRemote, why, next);
-    if (local_) local_->Abort(Code::kRemote, why);
+    if (local_) local_->Depart(rank_, Code::kRemote, why);
   }
   if (inflight_.load() > 0) {
     if (transport_) transport_->Interrupt();
-    if (local_) local_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
+    if (local_) local_->Depart(rank_, Code::kRemote, "a rank's communicator was destroyed during the operation");
     if (shm_) shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation", running_seq_.load());
     if (node_shm_) node_shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation", running_seq_.load());
   }

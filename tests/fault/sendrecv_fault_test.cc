@@ -138,6 +138,24 @@ TEST_P(SendRecvFault, UnmatchedSendTimesOutNamingThePeer) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
+// A rank that has nothing more to exchange may destroy its communicator while two others still
+// exchange: their transfers complete (the departure fails only transfers with the departed rank).
+TEST_P(SendRecvFault, EarlyDestroyDoesNotBreakOtherPairs) {
+  const Place p = GetParam();
+  auto res = RunRanks(3, p.mode, [&](RankContext& c) {
+    if (c.rank == 2) return true;  // destroys at once
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::vector<float> out(256, static_cast<float>(c.rank + 1)), in(256, 0.0f);
+    HcclSendRecvItem items[2] = {{HCCL_SEND, out.data(), 256, HCCL_DATA_TYPE_FP32, static_cast<uint32_t>(1 - c.rank)},
+                                 {HCCL_RECV, in.data(), 256, HCCL_DATA_TYPE_FP32, static_cast<uint32_t>(1 - c.rank)}};
+    if (HcclBatchSendRecv(items, 2, c.comm, c.stream) != HCCL_SUCCESS) return c.Fail("rejected");
+    if (aclrtSynchronizeStream(c.stream) != ACL_SUCCESS) return c.Fail(std::string("failed: ") + aclGetRecentErrMsg());
+    if (in[255] != static_cast<float>(2 - c.rank)) return c.Fail("wrong data");
+    return true;
+  }, Options(p, "20000"));
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
 INSTANTIATE_TEST_SUITE_P(P, SendRecvFault, ::testing::ValuesIn(kPlaces),
                          [](const ::testing::TestParamInfo<Place>& i) { return std::string(i.param.name); });
 

@@ -20,7 +20,8 @@ LocalGroup::LocalGroup(std::string key, int size)
     : key_(std::move(key)), size_(size), slots_(static_cast<size_t>(size)),
       arrivals_(new ArrivalWord[static_cast<size_t>(size)]),
       p2p_box_(static_cast<size_t>(size) * static_cast<size_t>(size)),
-      p2p_send_timed_out_(static_cast<size_t>(size), -1) {
+      p2p_send_timed_out_(static_cast<size_t>(size), -1),
+      p2p_gone_(static_cast<size_t>(size), 0) {
   for (int i = 0; i < size; ++i) arrivals_[i].arrived.store(0);
 }
 
@@ -57,14 +58,41 @@ Status LocalGroup::Barrier(int rank, Deadline deadline) {
 
 void LocalGroup::Abort(Code code, const std::string& reason) {
   {
+    std::lock_guard<std::mutex> lk(p2p_mu_);
+    if (!p2p_failed_) {
+      p2p_failed_ = true;
+      p2p_code_ = code;
+      p2p_reason_ = reason;
+    }
+    p2p_cv_.notify_all();
+  }
+  {
     std::lock_guard<std::mutex> lk(abort_mu_);
     if (words_.aborted.load() != 0) return;
     abort_code_ = code;
     abort_reason_ = reason;
   }
   BarrierAbort(&words_, false);
-  std::lock_guard<std::mutex> lk(p2p_mu_);
-  p2p_cv_.notify_all();
+}
+
+void LocalGroup::Depart(int rank, Code code, const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lk(p2p_mu_);
+    p2p_gone_[static_cast<size_t>(rank)] = 1;
+    p2p_cv_.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> lk(abort_mu_);
+    if (words_.aborted.load() != 0) return;
+    abort_code_ = code;
+    abort_reason_ = reason;
+  }
+  BarrierAbort(&words_, false);
+}
+
+Status LocalGroup::P2PBrokenStatus(int peer) const {
+  if (p2p_failed_) return Status(p2p_code_, p2p_reason_);
+  return MakeStatus(Code::kRemote, "rank %d destroyed its communicator", peer);
 }
 
 Status LocalGroup::Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc&,
@@ -88,11 +116,6 @@ Status LocalGroup::Check(uint64_t) {
 
 namespace hostccl::net {
 
-Status LocalGroup::AbortStatus() {
-  if (words_.aborted.load(std::memory_order_acquire) == 0) return Status::Ok();
-  std::lock_guard<std::mutex> lk(abort_mu_);
-  return Status(abort_code_, abort_reason_);
-}
 
 void LocalGroup::P2PPost(int from, int to, P2PSendPost* post) {
   std::lock_guard<std::mutex> lk(p2p_mu_);
@@ -122,12 +145,10 @@ Status LocalGroup::P2PRecv(int from, int to, const Fingerprint& fp, void* dst, s
   {
     std::unique_lock<std::mutex> lk(p2p_mu_);
     const bool got = WaitUntil(p2p_cv_, lk, deadline, [&] {
-      return words_.aborted.load(std::memory_order_acquire) != 0 || (!box.empty() && box.front()->state == 0);
+      return (!box.empty() && box.front()->state == 0) || P2PBroken(from);
     });
-    if (words_.aborted.load(std::memory_order_acquire) != 0) {
-      lk.unlock();
-      return AbortStatus();
-    }
+    // A post that is there is taken even if the sender has left since (it waits for it).
+    if (!(!box.empty() && box.front()->state == 0) && P2PBroken(from)) return P2PBrokenStatus(from);
     if (!got) return Status(Code::kTimeout, "");  // the caller words it (it knows the operation)
     post = box.front();
     box.pop_front();
@@ -149,7 +170,7 @@ Status LocalGroup::P2PRecv(int from, int to, const Fingerprint& fp, void* dst, s
 Status LocalGroup::P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline, bool* peer_sends) {
   std::unique_lock<std::mutex> lk(p2p_mu_);
   const bool done = WaitUntil(p2p_cv_, lk, deadline, [&] {
-    return post->state == 2 || (post->state == 0 && words_.aborted.load(std::memory_order_acquire) != 0);
+    return post->state == 2 || (post->state == 0 && P2PBroken(to));
   });
   if (post->state == 2) return post->result;
   // Not received: withdraw the post (a receiver copying it is waited for above, bounded by the copy).
@@ -163,15 +184,14 @@ Status LocalGroup::P2PWaitSent(int from, int to, P2PSendPost* post, Deadline dea
       box.erase(it);
       break;
     }
-  if (!done && words_.aborted.load(std::memory_order_acquire) == 0) {
+  if (!done && !P2PBroken(to)) {
     bool sends = p2p_send_timed_out_[static_cast<size_t>(to)] == from;
     for (const P2PSendPost* p : p2p_box_[static_cast<size_t>(to * size_ + from)]) sends = sends || p->state == 0;
     if (peer_sends) *peer_sends = sends;
     p2p_send_timed_out_[static_cast<size_t>(from)] = to;
     return Status(Code::kTimeout, "");
   }
-  lk.unlock();
-  return AbortStatus();
+  return P2PBrokenStatus(to);
 }
 
 }  // namespace hostccl::net

@@ -59,6 +59,9 @@ class LocalGroup : public PeerMemory {
 
   // Fails current and future barriers of every member with `code` and `reason`.
   void Abort(Code code, const std::string& reason);
+  // Member `rank` destroyed its communicator: barriers fail as with Abort, but point-to-point
+  // waits fail only where `rank` is the peer (other pairs may still finish their transfers).
+  void Depart(int rank, Code code, const std::string& reason);
 
   // PeerMemory: pointers are the published ones (same address space).
   Status Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc& sd,
@@ -81,7 +84,6 @@ class LocalGroup : public PeerMemory {
   Status P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline, bool* peer_sends);
 
  private:
-  Status AbortStatus();
   std::string key_;
   int size_;
   std::vector<LocalSlot> slots_;
@@ -94,6 +96,12 @@ class LocalGroup : public PeerMemory {
   std::condition_variable p2p_cv_;
   std::vector<std::deque<P2PSendPost*>> p2p_box_;  // [from * size + to]
   std::vector<int> p2p_send_timed_out_;            // [from]: the peer of its last timed-out send, or -1
+  std::vector<char> p2p_gone_;                     // [rank]: destroyed its communicator
+  bool p2p_failed_ = false;                        // an Abort (not a departure): every wait fails
+  Code p2p_code_ = Code::kRemote;
+  std::string p2p_reason_;
+  bool P2PBroken(int peer) const { return p2p_failed_ || p2p_gone_[static_cast<size_t>(peer)]; }
+  Status P2PBrokenStatus(int peer) const;
 };
 
 }  // namespace hostccl::net
