@@ -44,10 +44,10 @@ Fingerprint P2PMessageFp(const Context& ctx, const P2PItem& it, uint8_t op) {
   f.op = op;
   f.seq = ctx.fp.seq;
   f.root = static_cast<uint32_t>(it.pair_seq);
-  if (ctx.check_fp) {
-    f.dtype = static_cast<uint8_t>(it.dtype);
-    f.count = it.count;
-  }
+  // Always (even with HOSTCCL_CHECK_ARGS=0): the receiver's buffer size depends on it, and a
+  // direct write or a copy out of the sender's buffer must never exceed either buffer.
+  f.dtype = static_cast<uint8_t>(it.dtype);
+  f.count = it.count;
   return f;
 }
 

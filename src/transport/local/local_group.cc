@@ -152,7 +152,7 @@ Status LocalGroup::P2PRecv(int from, int to, const Fingerprint& fp, void* dst, s
     if (!got) return Status(Code::kTimeout, "");  // the caller words it (it knows the operation)
     post = box.front();
     box.pop_front();
-    if (post->fp != fp) {
+    if (post->fp != fp || post->bytes != bytes) {
       post->result = Status(Code::kPara, FormatMismatch(fp, to, post->fp, from));
       post->state = 2;
       p2p_cv_.notify_all();
