@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/clock.h"
@@ -35,6 +36,20 @@ class Scratch {
   size_t capacity_ = 0;
 };
 
+// One point-to-point transfer of HcclSend, HcclRecv or HcclBatchSendRecv (OpArgs::items). The
+// pair number is the transfer's place in the order of its ordered pair (sender, receiver), 1, 2,
+// ..., given by core at the call (issue order); sender and receiver give the same transfer the
+// same number.
+struct P2PItem {
+  bool send = false;
+  int peer = 0;
+  void* buf = nullptr;  // send: only read
+  uint64_t count = 0;
+  DataType dtype = DataType::kFp32;
+  uint64_t pair_seq = 0;  // 0 for a transfer to this rank itself (a local copy)
+  uint64_t bytes() const { return count * DataTypeSize(dtype); }
+};
+
 // One argument record for every operator (the row in common/ops.h says which fields apply).
 // Built by the API entry point, checked there, completed by core (descriptors) and passed to the
 // algorithm unchanged. Buffers are in elements of `dtype` (see the row's size rules).
@@ -62,6 +77,9 @@ struct OpArgs {
   const uint64_t* matrix = nullptr;
   DataType recv_dtype = DataType::kFp32;  // AlltoAll family: recvType (same element size as dtype)
   uint64_t recv_count = 0;                // AlltoAll
+  // Point-to-point operators: the transfers (Send/Recv: one; BatchSendRecv: the list, self items
+  // paired k-th send with k-th receive), numbered by core.
+  std::shared_ptr<const std::vector<P2PItem>> items;
   net::BufDesc send_desc;  // where send/recv live, for peers on this host (filled by core)
   net::BufDesc recv_desc;
   uint64_t bytes() const { return count * DataTypeSize(dtype); }

@@ -10,6 +10,7 @@
 #include "algo/reduce/reduce_algorithms.h"
 #include "algo/reducescatter/reducescatter_algorithms.h"
 #include "algo/scatter/scatter_algorithms.h"
+#include "algo/sendrecv/sendrecv_algorithms.h"
 
 namespace hostccl::algo {
 
@@ -140,6 +141,22 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",
        kNeedsShm, 0, &BarrierShm},
       {K::kBarrier, "tcp", "fan-in of 1-byte tokens to rank 0, then fan-out", kNeedsTransport, 0, &BarrierTcp},
+      // HcclSend, HcclRecv, HcclBatchSendRecv: one transfer list, the same algorithms
+      // (algo/sendrecv/); the receiver clears the sender to send (rendezvous).
+#define HOSTCCL_P2P_ROWS(kind)                                                                                      \
+  {K::kind, "local", "threads of one process: the receiver copies straight out of the sender's posted buffer",     \
+   kNeedsLocal, 0, &P2PLocal},                                                                                      \
+  {K::kind, "shm", "processes of one host: clear-to-send over TCP, payloads >= 32 KiB written straight into the "   \
+                   "receiver's buffer (process_vm_writev), smaller ones inline",                                   \
+   kNeedsShm | kNeedsTransport, 0, &P2PShm},                                                                        \
+  {K::kind, "node", "several hosts: as shm for peers on this host, as tcp for the others",                        \
+   kNeedsNodes | kNeedsTransport, 0, &P2PNode},                                                                     \
+  {K::kind, "tcp", "clear-to-send, then the payload in one TCP message (striped when large)", kNeedsTransport, 0,  \
+   &P2PTcp}
+      HOSTCCL_P2P_ROWS(kSend),
+      HOSTCCL_P2P_ROWS(kRecv),
+      HOSTCCL_P2P_ROWS(kBatchSendRecv),
+#undef HOSTCCL_P2P_ROWS
   };
   return table;
 }

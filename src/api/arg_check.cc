@@ -503,9 +503,14 @@ Status CheckOp(const OpCall& c, Checked* out) {
   // 7. root range (needs a live communicator).
   if (!comm)
     return Reject(fn, rank, Status(Code::kPara, "comm is not a live communicator (destroyed or never created)"));
+  const char* root_name = o.root == RootRule::kRoot ? "root" : c.kind == CollKind::kSend ? "destRank" : "srcRank";
   if (o.root != RootRule::kNoRoot && c.root >= static_cast<uint32_t>(comm->size()))
-    return Reject(fn, rank, MakeStatus(Code::kPara, "%s %u >= rankSize %d", o.root == RootRule::kRoot ? "root" : "peer",
-                                       c.root, comm->size()));
+    return Reject(fn, rank, MakeStatus(Code::kPara, "%s %u >= rankSize %d", root_name, c.root, comm->size()));
+  // Send/Recv to this rank itself: not supported (as HCCL's Ascend 950 path; use
+  // HcclBatchSendRecv's self items for a local copy).
+  if (o.root == RootRule::kPeer && c.root == static_cast<uint32_t>(comm->rank()))
+    return Reject(fn, rank, MakeStatus(Code::kNotSupport, "%s %u is this rank itself; a transfer to oneself is not "
+                                       "supported (HcclBatchSendRecv's self items copy locally)", root_name, c.root));
   // 8. hostccl additions: alignment, device-buffer size, overlap, communicator state.
   Sides sd;
   sd.send = send_here ? c.send : nullptr;
@@ -528,6 +533,99 @@ Status CheckOp(const OpCall& c, Checked* out) {
     sd.equal_ok = false;
   }
   return CheckAdditions(fn, c, std::move(comm), sd, out);
+}
+
+Status CheckBatch(const BatchItem* items, uint32_t n, void* comm_handle, void* stream_handle, Checked* out,
+                  algo::OpArgs* args) {
+  const char* fn = "HcclBatchSendRecv";
+  *out = Checked();
+  if (n == 0) {
+    out->done = true;
+    return Status::Ok();
+  }
+  std::shared_ptr<core::Communicator> comm = comm_handle ? core::LookupComm(comm_handle) : nullptr;
+  const int rank = comm ? comm->rank() : -1;
+  if (comm_handle == nullptr) return Reject(fn, rank, Status(Code::kPtr, "comm is NULL"));
+  if (stream_handle == nullptr) return Reject(fn, rank, Status(Code::kPtr, "stream is NULL"));
+  if (items == nullptr) return Reject(fn, rank, Status(Code::kPtr, "sendRecvInfo is NULL"));
+  for (uint32_t i = 0; i < n; ++i) {
+    const BatchItem& it = items[i];
+    if (it.type != 0 && it.type != 1)
+      return Reject(fn, rank, MakeStatus(Code::kPara, "item %u: sendRecvType %d is not HCCL_SEND(0) or HCCL_RECV(1)",
+                                         i, it.type));
+    if (it.count > 0 && it.buf == nullptr)
+      return Reject(fn, rank, MakeStatus(Code::kPtr, "item %u: buf is NULL with count %llu", i,
+                                         static_cast<unsigned long long>(it.count)));
+    const uint64_t es = DataTypeSize(it.dtype);
+    if (it.count > kMaxCount || (es != 0 && it.count > UINT64_MAX / es))
+      return Reject(fn, rank, MakeStatus(Code::kPara, "item %u: count %llu > maximum %llu", i,
+                                         static_cast<unsigned long long>(it.count),
+                                         static_cast<unsigned long long>(kMaxCount)));
+    if (es == 0)
+      return Reject(fn, rank, MakeStatus(Code::kNotSupport, "item %u: dataType %d is not a known HcclDataType", i,
+                                         it.dtype));
+    Status prof = core::CheckProfile(comm ? comm->profile() : core::ActiveProfile(), CollKind::kBatchSendRecv,
+                                     static_cast<DataType>(it.dtype), RedOp::kSum, comm && comm->multi_node());
+    if (!prof.ok()) return Reject(fn, rank, prof);
+    if (!comm)
+      return Reject(fn, rank, Status(Code::kPara, "comm is not a live communicator (destroyed or never created)"));
+    if (it.remote >= static_cast<uint32_t>(comm->size()))
+      return Reject(fn, rank, MakeStatus(Code::kPara, "item %u: remoteRank %u >= rankSize %d", i, it.remote,
+                                         comm->size()));
+  }
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t j = 0; j < i; ++j)
+      if (items[i].type == items[j].type && items[i].remote == items[j].remote)
+        return Reject(fn, rank, MakeStatus(Code::kPara, "items %u and %u are both %s rank %u; at most one send and "
+                                           "one receive per peer", j, i, items[i].type == 0 ? "sends to" :
+                                           "receives from", items[i].remote));
+  const BatchItem* self_send = nullptr;
+  const BatchItem* self_recv = nullptr;
+  for (uint32_t i = 0; i < n; ++i)
+    if (items[i].remote == static_cast<uint32_t>(rank)) (items[i].type == 0 ? self_send : self_recv) = &items[i];
+  if ((self_send == nullptr) != (self_recv == nullptr))
+    return Reject(fn, rank, MakeStatus(Code::kPara, "a %s item to this rank itself (remoteRank %d) needs a matching "
+                                       "%s item (self items are a local copy)", self_send ? "send" : "receive", rank,
+                                       self_send ? "receive" : "send"));
+  if (self_send && (self_send->count != self_recv->count || self_send->dtype != self_recv->dtype))
+    return Reject(fn, rank, MakeStatus(Code::kPara, "self items differ: send count=%llu %s, receive count=%llu %s",
+                                       static_cast<unsigned long long>(self_send->count),
+                                       DataTypeName(self_send->dtype),
+                                       static_cast<unsigned long long>(self_recv->count),
+                                       DataTypeName(self_recv->dtype)));
+  auto list = std::make_shared<std::vector<algo::P2PItem>>();
+  for (uint32_t i = 0; i < n; ++i) {
+    const BatchItem& it = items[i];
+    const uint64_t es = DataTypeSize(it.dtype);
+    if (it.count > 0 && reinterpret_cast<uintptr_t>(it.buf) % es != 0)
+      return Reject(fn, rank, MakeStatus(Code::kPara, "item %u: buf %p is not aligned to %zu bytes (the size of %s)",
+                                         i, it.buf, static_cast<size_t>(es), DataTypeName(it.dtype)));
+    if (it.count > 0) {
+      Status sz = CheckDeviceSize(StrFormat("item %u: buf", i).c_str(), it.buf, rt::FindAllocation(it.buf),
+                                  it.count, it.dtype);
+      if (!sz.ok()) return Reject(fn, rank, sz);
+    }
+    algo::P2PItem p;
+    p.send = it.type == 0;
+    p.peer = static_cast<int>(it.remote);
+    p.buf = it.buf;
+    p.count = it.count;
+    p.dtype = static_cast<DataType>(it.dtype);
+    list->push_back(p);
+  }
+  if (comm->failed()) {
+    Status e = comm->error();
+    return Reject(fn, rank, Status(e.code(), "communicator failed earlier: " + e.message()));
+  }
+  rt::Stream* stream = rt::LookupStream(stream_handle);
+  if (stream == nullptr)
+    return Reject(fn, rank, MakeStatus(Code::kPara, "stream %p is not a live stream", stream_handle));
+  *args = algo::OpArgs();
+  args->kind = CollKind::kBatchSendRecv;
+  args->items = std::move(list);
+  out->comm = std::move(comm);
+  out->stream = stream;
+  return Status::Ok();
 }
 
 }  // namespace hostccl::api

@@ -70,6 +70,23 @@ struct Checked {
 // per-operator order of the same steps (arg_check.cc kVOrders, from collectives.md 2.5, 2.7,
 // 2.9-2.11), then the same hostccl additions.
 Status CheckOp(const OpCall& c, Checked* out);
+// One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
+struct BatchItem {
+  int type;  // HCCL_SEND = 0, HCCL_RECV = 1
+  void* buf;
+  uint64_t count;
+  int dtype;
+  uint32_t remote;
+};
+// HcclBatchSendRecv's checks in hostccl's order (collectives.md 2.13): itemNum == 0 -> success
+// (out->done); NULL comm, stream, item list -> E_PTR; per item in list order: type -> E_PARA,
+// count > 0 with a NULL buf -> E_PTR, count -> E_PARA, dtype -> E_NOT_SUPPORT, profile ->
+// E_NOT_SUPPORT, live communicator and remoteRank < rankSize -> E_PARA; then two items with the
+// same direction and remoteRank -> E_PARA; self items (remoteRank == own rank) unpaired or with
+// different count or dtype -> E_PARA; then per item alignment and device-buffer size -> E_PARA,
+// the communicator's earlier failure, a live stream. On success *args holds the transfers.
+Status CheckBatch(const BatchItem* items, uint32_t n, void* comm, void* stream, Checked* out, algo::OpArgs* args);
+
 // The record an entry point enqueues after a successful check.
 algo::OpArgs ToArgs(const OpCall& c);
 

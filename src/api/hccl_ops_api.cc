@@ -3,6 +3,7 @@
 // (Communicator::Enqueue -> Run). Operators whose row says "not implemented" return
 // HCCL_E_NOT_SUPPORT with one log line.
 #include <cstring>
+#include <vector>
 
 #include "api/arg_check.h"
 #include "api/export.h"
@@ -105,6 +106,16 @@ HOSTCCL_API HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t send
   });
 }
 
+// Point-to-point (matching and blocking: docs/semantics.md "Point-to-point"): the peer travels
+// in the record's root field; Recv's buffer is its recv.
+HOSTCCL_API HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
+                                aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kSend, sendBuf, nullptr, count, EnumBits(dataType), 0, destRank, comm,
+                            stream});
+  });
+}
+
 // sendBuf is read on the root only (the others may pass NULL).
 HOSTCCL_API HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
                                    uint32_t root, HcclComm comm, aclrtStream stream) {
@@ -114,8 +125,35 @@ HOSTCCL_API HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCo
   });
 }
 
-#define HOSTCCL_OP_NOT_SUPPORTED(name) \
-  ToResult(Reject(#name, -1, Status(Code::kNotSupport, #name " is not implemented by hostccl yet")))
+HOSTCCL_API HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
+                                aclrtStream stream) {
+  return Guard(__func__, [&] {
+    return CheckAndEnqueue({hostccl::CollKind::kRecv, nullptr, recvBuf, count, EnumBits(dataType), 0, srcRank, comm,
+                            stream});
+  });
+}
+
+HOSTCCL_API HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm,
+                                         aclrtStream stream) {
+  return Guard(__func__, [&] {
+    std::vector<hostccl::api::BatchItem> items;
+    if (sendRecvInfo != nullptr) {
+      items.reserve(itemNum);
+      for (uint32_t i = 0; i < itemNum; ++i) {
+        const HcclSendRecvItem& it = sendRecvInfo[i];
+        items.push_back({EnumBits(it.sendRecvType), it.buf, it.count, EnumBits(it.dataType), it.remoteRank});
+      }
+    }
+    hostccl::api::Checked ck;
+    hostccl::algo::OpArgs args;
+    Status st = hostccl::api::CheckBatch(sendRecvInfo ? items.data() : nullptr, itemNum, comm, stream, &ck, &args);
+    if (!st.ok()) return ToResult(st);
+    if (ck.done) return HCCL_SUCCESS;
+    st = ck.comm->Enqueue(ck.stream, args);
+    if (!st.ok()) return ToResult(Reject("HcclBatchSendRecv", ck.comm->rank(), st));
+    return HCCL_SUCCESS;
+  });
+}
 
 
 HOSTCCL_API HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void* sendDispls, void* recvBuf,
@@ -135,12 +173,6 @@ HOSTCCL_API HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* r
                             .count = sendCount, .dtype = EnumBits(dataType), .op = 0, .root = 0, .comm = comm,
                             .stream = stream, .recv_counts = Words(recvCounts), .recv_displs = Words(recvDispls)});
   });
-}
-HOSTCCL_API HcclResult HcclSend(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclSend);
-}
-HOSTCCL_API HcclResult HcclRecv(void*, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclRecv);
 }
 // The AlltoAll family declares recvBuf `const void*` although it is written (HCCL's header).
 HOSTCCL_API HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType,
@@ -171,7 +203,4 @@ HOSTCCL_API HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, Hcc
                             .op = 0, .root = 0, .comm = comm, .stream = stream, .recv_count = recvCount,
                             .recv_dtype = EnumBits(recvType)});
   });
-}
-HOSTCCL_API HcclResult HcclBatchSendRecv(HcclSendRecvItem*, uint32_t, HcclComm, aclrtStream) {
-  return HOSTCCL_OP_NOT_SUPPORTED(HcclBatchSendRecv);
 }

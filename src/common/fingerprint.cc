@@ -24,7 +24,7 @@ uint64_t HashWords(const uint64_t* words, uint64_t n, uint64_t h) {
 
 std::string DescribeFingerprint(const Fingerprint& fp) {
   const OpInfo* o = FindOp(static_cast<CollKind>(fp.kind));
-  if (o == nullptr || o->kind == CollKind::kBarrier) return "";
+  if (o == nullptr || o->kind == CollKind::kBarrier || o->kind == CollKind::kBatchSendRecv) return "";
   // AlltoAllV/VC carry the element size (in `op`) instead of a dtype (core MakeFingerprint).
   const bool elem = o->kind == CollKind::kAlltoAllV || o->kind == CollKind::kAlltoAllVC;
   std::string s = elem ? StrFormat("count=%llu elem=%uB", static_cast<unsigned long long>(fp.count), fp.op)
@@ -40,6 +40,17 @@ std::string DescribeFingerprint(const Fingerprint& fp) {
 std::string FormatMismatch(const Fingerprint& a, int rank_a, const Fingerprint& b, int rank_b) {
   const char* name = CollKindName(static_cast<CollKind>(a.kind));
   auto ull = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  const uint8_t send = static_cast<uint8_t>(CollKind::kSend);
+  if (a.kind == send && b.kind == send) {
+    auto what = [&](const Fingerprint& f) {
+      std::string s = StrFormat("count=%llu %s", ull(f.count), DataTypeName(f.dtype));
+      if (a.seq != b.seq) s += StrFormat(" after collective #%llu", ull(f.seq));
+      return s;
+    };
+    return StrFormat("HcclSend/HcclRecv mismatch: rank %d sends message #%u to rank %d as %s, rank %d receives "
+                     "message #%u from rank %d as %s",
+                     rank_b, b.root, rank_a, what(b).c_str(), rank_a, a.root, rank_b, what(a).c_str());
+  }
   if (a.kind != b.kind || a.seq != b.seq) {
     return StrFormat("%s #%llu mismatch: rank %d is in %s #%llu %s, rank %d is in %s #%llu %s", name,
                      ull(a.seq), rank_a, name, ull(a.seq), DescribeFingerprint(a).c_str(), rank_b,

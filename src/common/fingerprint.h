@@ -27,13 +27,34 @@ struct Fingerprint {
 };
 static_assert(sizeof(Fingerprint) == 24, "fingerprint travels on the wire");
 
+// Point-to-point messages (HcclSend/HcclRecv/HcclBatchSendRecv, docs/semantics.md "Point-to-point")
+// carry a message fingerprint: kind = kSend on both sides, dtype and count of the message, root =
+// the message's number in its (sender, receiver) order (1, 2, ...), op = kP2PData or kP2PAck, and
+// seq = the communicator's collective sequence number at the time of the call (the "epoch": P2P
+// takes no sequence number of its own). Operations compare as "the same operation" (stall probes,
+// early frames) only when both are collectives: a P2P message is checked when it is matched.
+inline constexpr uint8_t kP2PData = 0;
+inline constexpr uint8_t kP2PAck = 1;
+inline bool IsP2PKind(uint8_t kind) {
+  return kind == static_cast<uint8_t>(CollKind::kSend) || kind == static_cast<uint8_t>(CollKind::kRecv) ||
+         kind == static_cast<uint8_t>(CollKind::kBatchSendRecv);
+}
+// Two fingerprints of the same collective (equal sequence number, neither point-to-point): where
+// differing arguments are a mismatch rather than another operation.
+inline bool SameCollective(const Fingerprint& a, const Fingerprint& b) {
+  return a.seq == b.seq && !IsP2PKind(a.kind) && !IsP2PKind(b.kind);
+}
+
 // FNV-1a over raw 64-bit words (the V arrays' entry into the fingerprint).
 uint64_t HashWords(const uint64_t* words, uint64_t n, uint64_t h = 1469598103934665603ull);
 
 // "count=8 fp32 sum root=2" (fields that apply to the kind)
 std::string DescribeFingerprint(const Fingerprint& fp);
 // "HcclReduce #17 mismatch: rank 0 count=8 fp32 sum root=2, rank 3 count=32 fp32 sum root=2"
-// (for a differing collective kind or sequence number, both are named instead).
+// (for a differing collective kind or sequence number, both are named instead). For two P2P
+// message fingerprints, a is the receiver's and b the sender's:
+// "HcclSend/HcclRecv mismatch: rank 0 sends message #1 to rank 1 as count=8 fp32, rank 1 receives
+// message #1 from rank 0 as count=16 fp32".
 std::string FormatMismatch(const Fingerprint& a, int rank_a, const Fingerprint& b, int rank_b);
 
 }  // namespace hostccl

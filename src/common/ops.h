@@ -30,14 +30,14 @@
   X(AllGather, 5, "HcclAllGather", "allgather", true, false, kNoRoot, kCount, kNCount)      \
   X(ReduceScatter, 6, "HcclReduceScatter", "reducescatter", true, true, kNoRoot, kNCount, kCount) \
   X(Scatter, 7, "HcclScatter", "scatter", true, false, kRoot, kRootNCount, kCount)          \
-  X(Send, 8, "HcclSend", "send", false, false, kPeer, kCount, kNone)                        \
+  X(Send, 8, "HcclSend", "send", true, false, kPeer, kCount, kNone)                        \
   X(AlltoAll, 9, "HcclAlltoAll", "alltoall", true, false, kNoRoot, kNCount, kNCount)        \
   X(AllGatherV, 11, "HcclAllGatherV", "allgatherv", true, false, kNoRoot, kCount, kV)       \
   X(ReduceScatterV, 12, "HcclReduceScatterV", "reducescatterv", true, true, kNoRoot, kV, kCount) \
   X(AlltoAllV, 13, "HcclAlltoAllV", "alltoallv", true, false, kNoRoot, kV, kV)             \
   X(AlltoAllVC, 14, "HcclAlltoAllVC", "alltoallvc", true, false, kNoRoot, kV, kV)          \
-  X(Recv, 15, "HcclRecv", "recv", false, false, kPeer, kNone, kCount)                       \
-  X(BatchSendRecv, 16, "HcclBatchSendRecv", "batchsendrecv", false, false, kNoRoot, kV, kV)
+  X(Recv, 15, "HcclRecv", "recv", true, false, kPeer, kNone, kCount)                       \
+  X(BatchSendRecv, 16, "HcclBatchSendRecv", "batchsendrecv", true, false, kNoRoot, kV, kV)
 
 namespace hostccl {
 

@@ -665,6 +665,39 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     args.send_desc = Describe(args.send, send_alloc);
     args.recv_desc = Describe(args.recv, recv_alloc);
   }
+  if (IsP2PKind(static_cast<uint8_t>(args.kind))) {
+    // Point-to-point: number each transfer in its ordered pair's order; the fingerprint's seq is
+    // the collective count so far (the "epoch"), not a number of its own.
+    auto items = std::make_shared<std::vector<algo::P2PItem>>();
+    if (args.items) {
+      *items = *args.items;
+    } else {
+      algo::P2PItem it;
+      it.send = args.kind == CollKind::kSend;
+      it.peer = args.root;
+      it.buf = it.send ? const_cast<void*>(args.send) : args.recv;
+      it.count = args.count;
+      it.dtype = args.dtype;
+      items->push_back(it);
+    }
+    {
+      std::lock_guard<std::mutex> lk(p2p_mu_);
+      p2p_sent_.resize(static_cast<size_t>(size_), 0);
+      p2p_received_.resize(static_cast<size_t>(size_), 0);
+      for (auto& it : *items) {
+        if (it.peer == rank_) continue;
+        it.pair_seq = ++(it.send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(it.peer)];
+      }
+    }
+    args.items = std::move(items);
+    Fingerprint fp;
+    fp.kind = static_cast<uint8_t>(args.kind);
+    fp.seq = next_seq_.load();
+    fp.dtype = static_cast<uint8_t>(args.dtype);
+    fp.count = args.count;
+    fp.root = static_cast<uint32_t>(args.root);
+    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
+  }
   TaskArrays arrays;
   if (args.send_counts || args.send_displs || args.recv_counts || args.recv_displs || args.matrix) {
     {
@@ -706,6 +739,17 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   inflight_.fetch_add(1);
   const char* api = CollKindName(args.kind);
   const uint64_t bytes = SelectionBytes(args, size_);
+  // How messages name the operation: "HcclAllReduce #3"; point-to-point by its transfer. Built
+  // only for a log line or an error.
+  auto what = [&]() -> std::string {
+    if (args.items && args.kind != CollKind::kBatchSendRecv && args.items->size() == 1) {
+      const algo::P2PItem& it = args.items->front();
+      return StrFormat("%s #%llu %s rank %d", api, static_cast<unsigned long long>(it.pair_seq),
+                       it.send ? "to" : "from", it.peer);
+    }
+    if (args.items) return StrFormat("%s of %zu items", api, args.items->size());
+    return StrFormat("%s #%llu", api, static_cast<unsigned long long>(seq));
+  };
   Placement where;
   where.nranks = size_;
   where.all_local = local_ != nullptr;
@@ -716,14 +760,12 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   const algo::Algorithm* a = Select(args.kind, forced_, bytes, where, &why);
   if (a == nullptr) {
     inflight_.fetch_sub(1);
-    return Finish(api, seq, MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)",
-                                       api, why));
+    return Finish(what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
   }
   algo::Context ctx = MakeContext(fp, OpDeadline());
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
-  HLOG_INFO(kColl, "%s #%llu %s on '%s': %s (%s), transport %s", api, static_cast<unsigned long long>(seq),
-            DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
+  HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what().c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
             local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
   HashedArrays hashed;
   const bool hashed_arrays = check_args_ && FindHashedArrays(args, size_, &hashed);
@@ -739,16 +781,15 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
       st.message().find("mismatch") != std::string::npos &&
       st.message().find("first difference") == std::string::npos)
     st = Status(st.code(), st.message() + vboard_->FirstDifference(seq, hashed));
-  return Finish(api, seq, std::move(st));
+  return st.ok() ? st : Finish(what(), std::move(st));
 }
 
 // A failed operation fails the communicator; the message names the operation and this rank
 // unless it already starts with an operation name (mismatch messages name both ranks).
-Status Communicator::Finish(const char* op, uint64_t seq, Status st) {
+Status Communicator::Finish(const std::string& what, Status st) {
   if (st.ok()) return st;
   if (st.message().rfind("Hccl", 0) != 0)
-    st = Status(st.code(), StrFormat("%s #%llu (rank %d): %s", op, static_cast<unsigned long long>(seq), rank_,
-                                     st.message().c_str()));
+    st = Status(st.code(), StrFormat("%s (rank %d): %s", what.c_str(), rank_, st.message().c_str()));
   Fail(st);
   return st;
 }
@@ -764,11 +805,11 @@ void Communicator::Destroy() {
     const uint64_t next = running_seq_.load() + 1;
     if (shm_) shm_->Abort(Code::kRemote, why, next);
     if (node_shm_) node_shm_->Abort(Code::kRemote, why, next);
-    if (local_) local_->Abort(Code::kRemote, why);
+    if (local_) local_->Depart(rank_, Code::kRemote, why);
   }
   if (inflight_.load() > 0) {
     if (transport_) transport_->Interrupt();
-    if (local_) local_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation");
+    if (local_) local_->Depart(rank_, Code::kRemote, "a rank's communicator was destroyed during the operation");
     if (shm_) shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation", running_seq_.load());
     if (node_shm_) node_shm_->Abort(Code::kRemote, "a rank's communicator was destroyed during the operation", running_seq_.load());
   }

@@ -99,7 +99,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Deadline OpDeadline() const;
   // The one run path of every operator: select, log, run the algorithm, finish.
   Status Run(const Fingerprint& fp, const algo::OpArgs& args);
-  Status Finish(const char* op, uint64_t seq, Status st);
+  Status Finish(const std::string& what, Status st);
 
   int rank_ = 0;
   int size_ = 1;
@@ -133,6 +133,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::shared_ptr<VBoard> vboard_;  // set at the first V operation whose arrays must match
 
   std::atomic<uint64_t> next_seq_{0};
+  // Point-to-point numbering (docs/semantics.md "Point-to-point"): transfers to / from each peer
+  // so far. P2P takes no collective sequence number.
+  std::mutex p2p_mu_;
+  std::vector<uint64_t> p2p_sent_, p2p_received_;
   std::atomic<uint64_t> running_seq_{0};  // operation being executed (or last executed)
   std::mutex exec_mu_;  // one operation at a time per communicator
   std::atomic<int> inflight_{0};

@@ -33,6 +33,11 @@ namespace hostccl::net {
 
 using RequestId = uint64_t;
 
+// Point-to-point messages (kind HcclSend/HcclRecv/HcclBatchSendRecv in the fingerprint) up to this
+// size that arrive before their receive is posted are kept aside by the transport (one copy), so
+// they never hold back what follows them from the same peer (notices, aborts, probe answers).
+inline constexpr size_t kP2PEarlyMaxBytes = 16 << 10;
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -43,6 +48,9 @@ class Transport {
   virtual Status Irecv(int peer, void* buf, size_t len, const Fingerprint& fp, RequestId* id) = 0;
   virtual Status Wait(RequestId id, Deadline deadline) = 0;
   virtual Status WaitAll(const RequestId* ids, size_t n, Deadline deadline) = 0;
+  // Waits until at least one of `ids` completed; *which is its index (that request is finished
+  // and forgotten, the others stay pending).
+  virtual Status WaitAny(const RequestId* ids, size_t n, Deadline deadline, size_t* which) = 0;
   // Progresses without blocking; *done tells whether `id` completed.
   virtual Status Test(RequestId id, bool* done) = 0;
 
@@ -59,6 +67,28 @@ class Transport {
   // as a rank in operation `fp` would. For algorithms that wait elsewhere (shared memory) while
   // peers on other hosts may wait on them; a mismatch found here is returned (and sticky).
   virtual Status Progress(const Fingerprint& fp) { (void)fp; return Status::Ok(); }
+  // Point-to-point notices (HcclSend/HcclRecv clear-to-send): a small control message with a
+  // fingerprint and kNoticeBytes (16) of payload, delivered outside the order of messages (it
+  // never waits behind a message nobody has received yet) and matched per peer in arrival order
+  // with IrecvNotice. A notice whose fingerprint differs from the one IrecvNotice expects fails
+  // the transport with kPara and FormatMismatch(notice's, peer, expected, this rank).
+  // IrecvNotice's request completes like any other (Wait/WaitAll/Test, probes, deadlines).
+  virtual Status SendNotice(int peer, const Fingerprint& fp, const uint8_t payload[16]) {
+    (void)peer; (void)fp; (void)payload;
+    return Status(Code::kNotSupport, "this transport has no point-to-point notices");
+  }
+  virtual Status IrecvNotice(int peer, const Fingerprint& fp, uint8_t payload[16], RequestId* id) {
+    (void)peer; (void)fp; (void)payload; (void)id;
+    return Status(Code::kNotSupport, "this transport has no point-to-point notices");
+  }
+  // What `peer` last said (answering a stall probe) about its operation and the rank its wait is
+  // stuck on, or, when a point-to-point message of the peer waits here unreceived, that message's
+  // fingerprint and this rank; false when neither is known. For timeout messages (two ranks both
+  // in HcclSend to each other).
+  virtual bool PeerWaitsFor(int peer, Fingerprint* fp, int* waits_for) const {
+    (void)peer; (void)fp; (void)waits_for;
+    return false;
+  }
 };
 
 }  // namespace hostccl::net

@@ -124,6 +124,16 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
       hccl_test_e2e_scatter_4ranks_fp32 hccl_test_e2e_scatter_3ranks_all_types
       hccl_test_e2e_scatter_isolated_host_buffers hccl_test_e2e_scatter_no_launcher)
   list(APPEND e2e ${e2e_ag})
+  # send_recv_test: ping-pong 8 B .. 1 MiB between processes (shared memory), checked.
+  add_test(NAME hccl_test_e2e_send_recv_2ranks
+    COMMAND $<TARGET_FILE:hcclrun> -n 2 --timeout 90 $<TARGET_FILE:send_recv_test>
+            -b 8 -e 1M -f 8 -n 20 -w 2 -c 1)
+  add_test(NAME hccl_test_e2e_send_recv_3ranks_tcp_host_buffers
+    COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:send_recv_test>
+            --sizes 8,4K,300K -n 5 -w 1 --host-buffers)
+  set_tests_properties(hccl_test_e2e_send_recv_3ranks_tcp_host_buffers PROPERTIES ENVIRONMENT
+    "LD_LIBRARY_PATH=${libdir};HOSTCCL_TRANSPORT=tcp" TIMEOUT 120 LABELS "tools;e2e")
+  list(APPEND e2e hccl_test_e2e_send_recv_2ranks)
   set_tests_properties(${e2e} PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
     ENVIRONMENT "LD_LIBRARY_PATH=${libdir}")
   # The output format must stay hccl_test's (parsers depend on it): the header echoes -b/-e as given

@@ -1,5 +1,8 @@
 #include "transport/local/local_group.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <map>
 
 namespace hostccl::net {
@@ -15,7 +18,10 @@ std::map<std::string, std::weak_ptr<LocalGroup>>& Groups() {
 
 LocalGroup::LocalGroup(std::string key, int size)
     : key_(std::move(key)), size_(size), slots_(static_cast<size_t>(size)),
-      arrivals_(new ArrivalWord[static_cast<size_t>(size)]) {
+      arrivals_(new ArrivalWord[static_cast<size_t>(size)]),
+      p2p_box_(static_cast<size_t>(size) * static_cast<size_t>(size)),
+      p2p_send_timed_out_(static_cast<size_t>(size), -1),
+      p2p_gone_(static_cast<size_t>(size), 0) {
   for (int i = 0; i < size; ++i) arrivals_[i].arrived.store(0);
 }
 
@@ -52,12 +58,41 @@ Status LocalGroup::Barrier(int rank, Deadline deadline) {
 
 void LocalGroup::Abort(Code code, const std::string& reason) {
   {
+    std::lock_guard<std::mutex> lk(p2p_mu_);
+    if (!p2p_failed_) {
+      p2p_failed_ = true;
+      p2p_code_ = code;
+      p2p_reason_ = reason;
+    }
+    p2p_cv_.notify_all();
+  }
+  {
     std::lock_guard<std::mutex> lk(abort_mu_);
     if (words_.aborted.load() != 0) return;
     abort_code_ = code;
     abort_reason_ = reason;
   }
   BarrierAbort(&words_, false);
+}
+
+void LocalGroup::Depart(int rank, Code code, const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lk(p2p_mu_);
+    p2p_gone_[static_cast<size_t>(rank)] = 1;
+    p2p_cv_.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> lk(abort_mu_);
+    if (words_.aborted.load() != 0) return;
+    abort_code_ = code;
+    abort_reason_ = reason;
+  }
+  BarrierAbort(&words_, false);
+}
+
+Status LocalGroup::P2PBrokenStatus(int peer) const {
+  if (p2p_failed_) return Status(p2p_code_, p2p_reason_);
+  return MakeStatus(Code::kRemote, "rank %d destroyed its communicator", peer);
 }
 
 Status LocalGroup::Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc&,
@@ -75,6 +110,88 @@ Status LocalGroup::Check(uint64_t) {
   if (words_.aborted.load(std::memory_order_acquire) == 0) return Status::Ok();
   std::lock_guard<std::mutex> lk(abort_mu_);
   return Status(abort_code_, abort_reason_);
+}
+
+}  // namespace hostccl::net
+
+namespace hostccl::net {
+
+
+void LocalGroup::P2PPost(int from, int to, P2PSendPost* post) {
+  std::lock_guard<std::mutex> lk(p2p_mu_);
+  post->state = 0;
+  p2p_box_[static_cast<size_t>(from * size_ + to)].push_back(post);
+  p2p_cv_.notify_all();
+}
+
+namespace {
+// Waits on `cv` until `ready()` or the deadline; false on expiry. Wakes every 100 ms regardless,
+// so an abort that raced with the wait is seen.
+template <typename F>
+bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lk, Deadline deadline, F ready) {
+  while (!ready()) {
+    if (deadline.Expired()) return false;
+    int ms = deadline.RemainingMsForPoll();
+    if (ms < 0 || ms > 100) ms = 100;
+    cv.wait_for(lk, std::chrono::milliseconds(ms > 0 ? ms : 1));
+  }
+  return true;
+}
+}  // namespace
+
+Status LocalGroup::P2PRecv(int from, int to, const Fingerprint& fp, void* dst, size_t bytes, Deadline deadline) {
+  auto& box = p2p_box_[static_cast<size_t>(from * size_ + to)];
+  P2PSendPost* post = nullptr;
+  {
+    std::unique_lock<std::mutex> lk(p2p_mu_);
+    const bool got = WaitUntil(p2p_cv_, lk, deadline, [&] {
+      return (!box.empty() && box.front()->state == 0) || P2PBroken(from);
+    });
+    // A post that is there is taken even if the sender has left since (it waits for it).
+    if (!(!box.empty() && box.front()->state == 0) && P2PBroken(from)) return P2PBrokenStatus(from);
+    if (!got) return Status(Code::kTimeout, "");  // the caller words it (it knows the operation)
+    post = box.front();
+    box.pop_front();
+    if (post->fp != fp || post->bytes != bytes) {
+      post->result = Status(Code::kPara, FormatMismatch(fp, to, post->fp, from));
+      post->state = 2;
+      p2p_cv_.notify_all();
+      return post->result;
+    }
+    post->state = 1;
+  }
+  if (bytes > 0 && dst != post->buf) std::memcpy(dst, post->buf, bytes);
+  std::lock_guard<std::mutex> lk(p2p_mu_);
+  post->state = 2;
+  p2p_cv_.notify_all();
+  return Status::Ok();
+}
+
+Status LocalGroup::P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline, bool* peer_sends) {
+  std::unique_lock<std::mutex> lk(p2p_mu_);
+  const bool done = WaitUntil(p2p_cv_, lk, deadline, [&] {
+    return post->state == 2 || (post->state == 0 && P2PBroken(to));
+  });
+  if (post->state == 2) return post->result;
+  // Not received: withdraw the post (a receiver copying it is waited for above, bounded by the copy).
+  if (post->state == 1) {
+    p2p_cv_.wait(lk, [&] { return post->state == 2; });
+    return post->result;
+  }
+  auto& box = p2p_box_[static_cast<size_t>(from * size_ + to)];
+  for (auto it = box.begin(); it != box.end(); ++it)
+    if (*it == post) {
+      box.erase(it);
+      break;
+    }
+  if (!done && !P2PBroken(to)) {
+    bool sends = p2p_send_timed_out_[static_cast<size_t>(to)] == from;
+    for (const P2PSendPost* p : p2p_box_[static_cast<size_t>(to * size_ + from)]) sends = sends || p->state == 0;
+    if (peer_sends) *peer_sends = sends;
+    p2p_send_timed_out_[static_cast<size_t>(from)] = to;
+    return Status(Code::kTimeout, "");
+  }
+  return P2PBrokenStatus(to);
 }
 
 }  // namespace hostccl::net

@@ -8,7 +8,9 @@
 // Thread-safety: each member calls Publish/Barrier from its own thread; Abort() from any thread.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,6 +29,16 @@ struct LocalSlot {
   void* recv = nullptr;
   Fingerprint fp;
   const void* payload = nullptr;  // Exchange's payload: the owner's memory, read in place
+};
+
+// A posted point-to-point send between thread ranks (LocalGroup::P2PPost): the sender's buffer,
+// read in place by the receiver, which then completes it (rendezvous).
+struct P2PSendPost {
+  const void* buf = nullptr;
+  size_t bytes = 0;
+  Fingerprint fp;    // the message fingerprint (common/fingerprint.h, point-to-point)
+  int state = 0;     // 0 posted, 1 being copied, 2 done
+  Status result;     // the receiver's verdict (a mismatch fails both ranks alike)
 };
 
 class LocalGroup : public PeerMemory {
@@ -49,6 +61,9 @@ class LocalGroup : public PeerMemory {
 
   // Fails current and future barriers of every member with `code` and `reason`.
   void Abort(Code code, const std::string& reason);
+  // Member `rank` destroyed its communicator: barriers fail as with Abort, but point-to-point
+  // waits fail only where `rank` is the peer (other pairs may still finish their transfers).
+  void Depart(int rank, Code code, const std::string& reason);
 
   // PeerMemory: pointers are the published ones (same address space).
   Status Exchange(int rank, const Fingerprint& fp, const void* send, void* recv, const BufDesc& sd,
@@ -62,6 +77,17 @@ class LocalGroup : public PeerMemory {
   void Abort(Code code, const std::string& reason, uint64_t) override { Abort(code, reason); }
   Status Check(uint64_t seq) override;
 
+  // Point-to-point mailboxes, one FIFO per ordered pair (from, to): P2PPost queues a send (the
+  // post lives until P2PWaitSent returns); P2PRecv waits (bounded) for the next post from `from`,
+  // compares fingerprints (a mismatch completes the post with the same error), copies the
+  // sender's buffer straight into `dst` and completes the post; P2PWaitSent waits until the
+  // receiver completed the post (on timeout or abort an untouched post is withdrawn).
+  void P2PPost(int from, int to, P2PSendPost* post);
+  Status P2PRecv(int from, int to, const Fingerprint& fp, void* dst, size_t bytes, Deadline deadline);
+  // On a timeout, *peer_sends tells whether `to` is itself in a send to `from` that nobody
+  // received (decided under the lock, so of two ranks both sending to each other each sees it).
+  Status P2PWaitSent(int from, int to, P2PSendPost* post, Deadline deadline, bool* peer_sends);
+
  private:
   std::string key_;
   int size_;
@@ -71,6 +97,16 @@ class LocalGroup : public PeerMemory {
   std::mutex abort_mu_;
   Code abort_code_ = Code::kRemote;
   std::string abort_reason_;
+  std::mutex p2p_mu_;
+  std::condition_variable p2p_cv_;
+  std::vector<std::deque<P2PSendPost*>> p2p_box_;  // [from * size + to]
+  std::vector<int> p2p_send_timed_out_;            // [from]: the peer of its last timed-out send, or -1
+  std::vector<char> p2p_gone_;                     // [rank]: destroyed its communicator
+  bool p2p_failed_ = false;                        // an Abort (not a departure): every wait fails
+  Code p2p_code_ = Code::kRemote;
+  std::string p2p_reason_;
+  bool P2PBroken(int peer) const { return p2p_failed_ || p2p_gone_[static_cast<size_t>(peer)]; }
+  Status P2PBrokenStatus(int peer) const;
 };
 
 }  // namespace hostccl::net

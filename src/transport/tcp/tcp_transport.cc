@@ -150,9 +150,31 @@ Status TcpTransport::Irecv(int peer, void* buf, size_t len, const Fingerprint& f
     Lane& ln = peers_[peer].lanes[static_cast<size_t>(i)];
     ln.recvs.push_back(r);
     ln.hup = false;  // reading again will surface a real close
+    if (!ln.early.empty()) MatchEarly(peer, i);
   }
   *id = rid;
-  return Status::Ok();
+  return status_;
+}
+
+void TcpTransport::MatchEarly(int p, int l) {
+  Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
+  while (status_.ok() && !ln.early.empty() && ln.early.front().complete && !ln.recvs.empty()) {
+    Early& e = ln.early.front();
+    PendingRecv& r = ln.recvs.front();
+    if (e.fp != r.fp) {
+      Fail(MakeStatus(Code::kPara, "%s", FormatMismatch(r.fp, rank_, e.fp, p).c_str()));
+      return;
+    }
+    if (r.parts != 0 || e.body.size() != r.len) {
+      Fail(MakeStatus(Code::kPara, "message size mismatch: rank %d expects %zu bytes from rank %d, which sent %zu bytes (%s)",
+                      rank_, r.total, p, e.body.size(), DescribeFingerprint(r.fp).c_str()));
+      return;
+    }
+    if (r.len) memcpy(r.buf, e.body.data(), r.len);
+    PartDone(r.id);
+    ln.recvs.pop_front();
+    ln.early.pop_front();
+  }
 }
 
 Status TcpTransport::Wait(RequestId id, Deadline deadline) { return WaitAll(&id, 1, deadline); }
@@ -166,7 +188,16 @@ Status TcpTransport::WaitAll(const RequestId* ids, size_t n, Deadline deadline) 
   return st;
 }
 
-Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline) {
+Status TcpTransport::WaitAny(const RequestId* ids, size_t n, Deadline deadline, size_t* which) {
+  waiting_ids_ = ids;
+  waiting_n_ = n;
+  Status st = WaitLoop(ids, n, deadline, which);
+  waiting_ids_ = nullptr;
+  waiting_n_ = 0;
+  return st;
+}
+
+Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline, size_t* any) {
   for (size_t i = 0; i < n; ++i) {
     if (!reqs_.count(ids[i])) {
       if (!status_.ok()) return status_;
@@ -179,7 +210,16 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline)
   for (;;) {
     // Completed requests succeed even if a later frame (e.g. an ABORT read in the same poll) has
     // failed the transport since: their bytes did arrive / leave.
-    bool all = true;
+    if (any != nullptr) {
+      for (size_t i = 0; i < n; ++i) {
+        if (reqs_.at(ids[i]).done) {
+          reqs_.erase(ids[i]);
+          *any = i;
+          return Status::Ok();
+        }
+      }
+    }
+    bool all = any == nullptr;
     for (size_t i = 0; i < n && all; ++i) all = reqs_.at(ids[i]).done;
     if (all) {
       for (size_t i = 0; i < n; ++i) reqs_.erase(ids[i]);
@@ -281,7 +321,7 @@ Status TcpTransport::PeerClosed(int p, const char* detail) {
 bool TcpTransport::CheckUnexpected(int p, int l) {
   Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
   const Fingerprint& f = pe.cur.fp;
-  if (!pe.recvs.empty() || current_fp_.seq == 0 || f.seq != current_fp_.seq || f == current_fp_) return true;
+  if (!pe.recvs.empty() || current_fp_.seq == 0 || !SameCollective(f, current_fp_) || f == current_fp_) return true;
   Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
   return false;
 }
@@ -449,6 +489,8 @@ void TcpTransport::ReadLane(int p, int l) {
       case Rx::kDataBody: dst = pe.recvs.front().buf + pe.body_got; want = pe.recvs.front().len - pe.body_got; break;
       case Rx::kAbortBody: dst = reinterpret_cast<uint8_t*>(pe.reason.data()) + pe.body_got; want = pe.reason.size() - pe.body_got; break;
       case Rx::kReplyBody: dst = peer.reply_buf + pe.body_got; want = kProbeReplyBytes - pe.body_got; break;
+      case Rx::kNoticeBody: dst = pe.notice_buf + pe.body_got; want = kNoticeBytes - pe.body_got; break;
+      case Rx::kEarlyBody: dst = pe.early.back().body.data() + pe.body_got; want = pe.early.back().body.size() - pe.body_got; break;
       case Rx::kDataPending:
         if (pe.recvs.empty()) return;  // stop reading until a receive is posted
         MatchPending(p, l);
@@ -502,7 +544,16 @@ void TcpTransport::ReadLane(int p, int l) {
           return;
         }
         pe.body_got = 0;
-        if (pe.cur.type == FrameType::kData) {
+        if (pe.cur.type == FrameType::kData && pe.recvs.empty() && IsP2PKind(pe.cur.fp.kind) &&
+            pe.cur.parts == 0 && pe.cur.payload_len <= kP2PEarlyMaxBytes) {
+          // A point-to-point message before its receive: kept aside, the socket keeps being read.
+          pe.early.push_back(Early{pe.cur.fp, std::vector<uint8_t>(pe.cur.payload_len), false});
+          if (pe.cur.payload_len == 0) {
+            pe.early.back().complete = true;
+          } else {
+            pe.rx = Rx::kEarlyBody;
+          }
+        } else if (pe.cur.type == FrameType::kData) {
           pe.rx = Rx::kDataPending;
           if (!CheckUnexpected(p, l)) return;
         } else if (pe.cur.type == FrameType::kAbort) {
@@ -517,6 +568,8 @@ void TcpTransport::ReadLane(int p, int l) {
           if (!status_.ok()) return;
         } else if (pe.cur.type == FrameType::kProbeReply) {
           pe.rx = Rx::kReplyBody;
+        } else if (pe.cur.type == FrameType::kNotice) {
+          pe.rx = Rx::kNoticeBody;
         } else if (pe.cur.type == FrameType::kClose) {
           pe.rx = Rx::kClosed;
           HLOG_DEBUG(kTcp, "rank %d (%s) closed its communicator (socket %d)", p, peer.addr.c_str(), l);
@@ -557,6 +610,27 @@ void TcpTransport::ReadLane(int p, int l) {
           }
           Fail(st);
           return;
+        }
+        break;
+      }
+      case Rx::kEarlyBody: {
+        pe.body_got += got;
+        if (pe.body_got == pe.early.back().body.size()) {
+          pe.early.back().complete = true;
+          pe.rx = Rx::kHeader;
+          pe.body_got = 0;
+          MatchEarly(p, l);
+          if (!status_.ok()) return;
+        }
+        break;
+      }
+      case Rx::kNoticeBody: {
+        pe.body_got += got;
+        if (pe.body_got == kNoticeBytes) {
+          pe.rx = Rx::kHeader;
+          pe.body_got = 0;
+          OnNotice(p, l);
+          if (!status_.ok()) return;
         }
         break;
       }
@@ -688,7 +762,9 @@ ProbeReply TcpTransport::WhomWeWaitFor(uint64_t now) const {
 }
 
 void TcpTransport::ProbeTick(const RequestId* ids, size_t n, uint64_t now) {
-  if (current_fp_.seq == 0) return;  // setup exchanges (sequence 0) are not probed
+  // Setup exchanges (sequence 0) are not probed; point-to-point operations before the first
+  // collective are (their sequence number is the collective count so far).
+  if (current_fp_.seq == 0 && !IsP2PKind(current_fp_.kind)) return;
   probe_want_.assign(static_cast<size_t>(size_), 0);
   for (size_t i = 0; i < n; ++i) {
     const ReqInfo& r = reqs_.at(ids[i]);
@@ -729,7 +805,7 @@ void TcpTransport::ProbeTick(const RequestId* ids, size_t n, uint64_t now) {
 
 void TcpTransport::OnProbe(int p, int l) {
   const Fingerprint f = peers_[p].lanes[static_cast<size_t>(l)].cur.fp;
-  if (f.seq != 0 && f.seq == current_fp_.seq && f != current_fp_) {
+  if (f.seq != 0 && SameCollective(f, current_fp_) && f != current_fp_) {
     Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
     return;
   }
@@ -744,7 +820,7 @@ void TcpTransport::OnProbeReply(int p, int l) {
   pe.reply_ns = NowNs();
   pe.probe_out = false;
   pe.probe_sent_ns = 0;
-  if (f.seq != 0 && f.seq == current_fp_.seq && f != current_fp_)
+  if (f.seq != 0 && SameCollective(f, current_fp_) && f != current_fp_)
     Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
 }
 
@@ -797,6 +873,91 @@ std::string TcpTransport::Blame(const RequestId* ids, size_t n, uint64_t now, in
     out += StrFormat("; waits-for chain: rank %d -> ", rank_) + chain;
   }
   return out;
+}
+
+Status TcpTransport::SendNotice(int peer, const Fingerprint& fp, const uint8_t payload[16]) {
+  if (!status_.ok()) return status_;
+  HOSTCCL_RETURN_IF_ERROR(CheckPeer(peer, "notice"));
+  Lane& ln = peers_[peer].lanes[0];
+  if (ln.rx == Rx::kClosed) return PeerClosed(peer, "");
+  FrameHeader h;
+  h.type = FrameType::kNotice;
+  h.fp = fp;
+  h.payload_len = kNoticeBytes;
+  PendingSend s{};
+  s.ctl = Ctl::kNotice;
+  s.len = kNoticeBytes;
+  EncodeFrameHeader(h, s.hdr);
+  memcpy(s.ctl_payload, payload, kNoticeBytes);
+  // Ahead of DATA not yet started (behind a half-written frame and earlier notices, which keep
+  // their order): the peer reads it even while its receive of that DATA is not posted.
+  auto pos = ln.sends.begin();
+  if (pos != ln.sends.end() && pos->done > 0) ++pos;
+  while (pos != ln.sends.end() && pos->ctl != Ctl::kNone) ++pos;
+  const bool front = pos == ln.sends.begin();
+  ln.sends.insert(pos, s);
+  if (front) WriteLane(peer, 0);
+  return status_;
+}
+
+Status TcpTransport::IrecvNotice(int peer, const Fingerprint& fp, uint8_t payload[16], RequestId* id) {
+  HOSTCCL_RETURN_IF_ERROR(BeginRequest(fp));
+  HOSTCCL_RETURN_IF_ERROR(CheckPeer(peer, "notice"));
+  const RequestId rid = NewRequest(peer, false, 0);
+  peers_[peer].notice_waits.push_back({rid, fp, payload});
+  *id = rid;
+  MatchNotices(peer);
+  return status_;
+}
+
+void TcpTransport::MatchNotices(int p) {
+  Peer& pe = peers_[p];
+  while (status_.ok() && !pe.notices.empty() && !pe.notice_waits.empty()) {
+    const Peer::Notice& n = pe.notices.front();
+    const Peer::NoticeWait& w = pe.notice_waits.front();
+    if (n.fp != w.fp) {
+      Fail(Status(Code::kPara, FormatMismatch(n.fp, p, w.fp, rank_)));
+      return;
+    }
+    memcpy(w.out, n.payload, kNoticeBytes);
+    ReqInfo& r = reqs_.at(w.id);
+    r.parts_left = 0;
+    r.done = true;
+    pe.notices.pop_front();
+    pe.notice_waits.pop_front();
+  }
+}
+
+void TcpTransport::OnNotice(int p, int l) {
+  Peer& pe = peers_[p];
+  Peer::Notice n;
+  n.fp = pe.lanes[static_cast<size_t>(l)].cur.fp;
+  memcpy(n.payload, pe.lanes[static_cast<size_t>(l)].notice_buf, kNoticeBytes);
+  pe.notices.push_back(n);
+  MatchNotices(p);
+}
+
+bool TcpTransport::PeerWaitsFor(int peer, Fingerprint* fp, int* waits_for) const {
+  if (peer < 0 || peer >= size_ || peer == rank_) return false;
+  const Peer& pe = peers_[peer];
+  // A point-to-point message of the peer waits here unreceived: it is in a send to this rank,
+  // waiting for this rank to receive (its own probe answers may be stuck behind that message).
+  for (const Lane& ln : pe.lanes) {
+    if (!ln.early.empty()) {
+      *fp = ln.early.front().fp;
+      *waits_for = rank_;
+      return true;
+    }
+    if (ln.rx == Rx::kDataPending && ln.recvs.empty() && IsP2PKind(ln.cur.fp.kind)) {
+      *fp = ln.cur.fp;
+      *waits_for = rank_;
+      return true;
+    }
+  }
+  if (pe.reply_ns == 0 || pe.reply_fp.seq != current_fp_.seq) return false;
+  *fp = pe.reply_fp;
+  *waits_for = pe.reply.waits_for;
+  return true;
 }
 
 std::string TcpTransport::PeerAddress(int peer) const {

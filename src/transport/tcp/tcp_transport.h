@@ -68,15 +68,19 @@ class TcpTransport final : public Transport {
   Status Irecv(int peer, void* buf, size_t len, const Fingerprint& fp, RequestId* id) override;
   Status Wait(RequestId id, Deadline deadline) override;
   Status WaitAll(const RequestId* ids, size_t n, Deadline deadline) override;
+  Status WaitAny(const RequestId* ids, size_t n, Deadline deadline, size_t* which) override;
   Status Test(RequestId id, bool* done) override;
   void Abort(const std::string& reason, Code code, uint64_t seq = 0) override;
   void Interrupt() override;
   std::string PeerAddress(int peer) const override;
   void SetBusyPollNs(uint64_t ns) override { busy_poll_ns_ = ns; }
   Status Progress(const Fingerprint& fp) override;
+  Status SendNotice(int peer, const Fingerprint& fp, const uint8_t payload[16]) override;
+  Status IrecvNotice(int peer, const Fingerprint& fp, uint8_t payload[16], RequestId* id) override;
+  bool PeerWaitsFor(int peer, Fingerprint* fp, int* waits_for) const override;
 
  private:
-  enum class Ctl : uint8_t { kNone, kProbe, kReply };  // what a queued frame is (kNone = DATA)
+  enum class Ctl : uint8_t { kNone, kProbe, kReply, kNotice };  // what a queued frame is (kNone = DATA)
   struct PendingSend {
     RequestId id;  // 0 for a control frame
     uint8_t hdr[kFrameHeaderBytes];
@@ -96,7 +100,13 @@ class TcpTransport final : public Transport {
     uint16_t parts;
     size_t total;    // of the whole message, for messages
   };
-  enum class Rx { kHeader, kDataPending, kDataBody, kAbortBody, kReplyBody, kClosed };
+  enum class Rx { kHeader, kDataPending, kDataBody, kAbortBody, kReplyBody, kNoticeBody, kEarlyBody, kClosed };
+  // A point-to-point message (<= kP2PEarlyMaxBytes) that arrived before its receive was posted.
+  struct Early {
+    Fingerprint fp;
+    std::vector<uint8_t> body;
+    bool complete = false;
+  };
   // One socket to a peer: its own send queue, receive queue and frame parser.
   struct Lane {
     Fd fd;
@@ -108,6 +118,8 @@ class TcpTransport final : public Transport {
     FrameHeader cur;
     size_t body_got = 0;
     std::string reason;
+    uint8_t notice_buf[kNoticeBytes] = {};
+    std::deque<Early> early;  // in arrival order; matched before anything newer
     bool hup = false;  // hang-up seen while not reading: stop polling until a receive is posted
     std::unique_ptr<uint8_t[]> rbuf;  // kLaneBufferBytes, allocated at the first read
     size_t rpos = 0, rlen = 0;        // unparsed bytes are rbuf[rpos, rlen)
@@ -123,6 +135,18 @@ class TcpTransport final : public Transport {
     Fingerprint reply_fp;         // its operation then
     ProbeReply reply;             // and whom it waited for
     uint8_t reply_buf[kProbeReplyBytes] = {};
+    // Point-to-point notices: arrived and not yet asked for, and the requests waiting for one.
+    struct Notice {
+      Fingerprint fp;
+      uint8_t payload[kNoticeBytes];
+    };
+    struct NoticeWait {
+      RequestId id;
+      Fingerprint fp;
+      uint8_t* out;
+    };
+    std::deque<Notice> notices;
+    std::deque<NoticeWait> notice_waits;
   };
   struct ReqInfo {
     int peer;
@@ -132,7 +156,7 @@ class TcpTransport final : public Transport {
     bool done;
   };
 
-  Status WaitLoop(const RequestId* ids, size_t n, Deadline deadline);
+  Status WaitLoop(const RequestId* ids, size_t n, Deadline deadline, size_t* any = nullptr);
   Status CheckPeer(int peer, const char* what) const;
   RequestId NewRequest(int peer, bool send, size_t len);
   // How a message of `len` bytes to/from `peer` is cut: *n stripes (1 = whole, on lane 0).
@@ -155,6 +179,9 @@ class TcpTransport final : public Transport {
   void ProbeTick(const RequestId* ids, size_t n, uint64_t now);
   void OnProbe(int p, int l);
   void OnProbeReply(int p, int l);
+  void OnNotice(int p, int l);
+  void MatchNotices(int p);
+  void MatchEarly(int p, int l);
   bool Silent(int p, uint64_t now) const;
   ProbeReply WhomWeWaitFor(uint64_t now) const;
   // The rank this wait is really stuck on, as probes tell ("" when none is known).

@@ -31,6 +31,7 @@ const char* FrameTypeName(FrameType t) {
     case FrameType::kClose: return "CLOSE";
     case FrameType::kProbe: return "PROBE";
     case FrameType::kProbeReply: return "PROBE_REPLY";
+    case FrameType::kNotice: return "NOTICE";
   }
   return "?";
 }
@@ -97,6 +98,12 @@ Status DecodeFrameHeader(const uint8_t* b, size_t len, FrameHeader* out) {
         return MakeStatus(Code::kPara, "PROBE_REPLY payload %llu bytes, expected %llu",
                           static_cast<unsigned long long>(plen), static_cast<unsigned long long>(kProbeReplyBytes));
       limit = kProbeReplyBytes;
+      break;
+    case FrameType::kNotice:
+      if (plen != kNoticeBytes)
+        return MakeStatus(Code::kPara, "NOTICE payload %llu bytes, expected %llu",
+                          static_cast<unsigned long long>(plen), static_cast<unsigned long long>(kNoticeBytes));
+      limit = kNoticeBytes;
       break;
     default: return MakeStatus(Code::kPara, "unknown frame type %u", type);
   }

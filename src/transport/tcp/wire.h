@@ -16,7 +16,7 @@
 // ROOT_TABLE = the bootstrap's records (<= kMaxRootPayload); CLOSE = none; PROBE = none (its
 // fingerprint is the prober's operation); PROBE_REPLY = kProbeReplyBytes (waits-for rank i32, -1 =
 // none; flags u32, bit 0 = that rank has not answered the replier's probes; silent ms u64), its
-// fingerprint the replier's operation.
+// fingerprint the replier's operation. NOTICE = kNoticeBytes, its fingerprint the message's.
 // DecodeFrameHeader is a pure function over untrusted bytes (fuzzed).
 #pragma once
 
@@ -38,7 +38,8 @@ constexpr uint64_t kMaxReasonBytes = 1024;
 constexpr uint64_t kHelloBytes = 32;
 constexpr uint64_t kMaxRootPayload = 64ull << 20;
 constexpr uint16_t kMaxLanes = 8;
-constexpr uint64_t kProbeReplyBytes = 16;  // sockets per peer pair (HOSTCCL_SOCKETS_PER_PEER)
+constexpr uint64_t kProbeReplyBytes = 16;
+constexpr uint64_t kNoticeBytes = 16;  // NOTICE payload: receive address u64, flags u64  // sockets per peer pair (HOSTCCL_SOCKETS_PER_PEER)
 
 enum class FrameType : uint16_t {
   kData = 1,
@@ -52,6 +53,10 @@ enum class FrameType : uint16_t {
   // "Stall probes"); the peer answers with its operation and the rank it waits for.
   kProbe = 8,
   kProbeReply = 9,
+  // Point-to-point clear-to-send (docs/transport.md "Point-to-point notices"): a receiver tells
+  // the sender that its HcclRecv is posted; matched per peer in arrival order, outside the DATA
+  // order, so it never waits behind DATA.
+  kNotice = 10,
 };
 const char* FrameTypeName(FrameType t);
 

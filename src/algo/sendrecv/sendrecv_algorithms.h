@@ -1,0 +1,31 @@
+// Point-to-point algorithms: HcclSend, HcclRecv and HcclBatchSendRecv share them (one transfer
+// list, algo::OpArgs::items, numbered per ordered pair by core). Matching, blocking and error
+// rules: docs/semantics.md "Point-to-point".
+#pragma once
+
+#include "algo/context.h"
+
+namespace hostccl::algo {
+
+// Threads of one process: mailboxes in the LocalGroup; the receiver copies straight out of the
+// sender's buffer (sendrecv_local.cc).
+Status P2PLocal(Context& ctx, const OpArgs& args);
+// Over the transport with clear-to-send notices (sendrecv_tcp.cc): `tcp` moves every payload in
+// TCP frames; `shm` (processes of one host) and `node` (several hosts: for peers on this host)
+// write payloads of at least kP2PDirectMinBytes straight into the receiver's buffer with
+// process_vm_writev when the group's CMA probe passed.
+Status P2PTcp(Context& ctx, const OpArgs& args);
+Status P2PShm(Context& ctx, const OpArgs& args);
+Status P2PNode(Context& ctx, const OpArgs& args);
+
+inline constexpr uint64_t kP2PDirectMinBytes = 32 << 10;
+static_assert(kP2PDirectMinBytes > net::kP2PEarlyMaxBytes, "a direct write is always announced by a notice");
+
+// Shared by both files: the self transfers of a batch (k-th send to this rank with the k-th
+// receive from it) as local copies; the message fingerprint of a transfer; timeout wording.
+Status P2PSelfCopies(const Context& ctx, const OpArgs& args);
+Fingerprint P2PMessageFp(const Context& ctx, const P2PItem& it, uint8_t op);
+// kTimeout for transfer `it`; `both_send`: the peer is itself in HcclSend to this rank.
+Status P2PTimeout(const Context& ctx, const P2PItem& it, bool both_send, const Status& detail);
+
+}  // namespace hostccl::algo

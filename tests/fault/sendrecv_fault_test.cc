@@ -1,0 +1,212 @@
+// Point-to-point faults (docs/semantics.md "Point-to-point"): a Send whose Recv disagrees on count
+// or dtype fails both ranks naming both, within 2 s; two ranks that both Send first deadlock and
+// both fail with HCCL_E_TIMEOUT at the exec timeout naming both ("rank 0 and rank 1 are both in
+// HcclSend to each other"); a Send with no Recv times out naming the peer; a peer that dies during
+// an exchange fails the survivor naming the dead rank. Threads, processes over shared memory,
+// processes over TCP.
+#include <gtest/gtest.h>
+
+#include <acl/acl.h>
+#include <hccl/hccl.h>
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fault/fault_util.h"
+#include "harness/run_ranks.h"
+
+namespace {
+
+using hostccl::faulttest::DevBuf;
+using hostccl::faulttest::NowMs;
+using hostccl::test::Mode;
+using hostccl::test::RankContext;
+using hostccl::test::RunOptions;
+using hostccl::test::RunRanks;
+
+struct Place {
+  const char* name;
+  Mode mode;
+  const char* transport;  // HOSTCCL_TRANSPORT
+};
+const Place kPlaces[] = {{"threads", Mode::kThreadsInitAll, "auto"},
+                         {"shm", Mode::kProcesses, "auto"},
+                         {"tcp", Mode::kProcesses, "tcp"}};
+
+RunOptions Options(const Place& p, const char* exec_timeout_ms) {
+  RunOptions o;
+  o.env = {{"HOSTCCL_TRANSPORT", p.transport},
+           {"HOSTCCL_EXEC_TIMEOUT_MS", exec_timeout_ms},
+           {"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"}};
+  o.timeout_s = 60;
+  return o;
+}
+
+bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+// The failed call's verdict on this rank: the synchronize code, the communicator's async code and
+// the recent error message.
+struct Verdict {
+  aclError sync = ACL_SUCCESS;
+  HcclResult async = HCCL_SUCCESS;
+  std::string msg;
+  int64_t ms = 0;
+};
+
+Verdict Finish(RankContext& c, int64_t start) {
+  Verdict v;
+  v.sync = aclrtSynchronizeStream(c.stream);
+  v.ms = NowMs() - start;
+  v.msg = aclGetRecentErrMsg();
+  (void)HcclGetCommAsyncError(c.comm, &v.async);
+  return v;
+}
+
+class SendRecvFault : public ::testing::TestWithParam<Place> {};
+
+// count (or dtype) disagreement: both ranks fail with HCCL_E_PARA naming both, well before the
+// exec timeout (20 s).
+void Mismatch(const Place& p, bool by_dtype) {
+  auto res = RunRanks(2, p.mode, [&](RankContext& c) {
+    DevBuf buf;
+    if (!buf.Alloc(64 * 4)) return c.Fail("aclrtMalloc");
+    const int64_t start = NowMs();
+    HcclResult r = c.rank == 0 ? HcclSend(buf.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream)
+                               : HcclRecv(buf.ptr, by_dtype ? 8 : 16, by_dtype ? HCCL_DATA_TYPE_INT32 : HCCL_DATA_TYPE_FP32,
+                                          0, c.comm, c.stream);
+    if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));
+    Verdict v = Finish(c, start);
+    if (v.sync == ACL_SUCCESS) return c.Fail("a mismatched Send/Recv succeeded");
+    if (v.async != HCCL_E_PARA) return c.Fail("async error " + std::to_string(v.async) + ", expected HCCL_E_PARA: " + v.msg);
+    if (!Contains(v.msg, "mismatch") || !Contains(v.msg, "rank 0") || !Contains(v.msg, "rank 1"))
+      return c.Fail("message does not name both ranks: " + v.msg);
+    if (!Contains(v.msg, by_dtype ? "int32" : "count=16")) return c.Fail("message does not show the difference: " + v.msg);
+    if (v.ms > 2000 * hostccl::faulttest::kSlowdown) return c.Fail("took " + std::to_string(v.ms) + " ms");
+    return true;
+  }, Options(p, "20000"));
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+TEST_P(SendRecvFault, CountMismatchFailsBothNamingBoth) { Mismatch(GetParam(), false); }
+TEST_P(SendRecvFault, DtypeMismatchFailsBothNamingBoth) { Mismatch(GetParam(), true); }
+
+// Both ranks Send first: a deadlock under the rendezvous rule, reported at the exec timeout
+// (1.5 s here) as HCCL_E_TIMEOUT naming both ranks.
+TEST_P(SendRecvFault, BothSendFirstTimesOutNamingBoth) {
+  const Place p = GetParam();
+  auto res = RunRanks(2, p.mode, [&](RankContext& c) {
+    DevBuf out, in;
+    if (!out.Alloc(64 * 4) || !in.Alloc(64 * 4)) return c.Fail("aclrtMalloc");
+    const uint32_t peer = 1 - c.rank;
+    const int64_t start = NowMs();
+    if (HcclSend(out.ptr, 64, HCCL_DATA_TYPE_FP32, peer, c.comm, c.stream) != HCCL_SUCCESS ||
+        HcclRecv(in.ptr, 64, HCCL_DATA_TYPE_FP32, peer, c.comm, c.stream) != HCCL_SUCCESS)
+      return c.Fail("call rejected");
+    Verdict v = Finish(c, start);
+    if (v.sync != ACL_ERROR_RT_TASK_TIMEOUT) return c.Fail("synchronize " + std::to_string(v.sync) + ": " + v.msg);
+    if (v.async != HCCL_E_TIMEOUT) return c.Fail("async error " + std::to_string(v.async) + ": " + v.msg);
+    if (!Contains(v.msg, "rank 0 and rank 1 are both in HcclSend to each other") &&
+        !Contains(v.msg, "rank 1 and rank 0 are both in HcclSend to each other"))
+      return c.Fail("message does not name the deadlock: " + v.msg);
+    if (v.ms < 1000 || v.ms > 1500 + 3000 * hostccl::faulttest::kSlowdown)
+      return c.Fail("failed after " + std::to_string(v.ms) + " ms (exec timeout 1500 ms)");
+    return true;
+  }, Options(p, "1500"));
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+// A Send whose peer never receives: HCCL_E_TIMEOUT at the exec timeout naming the peer.
+TEST_P(SendRecvFault, UnmatchedSendTimesOutNamingThePeer) {
+  const Place p = GetParam();
+  auto res = RunRanks(2, p.mode, [&](RankContext& c) {
+    DevBuf out;
+    if (!out.Alloc(64 * 4)) return c.Fail("aclrtMalloc");
+    if (c.rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      return true;
+    }
+    const int64_t start = NowMs();
+    if (HcclSend(out.ptr, 64, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream) != HCCL_SUCCESS) return c.Fail("rejected");
+    Verdict v = Finish(c, start);
+    if (v.async != HCCL_E_TIMEOUT) return c.Fail("async error " + std::to_string(v.async) + ": " + v.msg);
+    if (!Contains(v.msg, "rank 1 did not post the HcclRecv")) return c.Fail("message: " + v.msg);
+    return true;
+  }, Options(p, "1000"));
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+// A rank that has nothing more to exchange may destroy its communicator while two others still
+// exchange: their transfers complete (the departure fails only transfers with the departed rank).
+TEST_P(SendRecvFault, EarlyDestroyDoesNotBreakOtherPairs) {
+  const Place p = GetParam();
+  auto res = RunRanks(3, p.mode, [&](RankContext& c) {
+    if (c.rank == 2) return true;  // destroys at once
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::vector<float> out(256, static_cast<float>(c.rank + 1)), in(256, 0.0f);
+    HcclSendRecvItem items[2] = {{HCCL_SEND, out.data(), 256, HCCL_DATA_TYPE_FP32, static_cast<uint32_t>(1 - c.rank)},
+                                 {HCCL_RECV, in.data(), 256, HCCL_DATA_TYPE_FP32, static_cast<uint32_t>(1 - c.rank)}};
+    if (HcclBatchSendRecv(items, 2, c.comm, c.stream) != HCCL_SUCCESS) return c.Fail("rejected");
+    if (aclrtSynchronizeStream(c.stream) != ACL_SUCCESS) return c.Fail(std::string("failed: ") + aclGetRecentErrMsg());
+    if (in[255] != static_cast<float>(2 - c.rank)) return c.Fail("wrong data");
+    return true;
+  }, Options(p, "20000"));
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(P, SendRecvFault, ::testing::ValuesIn(kPlaces),
+                         [](const ::testing::TestParamInfo<Place>& i) { return std::string(i.param.name); });
+
+// A receiver killed in the middle of a stream of 16 MiB messages: the sender fails with
+// HCCL_E_REMOTE naming rank 1, long before the exec timeout (20 s).
+class SendRecvPeerDeath : public ::testing::TestWithParam<Place> {};
+
+TEST_P(SendRecvPeerDeath, SenderFailsNamingTheDeadRank) {
+  const Place p = GetParam();
+  constexpr size_t kBytes = 16 << 20;
+  auto res = RunRanks(2, p.mode, [&](RankContext& c) {
+    DevBuf buf;
+    if (!buf.Alloc(kBytes, 1.0f, false)) return c.Fail("aclrtMalloc");
+    if (c.rank == 1) {
+      if (HcclRecv(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream) != HCCL_SUCCESS ||
+          aclrtSynchronizeStream(c.stream) != ACL_SUCCESS)
+        return c.Fail("first receive failed");
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        raise(SIGKILL);
+      }).detach();
+      (void)HcclRecv(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream);
+      (void)aclrtSynchronizeStream(c.stream);
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+      return c.Fail("the victim survived");
+    }
+    const int64_t start = NowMs();
+    for (int i = 0; i < 50; ++i)
+      if (HcclSend(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream) != HCCL_SUCCESS) break;
+    Verdict v = Finish(c, start);
+    if (v.sync == ACL_SUCCESS) return c.Fail("50 sends to a dead rank succeeded");
+    if (v.async != HCCL_E_REMOTE) return c.Fail("async error " + std::to_string(v.async) + ": " + v.msg);
+    if (!Contains(v.msg, "rank 1")) return c.Fail("message does not name rank 1: " + v.msg);
+    if (v.ms > 10000) return c.Fail("took " + std::to_string(v.ms) + " ms");
+    return true;
+  }, Options(p, "20000"));
+  // The victim's own line is expected; nothing else may fail.
+  std::string other;
+  size_t pos = 0;
+  while (pos < res.message.size()) {
+    size_t e = res.message.find('\n', pos);
+    if (e == std::string::npos) e = res.message.size();
+    std::string line = res.message.substr(pos, e - pos);
+    if (!line.empty() && line.rfind("rank 1: killed by signal 9", 0) != 0) other += line + "\n";
+    pos = e + 1;
+  }
+  EXPECT_TRUE(other.empty()) << other;
+  EXPECT_TRUE(Contains(res.message, "rank 1: killed by signal 9")) << res.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(P, SendRecvPeerDeath, ::testing::ValuesIn(kPlaces + 1, kPlaces + 3),
+                         [](const ::testing::TestParamInfo<Place>& i) { return std::string(i.param.name); });
+
+}  // namespace
