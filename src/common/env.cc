@@ -13,7 +13,7 @@
 namespace hostccl {
 namespace {
 
-enum class CheckKind { kNone, kIntRange, kChoice, kNoEffect };
+enum class CheckKind { kNone, kIntRange, kChoice, kChoiceNoCase, kNoEffect };
 
 struct KnobCheck {
   CheckKind kind = CheckKind::kNone;
@@ -53,21 +53,22 @@ void WarnInvalid(Knob k, const std::string& value, const std::string& allowed, c
 std::string Allowed(const KnobCheck& c) {
   if (c.kind == CheckKind::kIntRange)
     return StrFormat("an integer in [%lld, %lld]", static_cast<long long>(c.min), static_cast<long long>(c.max));
-  if (c.kind == CheckKind::kChoice) {
+  if (c.kind == CheckKind::kChoice || c.kind == CheckKind::kChoiceNoCase) {
     std::string s = "one of ";
     for (const char* p = c.choices; *p; ++p) s += *p == '|' ? std::string(", ") : std::string(1, *p);
-    return s + " (any case)";
+    return c.kind == CheckKind::kChoiceNoCase ? s + " (any case)" : s;
   }
   return "an integer";
 }
 
-bool ChoiceMatches(const char* choices, const std::string& v) {
+bool ChoiceMatches(const char* choices, const std::string& v, bool any_case) {
   std::string list(choices);
   size_t pos = 0;
   while (pos <= list.size()) {
     size_t bar = list.find('|', pos);
     if (bar == std::string::npos) bar = list.size();
-    if (strcasecmp(list.substr(pos, bar - pos).c_str(), v.c_str()) == 0) return true;
+    const std::string word = list.substr(pos, bar - pos);
+    if (any_case ? strcasecmp(word.c_str(), v.c_str()) == 0 : word == v) return true;
     pos = bar + 1;
   }
   return false;
@@ -130,7 +131,8 @@ std::string EnvString(Knob k, const std::string& fallback) {
   auto raw = EnvRaw(k);
   if (!raw) return fallback;
   const KnobCheck& c = CheckOf(k);
-  if (c.kind == CheckKind::kChoice && !ChoiceMatches(c.choices, *raw)) {
+  if ((c.kind == CheckKind::kChoice || c.kind == CheckKind::kChoiceNoCase) &&
+      !ChoiceMatches(c.choices, *raw, c.kind == CheckKind::kChoiceNoCase)) {
     WarnInvalid(k, *raw, Allowed(c), DefaultText(fallback));
     return fallback;
   }
@@ -147,7 +149,8 @@ void CheckEnvironmentOnce() {
       switch (c.kind) {
         case CheckKind::kNone: break;
         case CheckKind::kIntRange: (void)EnvIntChecked(info.id, *info.def ? info.def : "the default"); break;
-        case CheckKind::kChoice: (void)EnvString(info.id, info.def); break;
+        case CheckKind::kChoice:
+        case CheckKind::kChoiceNoCase: (void)EnvString(info.id, info.def); break;
         case CheckKind::kNoEffect:
           WarnOnce(info.id, *raw,
                    StrFormat("%s=%s has no effect on a host (it configures NPU hardware); ignored", info.name,

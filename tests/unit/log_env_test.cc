@@ -178,6 +178,22 @@ TEST_F(LogEnv, HcclVariablesAreValidatedWithHcclsRangesOncePerValue) {
     unsetenv(v);
 }
 
+TEST_F(LogEnv, HostcclWordKnobsRejectOtherWordsTheSameWay) {
+  ToFile();
+  setenv("HOSTCCL_KERNEL_ISA", "bogus", 1);
+  setenv("HOSTCCL_CMA", "AUTO", 1);  // exact words: only HCCL_DETERMINISTIC takes any case
+  EXPECT_EQ(EnvString(Knob::kKernelIsa, "auto"), "auto");
+  EXPECT_EQ(EnvString(Knob::kCma, "auto"), "auto");
+  setenv("HOSTCCL_CMA", "off", 1);
+  EXPECT_EQ(EnvString(Knob::kCma, "auto"), "off");
+  const std::string text = ReadFile(path_);
+  EXPECT_EQ(Count(text, "HOSTCCL_KERNEL_ISA=bogus is invalid: expected one of auto, avx512, avx2, scalar; using auto"),
+            1)
+      << text;
+  EXPECT_EQ(Count(text, "HOSTCCL_CMA=AUTO is invalid: expected one of auto, off; using auto"), 1) << text;
+  for (const char* v : {"HOSTCCL_KERNEL_ISA", "HOSTCCL_CMA"}) unsetenv(v);
+}
+
 TEST_F(LogEnv, HostMeaninglessHcclVariablesGetOneWarningEachPerProcess) {
   ToFile();
   setenv("HCCL_WHITELIST_DISABLE", "1", 1);
