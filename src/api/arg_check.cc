@@ -30,9 +30,14 @@ Status CheckDeviceSize(const char* arg, const void* p, const std::optional<rt::A
 }  // namespace
 
 Status Reject(const char* fn, int rank, Status st) {
+  // Without a live communicator the rank is the one this thread runs as, when it is known.
+  if (rank < 0) rank = LogRank();
   std::string r = rank >= 0 ? std::to_string(rank) : "?";
-  HLOG_ERROR(kCall, "%s(rank %s): %s", fn, r.c_str(), st.message().c_str());
-  rt::SetRecentError(StrFormat("%s(rank %s): %s", fn, r.c_str(), st.message().c_str()));
+  const char* ei = EiCode(st);
+  std::string line = StrFormat("%s%s%s(rank %s): %s", ei ? ei : "", ei ? ": " : "", fn, r.c_str(), st.message().c_str());
+  HLOG_ERROR(kCall, "%s", line.c_str());
+  rt::SetRecentError(line);
+  st.MarkLogged();
   return st;
 }
 
@@ -459,7 +464,7 @@ Status CheckOp(const OpCall& c, Checked* out) {
     return Status::Ok();
   }
   std::shared_ptr<core::Communicator> comm = c.comm ? core::LookupComm(c.comm) : nullptr;
-  const int rank = comm ? comm->rank() : -1;
+  const int rank = comm ? comm->rank() : c.comm ? core::DestroyedCommRank(c.comm) : -1;
   const bool one_buffer = o.recv == BufRule::kSame;
   // A root-only send buffer (Scatter) exists on the root only; elsewhere it is ignored.
   const bool root_send = o.send == BufRule::kRootNCount;

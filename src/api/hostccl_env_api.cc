@@ -26,6 +26,7 @@
 #include "common/log.h"
 #include "hccl/hccl.h"
 #include "hostccl/hostccl.h"
+#include "runtime/error.h"
 #include "runtime/runtime.h"
 
 namespace hostccl::api {
@@ -207,6 +208,15 @@ Status OpenStore(const LaunchEnv& env, Deadline deadline, StoreHandle* h) {
 
 std::atomic<uint32_t> g_calls{0};
 
+// A failed inner HCCL call has logged its reason and left it in aclGetRecentErrMsg: the status
+// keeps that reason (not a generic "failed") and is not logged a second time.
+Status InnerFailure(HcclResult r, const std::string& what) {
+  std::string reason = rt::RecentError();
+  Status st(static_cast<Code>(r), reason.empty() ? what + " failed" : what + " failed: " + reason);
+  if (!reason.empty()) st.MarkLogged();
+  return st;
+}
+
 Status InitFromEnv(HcclComm* comm) {
   LaunchEnv env;
   Status st = ReadLaunchEnv(&env);
@@ -219,9 +229,7 @@ Status InitFromEnv(HcclComm* comm) {
   if (env.size == 1) {  // nothing to exchange
     HcclResult r = HcclGetRootInfo(&info);
     if (r == HCCL_SUCCESS) r = HcclCommInitRootInfo(1, &info, 0, comm);
-    return r == HCCL_SUCCESS
-               ? Status::Ok()
-               : MakeStatus(static_cast<Code>(r), "one-rank communicator creation failed");
+    return r == HCCL_SUCCESS ? Status::Ok() : InnerFailure(r, "one-rank communicator creation");
   }
   Deadline deadline = Deadline::AfterMs(boot::ConnectTimeoutMs());
   uint32_t call = g_calls.fetch_add(1) + 1;
@@ -240,7 +248,7 @@ Status InitFromEnv(HcclComm* comm) {
   if (env.rank == 0) {
     HcclResult r = HcclGetRootInfo(&info);
     if (r != HCCL_SUCCESS)
-      return MakeStatus(static_cast<Code>(r), "rank 0: HcclGetRootInfo failed");
+      return InnerFailure(r, "rank 0: HcclGetRootInfo");
     HOSTCCL_RETURN_IF_ERROR(
         h.store->Set(root_key, std::string(info.internal, sizeof(info.internal))));
   } else {
@@ -262,14 +270,14 @@ Status InitFromEnv(HcclComm* comm) {
   }
   HcclResult r = HcclCommInitRootInfo(env.size, &info, env.rank, comm);
   if (r != HCCL_SUCCESS)
-    return MakeStatus(static_cast<Code>(r), "rank %u: HcclCommInitRootInfo failed", env.rank);
+    return InnerFailure(r, StrFormat("rank %u: HcclCommInitRootInfo", env.rank));
   return Status::Ok();
 }
 
 HcclResult Report(const char* fn, const Status& st) {
   if (!st.ok()) {
-    HLOG_ERROR(kInit, "%s: %s", fn, st.ToString().c_str());
-    rt::SetRecentError(st.message());
+    if (!st.logged()) HLOG_ERROR(kInit, "%s: %s", fn, ReportString(st).c_str());
+    rt::SetRecentError(StrFormat("%s: %s", fn, ReportString(st).c_str()));
   }
   return ToResult(st);
 }

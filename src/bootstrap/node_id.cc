@@ -48,15 +48,7 @@ std::string LocalProcId() {
 int64_t ConnectTimeoutMs() {
   int64_t ms = EnvInt(Knob::kConnectTimeoutMs, -1);
   if (ms > 0) return ms;
-  int64_t s = 120;
-  if (auto raw = EnvRaw(Knob::kHcclConnectTimeout)) {
-    auto v = ParseInt(*raw);
-    if (v && *v >= 120 && *v <= 7200) {
-      s = *v;
-    } else {
-      HLOG_ERROR(kBoot, "HCCL_CONNECT_TIMEOUT='%s' is not an integer in [120, 7200]; using 120", raw->c_str());
-    }
-  }
+  const int64_t s = EnvInt(Knob::kHcclConnectTimeout, 120);  // [120, 7200], warned once
   return (s + 20) * 1000;
 }
 

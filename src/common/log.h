@@ -1,12 +1,20 @@
-// Logging with levels and subsystems.
-// Line format: "host:pid:tid [rank r] LEVEL SUBSYS message" ("[rank -]" before a rank is known).
-// HOSTCCL_LOG_LEVEL = ERROR|WARN|INFO|DEBUG|TRACE (default WARN); HOSTCCL_LOG_FILE = path
-// (%h -> host, %p -> pid; default stderr); HOSTCCL_LOG_SUBSYS = comma list to keep (default all).
+// Logging with levels and subsystems, in CANN's line format (docs/logging.md):
+//   [LEVEL] MODULE(pid,process):YYYY-MM-DD-hh:mm:ss.mmm.uuu [file.cc:line] [tid] [rank r] [SUBSYS] message
+// LEVEL is ERROR, WARNING, INFO or DEBUG (TRACE lines say DEBUG); MODULE is HCCL, or RUNTIME for the
+// acl runtime; "[rank -]" before a rank is known.
+// Level: HOSTCCL_LOG_LEVEL = ERROR|WARN|INFO|DEBUG|TRACE|0..4 wins; else ASCEND_GLOBAL_LOG_LEVEL
+// 0 debug, 1 info, 2 warning, 3 error, 4 null (nothing); default WARN.
+// Destination: HOSTCCL_LOG_FILE = path (%h -> host, %p -> pid) wins; else ASCEND_SLOG_PRINT_TO_STDOUT=1
+// -> stdout; else ASCEND_PROCESS_LOG_PATH -> <path>/debug/plog/plog-<pid>_<YYYYMMDDhhmmssmmm>.log;
+// else stderr. HOSTCCL_LOG_SUBSYS = comma list to keep (default all).
+// A bad value of any of these: one warning naming the variable, the value and what is allowed
+// (code EI0001), and the default is used.
 #pragma once
 
 #include <atomic>
 #include <cstdarg>
 #include <cstdint>
+#include <string>
 
 namespace hostccl {
 
@@ -15,7 +23,9 @@ enum class LogLevel : int { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3, kTrace
 enum class Subsys : int { kInit, kBoot, kColl, kAlgo, kShm, kTcp, kRuntime, kEnv, kCall, kKernel, kTool };
 
 bool LogEnabled(LogLevel level, Subsys subsys);
-void LogWrite(LogLevel level, Subsys subsys, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+// file = __FILE__ of the call site (its base name is printed), line = __LINE__.
+void LogWrite(LogLevel level, Subsys subsys, const char* file, int line, const char* fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 // The rank shown in this thread's log prefix (-1 = none). Set by the code running a rank.
 void SetLogRank(int rank);
@@ -23,6 +33,10 @@ int LogRank();
 
 // For tests: re-read the environment (level, file, subsystems).
 void LogReinit();
+
+// The file lines go to now ("" for stdout/stderr): the plog file under ASCEND_PROCESS_LOG_PATH or
+// the expanded HOSTCCL_LOG_FILE.
+std::string LogFilePath();
 
 // One call site's rate limit (HLOG_LIMITED): at most one line per interval; the next line that
 // goes out says how many were suppressed meanwhile. Lock-free; a static per call site.
@@ -35,15 +49,15 @@ class LogRateLimit {
   std::atomic<uint64_t> next_ns_{0};
   std::atomic<uint64_t> suppressed_{0};
 };
-void LogWriteLimited(LogRateLimit* limit, uint64_t interval_ms, LogLevel level, Subsys subsys, const char* fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+void LogWriteLimited(LogRateLimit* limit, uint64_t interval_ms, LogLevel level, Subsys subsys, const char* file,
+                     int line, const char* fmt, ...) __attribute__((format(printf, 7, 8)));
 
 }  // namespace hostccl
 
 #define HLOG(level, subsys, ...)                                                   \
   do {                                                                             \
     if (::hostccl::LogEnabled(::hostccl::LogLevel::level, ::hostccl::Subsys::subsys)) \
-      ::hostccl::LogWrite(::hostccl::LogLevel::level, ::hostccl::Subsys::subsys, __VA_ARGS__); \
+      ::hostccl::LogWrite(::hostccl::LogLevel::level, ::hostccl::Subsys::subsys, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 
 // A line that can repeat fast (a failing accept() in a loop): at most one per `interval_ms` from
@@ -53,7 +67,7 @@ void LogWriteLimited(LogRateLimit* limit, uint64_t interval_ms, LogLevel level, 
     static ::hostccl::LogRateLimit hlog_limit_;                                                  \
     if (::hostccl::LogEnabled(::hostccl::LogLevel::level, ::hostccl::Subsys::subsys))            \
       ::hostccl::LogWriteLimited(&hlog_limit_, interval_ms, ::hostccl::LogLevel::level,          \
-                                 ::hostccl::Subsys::subsys, __VA_ARGS__);                        \
+                                 ::hostccl::Subsys::subsys, __FILE__, __LINE__, __VA_ARGS__);    \
   } while (0)
 
 #define HLOG_ERROR(subsys, ...) HLOG(kError, subsys, __VA_ARGS__)

@@ -33,6 +33,37 @@ std::string Status::ToString() const {
   return std::string(CodeName(code_)) + ": " + msg_;
 }
 
+const char* EiCode(const Status& st) {
+  const std::string& m = st.message();
+  auto has = [&](const char* w) { return m.find(w) != std::string::npos; };
+  switch (st.code()) {
+    case Code::kSuccess: return nullptr;
+    case Code::kTimeout:  // an operation's messages start with its name; others are from setup
+      if (m.rfind("Hccl", 0) == 0) return "EI0002";
+      return has("connect") || has("mesh") || has("rendezvous") || has("root") || has("joined") ? "EI0006"
+                                                                                               : "EI0002";
+    case Code::kPara:
+      if (has(" mismatch: ") || has("differ")) return "EI0005";
+      if (has("rank table")) return "EI0004";
+      return "EI0003";
+    case Code::kPtr:
+    case Code::kNotSupport: return "EI0003";
+    case Code::kTcpConnect: return "EI0006";
+    case Code::kRemote:
+    case Code::kTcpTransfer: return "EI0013";
+    case Code::kMemory: return "EI0007";
+    case Code::kOom: return "EI0011";
+    case Code::kUnavail:
+    case Code::kSyscall: return has("bind") || has("listen") || has("port") ? "EI0019" : nullptr;
+    default: return nullptr;
+  }
+}
+
+std::string ReportString(const Status& st) {
+  const char* ei = EiCode(st);
+  return ei != nullptr ? std::string(ei) + ": " + st.ToString() : st.ToString();
+}
+
 static std::string VFormat(const char* fmt, va_list ap) {
   va_list ap2;
   va_copy(ap2, ap);

@@ -41,6 +41,11 @@ class [[nodiscard]] Status {
   Code code() const { return code_; }
   const std::string& message() const { return msg_; }
 
+  // Set once the failure has been written to the log at error level (by the place that knows the
+  // operator and the rank), so layers it passes through (the stream, the api) do not print it again.
+  bool logged() const { return logged_; }
+  Status& MarkLogged() { logged_ = true; return *this; }
+
   int rank() const { return rank_; }
   int peer() const { return peer_; }
   Status& WithRank(int r) { rank_ = r; return *this; }
@@ -54,7 +59,18 @@ class [[nodiscard]] Status {
   std::string msg_;
   int rank_ = -1;
   int peer_ = -1;
+  bool logged_ = false;
 };
+
+// The EI error code HCCL reports for the same cause (docs/logging.md has the table), or nullptr:
+// EI0002 execution timeout, EI0003 invalid operator argument, EI0004 rank table, EI0005 arguments
+// differ between ranks, EI0006 connection setup timeout, EI0007/EI0011 allocation, EI0013 a peer
+// failed or vanished mid-operation, EI0019 bind/listen failure. Derived from the code and message.
+const char* EiCode(const Status& st);
+
+// "EI0005: HCCL_E_PARA: <message>" (without the EI part when there is none): the form written to
+// the log and kept for aclGetRecentErrMsg.
+std::string ReportString(const Status& st);
 
 // printf-style constructor: MakeStatus(Code::kPara, "root %u >= rankSize %u", root, n)
 Status MakeStatus(Code code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -245,23 +245,9 @@ void TellOtherProcesses(const std::vector<boot::RankInfo>& ranks, int me, const 
 }  // namespace
 
 int64_t ResolveExecTimeoutMs(int64_t config_seconds) {
-  if (auto ms = EnvRaw(Knob::kExecTimeoutMs)) {
-    auto v = ParseInt(*ms);
-    if (v && *v >= 0) return *v;
-    HLOG_ERROR(kEnv, "HOSTCCL_EXEC_TIMEOUT_MS=%s is not a non-negative integer; ignored", ms->c_str());
-  }
+  if (auto v = EnvIntChecked(Knob::kExecTimeoutMs, "the next setting")) return *v;
   if (config_seconds >= 0) return config_seconds * 1000;
-  const int64_t kDefault = 1836;
-  int64_t s = kDefault;
-  if (auto raw = EnvRaw(Knob::kHcclExecTimeout)) {
-    auto v = ParseInt(*raw);
-    if (v && *v >= 0 && *v <= 2147483647) {
-      s = *v;
-    } else {
-      HLOG_ERROR(kEnv, "HCCL_EXEC_TIMEOUT=%s is not an integer in [0, 2147483647]; using %lld s",
-                 raw->c_str(), static_cast<long long>(kDefault));
-    }
-  }
+  const int64_t s = EnvInt(Knob::kHcclExecTimeout, 1836);  // range-checked, warned once
   return s * 1000;  // 0 = no limit
 }
 
@@ -270,14 +256,9 @@ Communicator::~Communicator() {
 }
 
 void Communicator::ApplyConfig(const CommConfig& config) {
+  CheckEnvironmentOnce();  // bad and host-meaningless HCCL variables: one warning each per process
   int64_t mb = config.buffer_mb;
-  if (mb < 1) {
-    mb = EnvInt(Knob::kHcclBuffSize, 200);
-    if (mb < 1) {
-      HLOG_ERROR(kEnv, "HCCL_BUFFSIZE=%lld must be >= 1 (MB); using 200", static_cast<long long>(mb));
-      mb = 200;
-    }
-  }
+  if (mb < 1) mb = EnvInt(Knob::kHcclBuffSize, 200);  // range-checked, warned once
   staging_bytes_ = static_cast<uint64_t>(mb) << 20;
   exec_timeout_ms_ = ResolveExecTimeoutMs(config.exec_timeout_s);
 }
@@ -568,9 +549,11 @@ void Communicator::Fail(const Status& st) {
     std::lock_guard<std::mutex> lk(err_mu_);
     if (failed_.load()) return;
     error_ = st;
+    error_.MarkLogged();  // by the line below: later returns of it are not printed again
     failed_.store(true, std::memory_order_release);
   }
-  HLOG_ERROR(kColl, "communicator '%s' rank %d failed: %s", name_.c_str(), rank_, st.ToString().c_str());
+  // The one error line of this failure on this rank (the stream and the api do not repeat it).
+  HLOG_ERROR(kColl, "%s (communicator '%s', rank %d)", ReportString(st).c_str(), name_.c_str(), rank_);
   const uint64_t seq = running_seq_.load();
   if (transport_) transport_->Abort(st.message(), st.code(), seq);
   if (local_) local_->Abort(st.code(), st.message());
@@ -791,6 +774,7 @@ Status Communicator::Finish(const std::string& what, Status st) {
   if (st.message().rfind("Hccl", 0) != 0)
     st = Status(st.code(), StrFormat("%s (rank %d): %s", what.c_str(), rank_, st.message().c_str()));
   Fail(st);
+  st.MarkLogged();
   return st;
 }
 
@@ -840,10 +824,23 @@ std::shared_ptr<Communicator> LookupComm(void* handle) {
   return it == Registry().end() ? nullptr : it->second;
 }
 
+// Handles of destroyed communicators and their ranks (a few bytes each; handles are never reused).
+std::map<uintptr_t, int>& DestroyedRanks() {
+  static auto* m = new std::map<uintptr_t, int>();
+  return *m;
+}
+
+int DestroyedCommRank(void* handle) {
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  auto it = DestroyedRanks().find(reinterpret_cast<uintptr_t>(handle));
+  return it == DestroyedRanks().end() ? -1 : it->second;
+}
+
 std::shared_ptr<Communicator> UnregisterComm(void* handle) {
   std::lock_guard<std::mutex> lk(g_reg_mu);
   auto it = Registry().find(reinterpret_cast<uintptr_t>(handle));
   if (it == Registry().end()) return nullptr;
+  DestroyedRanks()[it->first] = it->second->rank();
   auto c = std::move(it->second);
   Registry().erase(it);
   return c;

@@ -149,6 +149,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 // Handle registry for the C API.
 void* RegisterComm(std::shared_ptr<Communicator> comm);
 std::shared_ptr<Communicator> LookupComm(void* handle);
+// The rank a destroyed communicator's handle had (-1 when the handle never was a communicator), so
+// a call on it can still name the rank.
+int DestroyedCommRank(void* handle);
 std::shared_ptr<Communicator> UnregisterComm(void* handle);
 void* FindCommHandleByName(const std::string& name);
 

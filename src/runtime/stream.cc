@@ -276,9 +276,11 @@ int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
                 static_cast<unsigned long long>(s->enqueued() - s->completed()));
   if (!err.ok()) {
     int code = TaskErrorToAcl(err);
-    HLOG_WARN(kRuntime, "%s: stream %llu reports a failed task: %s", func,
-               static_cast<unsigned long long>(s->id()), err.ToString().c_str());
-    SetRecentError(err.ToString());
+    // A failure the communicator already logged is not printed again (one line per failure).
+    if (!err.logged())
+      HLOG_ERROR(kRuntime, "%s: stream %llu reports a failed task: %s", func,
+                 static_cast<unsigned long long>(s->id()), ReportString(err).c_str());
+    SetRecentError(ReportString(err));
     return code;
   }
   return kAclSuccess;
@@ -306,8 +308,9 @@ int SynchronizeDevice() {
     }
   }
   if (first != kAclSuccess) {
-    HLOG_ERROR(kRuntime, "aclrtSynchronizeDevice(%d): a task failed: %s", device, first_err.ToString().c_str());
-    SetRecentError(first_err.ToString());
+    if (!first_err.logged())
+      HLOG_ERROR(kRuntime, "aclrtSynchronizeDevice(%d): a task failed: %s", device, ReportString(first_err).c_str());
+    SetRecentError(ReportString(first_err));
   }
   return first;
 }
