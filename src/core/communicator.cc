@@ -11,6 +11,8 @@
 #include "common/log.h"
 #include "common/status.h"
 #include "common/v_arrays.h"
+#include "common/wait_note.h"
+#include "core/flight_recorder.h"
 #include "core/profiles.h"
 #include "transport/sync/group_barrier.h"
 #include "transport/tcp/socket.h"
@@ -295,6 +297,7 @@ void Communicator::ClassifyRanks() {
 
 Status Communicator::FinishSetup(const std::string& local_key) {
   ClassifyRanks();
+  fr_ = FlightRecorder::Create({rank_, size_, name_, StrFormat("%016llx", static_cast<unsigned long long>(Fnv1a64(key_)))});
   const std::string transport = EnvString(Knob::kTransport, "auto");
   if (transport != "auto" && transport != "tcp" && transport != "local" && transport != "shm")
     return MakeStatus(Code::kPara, "HOSTCCL_TRANSPORT=%s: expected auto, tcp, shm or local", transport.c_str());
@@ -572,6 +575,12 @@ void Communicator::Fail(const Status& st) {
   }
   HLOG_ERROR(kColl, "communicator '%s' rank %d failed: %s", name_.c_str(), rank_, st.ToString().c_str());
   const uint64_t seq = running_seq_.load();
+  // The flight recorder's dump on an error (every timeout and mismatch comes here, after Finish
+  // marked the operation's entry failed).
+  if (fr_) {
+    const std::string path = fr_->Dump(CodeName(st.code()));
+    if (!path.empty()) HLOG_WARN(kColl, "flight recorder of '%s' rank %d dumped to %s", name_.c_str(), rank_, path.c_str());
+  }
   if (transport_) transport_->Abort(st.message(), st.code(), seq);
   if (local_) local_->Abort(st.code(), st.message());
   if (shm_) shm_->Abort(st.code(), st.message(), seq);
@@ -678,6 +687,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_);
+  if (fr_) RecordEnqueued(fp, args);
   if (arrays.words.capacity() == 0)
     return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
   return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays)]() mutable {
@@ -687,6 +697,19 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     if (self->arrays_pool_.size() < 8) self->arrays_pool_.push_back(std::move(arrays.words));
     return st;
   });
+}
+
+// The flight recorder's one entry point on the enqueue side (its other hooks are in Run and
+// Finish): the arguments as the caller gave them, and the V arrays' hash.
+void Communicator::RecordEnqueued(const Fingerprint& fp, const algo::OpArgs& args) {
+  FlightRecorder::Args a;
+  a.dtype = static_cast<uint8_t>(args.dtype);
+  a.op = static_cast<uint8_t>(args.op);
+  a.root = args.root;
+  a.count = args.count;
+  HashedArrays h;
+  if (FindHashedArrays(args, size_, &h)) a.vhash = HashWords(h.b ? h.b : h.a, h.len, HashWords(h.a, h.len));
+  fr_->Enqueued(fp, a);
 }
 
 Status Communicator::EnqueueBarrier(rt::Stream* stream) {
@@ -719,6 +742,10 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     return Finish(api, seq, MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)",
                                        api, why));
   }
+  if (fr_) {
+    fr_->Started(seq, a->name);
+    fr::t_wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
+  }
   algo::Context ctx = MakeContext(fp, OpDeadline());
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
@@ -732,6 +759,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     vboard_->Publish(rank_, seq, hashed);
   }
   Status st = a->run(ctx, args);
+  fr::t_wait_word = nullptr;
   inflight_.fetch_sub(1);
   // A mismatch of arrays that must match: name the first differing index when both ranks' copies
   // are in this process (the message the aborting rank passes on already has it).
@@ -745,6 +773,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
 // A failed operation fails the communicator; the message names the operation and this rank
 // unless it already starts with an operation name (mismatch messages name both ranks).
 Status Communicator::Finish(const char* op, uint64_t seq, Status st) {
+  if (fr_) fr_->Ended(seq, st);
   if (st.ok()) return st;
   if (st.message().rfind("Hccl", 0) != 0)
     st = Status(st.code(), StrFormat("%s #%llu (rank %d): %s", op, static_cast<unsigned long long>(seq), rank_,

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "common/futex.h"
+#include "common/wait_note.h"
 
 namespace hostccl::net {
 
@@ -35,6 +37,22 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
     if (done()) return Status::Ok();
     sched_yield();
   } while (NowNs() < yield_until);
+  // About to sleep: the peer is really late. Tell the flight recorder whom we wait for (the first
+  // rank `missing` names; it is formatted only when a recorder listens).
+  bool noted = false;
+  if (fr::t_wait_word != nullptr && !done()) {
+    const std::string m = missing();
+    if (!m.empty() && m[0] >= '0' && m[0] <= '9') {
+      fr::NoteWaiting(static_cast<int>(strtol(m.c_str(), nullptr, 10)));
+      noted = true;
+    }
+  }
+  // Cleared when the wait succeeds; a failed wait leaves it for the dump ("waited_for").
+  struct Unnote {
+    bool& on;
+    const std::function<bool()>& ok;
+    ~Unnote() { if (on && ok()) fr::NoteWaiting(-1); }
+  } unnote{noted, done};
   while (true) {
     const uint32_t word = b->wake.load(std::memory_order_acquire);
     if (done()) return Status::Ok();

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "common/wait_note.h"
 
 namespace hostccl::net {
 namespace {
@@ -176,6 +177,12 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline)
   const uint64_t start = NowNs();
   const uint64_t spin_until = busy_poll_ns_ > 0 ? start + busy_poll_ns_ : 0;
   uint64_t probe_at = start + kProbeAfterMs * 1000000;
+  bool noted = false;
+  struct Unnote {  // cleared when the wait succeeds; a failed wait leaves it for the dump
+    bool& on;
+    const Status& st;
+    ~Unnote() { if (on && st.ok()) fr::NoteWaiting(-1); }
+  } unnote{noted, status_};
   for (;;) {
     // Completed requests succeed even if a later frame (e.g. an ABORT read in the same poll) has
     // failed the transport since: their bytes did arrive / leave.
@@ -210,6 +217,13 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline)
     // costs no wake-up; after that, block in poll() (until the deadline or the next probe).
     int timeout_ms = 0;
     if (spin_until == 0 || now >= spin_until) {
+      if (!noted && fr::t_wait_word != nullptr) {  // about to block: the flight recorder's "waiting for"
+        for (size_t i = 0; i < n && !noted; ++i)
+          if (const ReqInfo& r = reqs_.at(ids[i]); !r.done) {
+            fr::NoteWaiting(r.peer);
+            noted = true;
+          }
+      }
       timeout_ms = deadline.RemainingMsForPoll();
       const int to_probe = static_cast<int>((probe_at - now + 999999) / 1000000);
       if (timeout_ms < 0 || timeout_ms > to_probe) timeout_ms = to_probe;

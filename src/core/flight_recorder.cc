@@ -1,0 +1,357 @@
+#include "core/flight_recorder.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/job_identity.h"
+#include "common/clock.h"
+#include "common/dtype.h"
+#include "common/env.h"
+#include "common/log.h"
+
+namespace hostccl::core {
+
+struct FlightRecorder::Entry {
+  std::atomic<uint64_t> seq{0};
+  std::atomic<uint8_t> state{0};
+  std::atomic<uint8_t> kind{0}, dtype{0}, op{0};
+  std::atomic<int32_t> root{-1};
+  std::atomic<int32_t> waiting{-1};
+  std::atomic<uint64_t> count{0}, vhash{0};
+  std::atomic<uint64_t> fp_lo{0}, fp_hi{0};  // the fingerprint's dtype/op/root and count
+  std::atomic<const char*> algo{nullptr};
+  std::atomic<uint64_t> t_enq{0}, t_start{0}, t_end{0};
+  std::atomic<int32_t> code{0};
+  // The error text: written once, on the failure path only, under err_mu (never on the hot path).
+  std::mutex err_mu;
+  std::string error;
+};
+
+namespace {
+
+// ---- the process's live recorders and the SIGUSR1 dump thread ----
+std::mutex g_mu;
+std::vector<FlightRecorder*>& Live() {
+  static std::vector<FlightRecorder*> v;
+  return v;
+}
+int g_pipe[2] = {-1, -1};
+
+void OnSigusr1(int) {
+  const int saved = errno;
+  const char c = 1;
+  if (g_pipe[1] >= 0) (void)!write(g_pipe[1], &c, 1);  // async-signal-safe; a full pipe drops it
+  errno = saved;
+}
+
+void DumpThread() {
+  char buf[64];
+  for (;;) {
+    const ssize_t r = read(g_pipe[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return;
+    std::lock_guard<std::mutex> lk(g_mu);
+    for (FlightRecorder* f : Live()) {
+      const std::string path = f->Dump("SIGUSR1");
+      if (!path.empty()) HLOG_WARN(kColl, "flight recorder: SIGUSR1: rank %d dumped to %s", f->identity().rank, path.c_str());
+    }
+  }
+}
+
+// Once per process: a pipe, its reader thread and the SIGUSR1 handler, unless the program has
+// its own SIGUSR1 handler (it is left alone; dumps then happen on errors only).
+void StartSignalDumps() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction old {};
+    if (sigaction(SIGUSR1, nullptr, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) {
+      HLOG_INFO(kColl, "flight recorder: SIGUSR1 has a handler already; dumps on SIGUSR1 are off");
+      return;
+    }
+    if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
+    (void)fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
+    std::thread(DumpThread).detach();
+    struct sigaction sa {};
+    sa.sa_handler = OnSigusr1;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, nullptr);
+  });
+}
+
+std::string Sanitize(const std::string& s, size_t max) {
+  std::string o;
+  for (char c : s) {
+    if (o.size() >= max) break;
+    o += (isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+  }
+  return o.empty() ? "_" : o;
+}
+
+void JsonEscape(std::string* out, const std::string& s) {
+  *out += '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') { *out += '\\'; *out += static_cast<char>(c); }
+    else if (c == '\n') *out += "\\n";
+    else if (c < 0x20) *out += StrFormat("\\u%04x", c);
+    else *out += static_cast<char>(c);
+  }
+  *out += '"';
+}
+
+std::string Q(const std::string& s) {
+  std::string o;
+  JsonEscape(&o, s);
+  return o;
+}
+
+unsigned long long Us(uint64_t ns) { return static_cast<unsigned long long>(ns / 1000); }
+
+bool WriteFile(const std::string& dir, const std::string& name, const std::string& text, std::string* path) {
+  // mkdir -p of one or two levels is enough for the defaults; a missing parent is reported.
+  for (size_t i = 1; i <= dir.size(); ++i)
+    if (i == dir.size() || dir[i] == '/') (void)mkdir(dir.substr(0, i).c_str(), 0755);
+  *path = dir + "/" + name;
+  const std::string tmp = *path + ".tmp" + std::to_string(gettid());
+  FILE* f = fopen(tmp.c_str(), "w");
+  if (f == nullptr) return false;
+  const bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (fclose(f) != 0 || !ok || rename(tmp.c_str(), path->c_str()) != 0) {
+    unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string HostName() {
+  char h[256] = {0};
+  if (gethostname(h, sizeof h - 1) != 0) return "?";
+  return h;
+}
+
+}  // namespace
+
+const char* FrStateName(FrState s) {
+  switch (s) {
+    case FrState::kQueued: return "queued";
+    case FrState::kRunning: return "running";
+    case FrState::kDone: return "done";
+    case FrState::kFailed: return "failed";
+    default: return "empty";
+  }
+}
+
+std::string FrDumpDir() {
+  std::string d = EnvString(Knob::kFrDir, "");
+  if (!d.empty()) return d;
+  const boot::JobIdentity job = boot::LauncherJobIdentity();
+  return "/tmp/hostccl-fr-" + (job.empty() ? "uid" + std::to_string(getuid()) : Sanitize(job.id, 64));
+}
+
+std::unique_ptr<FlightRecorder> FlightRecorder::Create(const FrIdentity& id) {
+  int64_t n = EnvInt(Knob::kFrEntries, 1024);
+  std::string trace = EnvString(Knob::kTrace, "");
+  if (n <= 0 && trace.empty()) return nullptr;
+  if (n <= 0) n = 1024;  // the trace is drawn from the ring
+  n = std::min<int64_t>(n, 1 << 20);
+  std::unique_ptr<FlightRecorder> f(new FlightRecorder(id, static_cast<size_t>(n), std::move(trace)));
+  StartSignalDumps();
+  std::lock_guard<std::mutex> lk(g_mu);
+  Live().push_back(f.get());
+  return f;
+}
+
+FlightRecorder::FlightRecorder(const FrIdentity& id, size_t n, std::string trace_dir)
+    : id_(id), n_(n), ring_(new Entry[n]), trace_dir_(std::move(trace_dir)) {}
+
+FlightRecorder::~FlightRecorder() {
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto& v = Live();
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+  }
+  if (!trace_dir_.empty()) {
+    std::string path;
+    const std::string name = StrFormat("hostccl_trace_%s_rank%d_pid%d.json", Sanitize(id_.comm_name, 64).c_str(),
+                                       id_.rank, static_cast<int>(getpid()));
+    if (WriteFile(trace_dir_, name, TraceJson(), &path))
+      HLOG_INFO(kColl, "trace of '%s' rank %d written to %s", id_.comm_name.c_str(), id_.rank, path.c_str());
+    else
+      HLOG_WARN(kColl, "HOSTCCL_TRACE: cannot write %s: %s", path.c_str(), strerror(errno));
+  }
+}
+
+FlightRecorder::Entry* FlightRecorder::Slot(uint64_t seq) const { return &ring_[seq % n_]; }
+
+void FlightRecorder::Enqueued(const Fingerprint& fp, const Args& a) {
+  Entry* e = Slot(fp.seq);
+  constexpr auto R = std::memory_order_relaxed;
+  e->state.store(0, R);
+  e->seq.store(fp.seq, R);
+  e->kind.store(fp.kind, R);
+  e->dtype.store(a.dtype, R);
+  e->op.store(a.op, R);
+  e->root.store(a.root, R);
+  e->count.store(a.count, R);
+  e->vhash.store(a.vhash, R);
+  e->fp_lo.store(uint64_t{fp.dtype} | uint64_t{fp.op} << 8 | uint64_t{fp.root} << 32, R);
+  e->fp_hi.store(fp.count, R);
+  e->algo.store(nullptr, R);
+  e->waiting.store(-1, R);
+  e->code.store(0, R);
+  e->t_start.store(0, R);
+  e->t_end.store(0, R);
+  e->t_enq.store(NowNs(), R);
+  e->state.store(static_cast<uint8_t>(FrState::kQueued), std::memory_order_release);
+}
+
+void FlightRecorder::Started(uint64_t seq, const char* algo) {
+  Entry* e = Slot(seq);
+  if (e->seq.load(std::memory_order_relaxed) != seq) return;
+  e->algo.store(algo, std::memory_order_relaxed);
+  e->t_start.store(NowNs(), std::memory_order_relaxed);
+  e->state.store(static_cast<uint8_t>(FrState::kRunning), std::memory_order_release);
+}
+
+void FlightRecorder::Ended(uint64_t seq, const Status& st) {
+  Entry* e = Slot(seq);
+  if (e->seq.load(std::memory_order_relaxed) != seq) return;
+  e->t_end.store(NowNs(), std::memory_order_relaxed);
+  if (!st.ok()) {
+    {
+      std::lock_guard<std::mutex> lk(e->err_mu);
+      e->error = st.message();
+    }
+    e->code.store(static_cast<int32_t>(st.code()), std::memory_order_relaxed);
+  }
+  e->state.store(static_cast<uint8_t>(st.ok() ? FrState::kDone : FrState::kFailed), std::memory_order_release);
+}
+
+std::atomic<int32_t>* FlightRecorder::WaitWord(uint64_t seq) {
+  Entry* e = Slot(seq);
+  return e->seq.load(std::memory_order_relaxed) == seq ? &e->waiting : nullptr;
+}
+
+std::string FlightRecorder::Json(const char* reason) const {
+  timespec rt{};
+  clock_gettime(CLOCK_REALTIME, &rt);
+  const uint64_t real_ns = static_cast<uint64_t>(rt.tv_sec) * 1000000000ull + static_cast<uint64_t>(rt.tv_nsec);
+  const uint64_t mono_ns = NowNs();
+  std::string o = "{\n";
+  o += StrFormat("  \"format\": \"hostccl-flight-recorder-1\",\n  \"reason\": %s,\n", Q(reason).c_str());
+  o += StrFormat("  \"rank\": %d,\n  \"nranks\": %d,\n  \"pid\": %d,\n  \"host\": %s,\n", id_.rank, id_.size,
+                 static_cast<int>(getpid()), Q(HostName()).c_str());
+  o += StrFormat("  \"comm_name\": %s,\n  \"comm_id\": %s,\n  \"capacity\": %zu,\n", Q(id_.comm_name).c_str(),
+                 Q(id_.comm_id).c_str(), n_);
+  o += StrFormat("  \"dump_time_us\": %llu,\n  \"unix_minus_monotonic_us\": %lld,\n", Us(mono_ns),
+                 static_cast<long long>(real_ns / 1000) - static_cast<long long>(mono_ns / 1000));
+  // Entries in sequence order (the oldest kept first).
+  std::vector<const Entry*> es;
+  for (size_t i = 0; i < n_; ++i)
+    if (ring_[i].seq.load(std::memory_order_relaxed) != 0 && ring_[i].state.load(std::memory_order_acquire) != 0)
+      es.push_back(&ring_[i]);
+  std::sort(es.begin(), es.end(), [](const Entry* a, const Entry* b) { return a->seq.load() < b->seq.load(); });
+  o += "  \"entries\": [";
+  bool first = true;
+  for (const Entry* ce : es) {
+    Entry* e = const_cast<Entry*>(ce);
+    constexpr auto R = std::memory_order_relaxed;
+    const uint64_t seq = e->seq.load(R);
+    const auto state = static_cast<FrState>(e->state.load(std::memory_order_acquire));
+    const auto kind = static_cast<CollKind>(e->kind.load(R));
+    const OpInfo* info = FindOp(kind);
+    Fingerprint fp;
+    fp.kind = e->kind.load(R);
+    fp.seq = seq;
+    const uint64_t lo = e->fp_lo.load(R);
+    fp.dtype = static_cast<uint8_t>(lo);
+    fp.op = static_cast<uint8_t>(lo >> 8);
+    fp.root = static_cast<uint32_t>(lo >> 32);
+    fp.count = e->fp_hi.load(R);
+    const int32_t waiting = e->waiting.load(R);
+    const char* algo = e->algo.load(R);
+    o += first ? "\n    {" : ",\n    {";
+    first = false;
+    o += StrFormat("\"seq\": %llu, \"op\": %s", static_cast<unsigned long long>(seq), Q(CollKindName(kind)).c_str());
+    o += StrFormat(", \"count\": %llu, \"dtype\": %s", static_cast<unsigned long long>(e->count.load(R)),
+                   Q(DataTypeName(e->dtype.load(R))).c_str());
+    if (info && info->reduces) o += StrFormat(", \"red_op\": %s", Q(RedOpName(e->op.load(R))).c_str());
+    if (info && info->root == RootRule::kRoot) o += StrFormat(", \"root\": %d", e->root.load(R));
+    if (info && info->root == RootRule::kPeer) o += StrFormat(", \"peer\": %d", e->root.load(R));
+    if (const uint64_t h = e->vhash.load(R)) o += StrFormat(", \"v_hash\": \"%016llx\"", static_cast<unsigned long long>(h));
+    o += StrFormat(", \"fingerprint\": %s", Q(DescribeFingerprint(fp)).c_str());
+    o += StrFormat(", \"algo\": %s", algo ? Q(algo).c_str() : "null");
+    const bool is_waiting = state == FrState::kRunning && waiting >= 0;
+    o += StrFormat(", \"state\": \"%s\"", is_waiting ? "waiting" : FrStateName(state));
+    if (is_waiting) o += StrFormat(", \"waiting_for\": %d", waiting);
+    if (state == FrState::kFailed && waiting >= 0) o += StrFormat(", \"waited_for\": %d", waiting);
+    if (state == FrState::kFailed) {
+      std::lock_guard<std::mutex> lk(e->err_mu);
+      o += StrFormat(", \"error_code\": %s, \"error\": %s", Q(CodeName(static_cast<Code>(e->code.load(R)))).c_str(),
+                     Q(e->error).c_str());
+    }
+    auto t = [&](const char* name, uint64_t ns) {
+      o += ns ? StrFormat(", \"%s\": %llu", name, Us(ns)) : StrFormat(", \"%s\": null", name);
+    };
+    t("t_enqueue_us", e->t_enq.load(R));
+    t("t_start_us", e->t_start.load(R));
+    t("t_end_us", e->t_end.load(R));
+    o += "}";
+  }
+  o += first ? "]\n}\n" : "\n  ]\n}\n";
+  return o;
+}
+
+std::string FlightRecorder::Dump(const char* reason) const {
+  const std::string dir = FrDumpDir();
+  const std::string name = StrFormat("hostccl_fr_%s_rank%d_pid%d.json", Sanitize(id_.comm_name, 64).c_str(), id_.rank,
+                                     static_cast<int>(getpid()));
+  std::string path;
+  if (!WriteFile(dir, name, Json(reason), &path)) {
+    HLOG_WARN(kColl, "flight recorder: cannot write %s: %s", path.c_str(), strerror(errno));
+    return "";
+  }
+  return path;
+}
+
+std::string FlightRecorder::TraceJson() const {
+  std::string o = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  o += StrFormat("  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": %s}}",
+                 id_.rank, Q(StrFormat("rank %d (%s)", id_.rank, id_.comm_name.c_str())).c_str());
+  o += StrFormat(",\n  {\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
+                 id_.rank, id_.rank);
+  std::vector<const Entry*> es;
+  for (size_t i = 0; i < n_; ++i)
+    if (ring_[i].seq.load() != 0 && ring_[i].t_start.load() != 0) es.push_back(&ring_[i]);
+  std::sort(es.begin(), es.end(), [](const Entry* a, const Entry* b) { return a->seq.load() < b->seq.load(); });
+  const uint64_t now = NowNs();
+  for (const Entry* e : es) {
+    const auto kind = static_cast<CollKind>(e->kind.load());
+    const uint64_t ts = e->t_start.load(), end = e->t_end.load() ? e->t_end.load() : now;
+    const char* algo = e->algo.load();
+    const auto state = static_cast<FrState>(e->state.load());
+    o += StrFormat(",\n  {\"name\": %s, \"cat\": \"hccl\", \"ph\": \"X\", \"pid\": %d, \"tid\": 0, \"ts\": %.3f, "
+                   "\"dur\": %.3f, \"args\": {\"seq\": %llu, \"count\": %llu, \"dtype\": %s, \"algo\": %s, "
+                   "\"state\": \"%s\", \"queued_us\": %.3f}}",
+                   Q(CollKindName(kind)).c_str(), id_.rank, static_cast<double>(ts) / 1e3,
+                   static_cast<double>(end - ts) / 1e3, static_cast<unsigned long long>(e->seq.load()),
+                   static_cast<unsigned long long>(e->count.load()), Q(DataTypeName(e->dtype.load())).c_str(),
+                   Q(algo ? algo : "").c_str(), FrStateName(state),
+                   static_cast<double>(ts - std::min(ts, e->t_enq.load())) / 1e3);
+  }
+  o += "\n]}\n";
+  return o;
+}
+
+}  // namespace hostccl::core

@@ -1,0 +1,84 @@
+// FlightRecorder: a communicator's last N operations (docs/flight_recorder.md), kept so that a
+// hung or failed job can say what every rank was doing.
+//
+// What: a ring of N fixed-size entries (N = HOSTCCL_FR_ENTRIES, default 1024, 0 = off), slot
+// seq % N. Each entry: sequence number, operator and arguments (count, dtype, op, root/peer,
+// V-array hash), the fingerprint the ranks compare, the algorithm chosen, the state (queued,
+// running, waiting for rank X, done, failed + the error) and timestamps (enqueue, start, end).
+// Writers: Communicator::Enqueue (user thread: queued), Communicator::Run/Finish (stream thread:
+// running, algorithm, done/failed) and the transports' blocking waits (common/wait_note.h:
+// waiting for rank X). Every field is a relaxed atomic: no lock, no allocation and no formatting
+// on those paths; the entry's sequence number is stored first and checked by the later writers,
+// so a slot reused after a wrap-around is never updated by a stale operation.
+// Readers: Dump (JSON, one file per rank) on an error (Communicator::Fail, which every timeout
+// and mismatch reaches), on SIGUSR1 (the handler writes one byte to a pipe; a dump thread reads
+// it and dumps every live recorder of the process) and on request (tests); WriteTrace writes a
+// Chrome/Perfetto trace (HOSTCCL_TRACE=dir) when the communicator is freed. A dump taken while
+// operations run may show an entry in the middle of an update (fields of two moments); it is
+// a diagnosis aid, never an input to the library.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/fingerprint.h"
+#include "common/status.h"
+
+namespace hostccl::core {
+
+enum class FrState : uint8_t { kEmpty = 0, kQueued, kRunning, kDone, kFailed };
+const char* FrStateName(FrState s);  // "queued", "running", "done", "failed"
+
+struct FrIdentity {
+  int rank = 0;
+  int size = 1;
+  std::string comm_name;
+  std::string comm_id;  // hex, unique across the job (the communicator's member key hashed)
+};
+
+class FlightRecorder {
+ public:
+  // nullptr when HOSTCCL_FR_ENTRIES is 0 and HOSTCCL_TRACE is unset (the recorder is then off).
+  static std::unique_ptr<FlightRecorder> Create(const FrIdentity& id);
+  ~FlightRecorder();
+
+  struct Args {  // what the entry shows besides the fingerprint
+    uint8_t dtype = 0, op = 0;  // the operator is the fingerprint's kind
+    int32_t root = -1;   // root or peer; -1 = none
+    uint64_t count = 0;
+    uint64_t vhash = 0;  // the V arrays' hash (0 = none)
+  };
+  // Hot path (no lock, no allocation). Enqueued -> Started (algorithm) -> Ended (error or ok).
+  void Enqueued(const Fingerprint& fp, const Args& a);
+  void Started(uint64_t seq, const char* algo);
+  void Ended(uint64_t seq, const Status& st);
+  // The `waiting` word of `seq`'s entry for common/wait_note.h (nullptr if the slot moved on).
+  std::atomic<int32_t>* WaitWord(uint64_t seq);
+
+  // The JSON document of one rank (see docs/flight_recorder.md) and its file, written to
+  // HOSTCCL_FR_DIR (default /tmp/hostccl-fr-<job id or user>); returns the path ("" on failure).
+  std::string Json(const char* reason) const;
+  std::string Dump(const char* reason) const;
+  // Chrome trace events JSON (one track per rank); written by the destructor when HOSTCCL_TRACE
+  // is set.
+  std::string TraceJson() const;
+
+  size_t capacity() const { return n_; }
+  const FrIdentity& identity() const { return id_; }
+
+ private:
+  struct Entry;
+  FlightRecorder(const FrIdentity& id, size_t n, std::string trace_dir);
+  Entry* Slot(uint64_t seq) const;
+  FrIdentity id_;
+  size_t n_;
+  std::unique_ptr<Entry[]> ring_;
+  std::string trace_dir_;
+};
+
+// Directory dumps go to (HOSTCCL_FR_DIR or its default); created on demand.
+std::string FrDumpDir();
+
+}  // namespace hostccl::core
