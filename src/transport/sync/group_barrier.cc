@@ -57,8 +57,11 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
     const uint32_t word = b->wake.load(std::memory_order_acquire);
     if (done()) return Status::Ok();
     if (b->aborted.load(std::memory_order_acquire) != 0) return Status(Code::kRemote, "aborted");
-    if (deadline.Expired())
-      return MakeStatus(Code::kTimeout, "timed out waiting for %s %s", opt.what, missing().c_str());
+    if (deadline.Expired()) {
+      const std::string m = missing();
+      if (noted && !m.empty() && m[0] >= '0' && m[0] <= '9') fr::NoteWaiting(static_cast<int>(strtol(m.c_str(), nullptr, 10)));
+      return MakeStatus(Code::kTimeout, "timed out waiting for %s %s", opt.what, m.c_str());
+    }
     if (opt.check) {
       Status alive = opt.check();
       if (!alive.ok()) return done() ? Status::Ok() : alive;  // a peer may finish, then exit

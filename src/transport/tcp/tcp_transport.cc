@@ -198,6 +198,8 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline)
       int culprit = -1;
       const std::string blame = Blame(ids, n, now, &culprit);
       if (culprit >= 0) {
+        fr::NoteWaiting(culprit);  // the rank that really stopped, for the flight recorder
+        noted = true;
         Status st = MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms: %s; this rank waits for %s", rank_,
                                Ull((now - start) / 1000000), blame.c_str(), DescribePending(ids, n).c_str());
         st.WithPeer(culprit);
@@ -217,11 +219,12 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline)
     // costs no wake-up; after that, block in poll() (until the deadline or the next probe).
     int timeout_ms = 0;
     if (spin_until == 0 || now >= spin_until) {
-      if (!noted && fr::t_wait_word != nullptr) {  // about to block: the flight recorder's "waiting for"
-        for (size_t i = 0; i < n && !noted; ++i)
+      if (fr::t_wait_word != nullptr) {  // about to block: the flight recorder's "waiting for"
+        for (size_t i = 0; i < n; ++i)
           if (const ReqInfo& r = reqs_.at(ids[i]); !r.done) {
             fr::NoteWaiting(r.peer);
             noted = true;
+            break;
           }
       }
       timeout_ms = deadline.RemainingMsForPoll();
