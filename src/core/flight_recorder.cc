@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -71,9 +72,17 @@ void DumpThread() {
 
 // Once per process: a pipe, its reader thread and the SIGUSR1 handler, unless the program has
 // its own SIGUSR1 handler (it is left alone; dumps then happen on errors only).
+// At exit: the traces of communicators never destroyed (no logging: it may be gone by then).
+void TracesAtExit() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  for (FlightRecorder* f : Live()) (void)f->WriteTrace();
+}
+
 void StartSignalDumps() {
   static std::once_flag once;
   std::call_once(once, [] {
+    (void)Live();  // constructed before the atexit registration, so destroyed after TracesAtExit
+    std::atexit(TracesAtExit);
     struct sigaction old {};
     if (sigaction(SIGUSR1, nullptr, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) {
       HLOG_INFO(kColl, "flight recorder: SIGUSR1 has a handler already; dumps on SIGUSR1 are off");
@@ -176,20 +185,25 @@ FlightRecorder::FlightRecorder(const FrIdentity& id, size_t n, std::string trace
     : id_(id), n_(n), ring_(new Entry[n]), trace_dir_(std::move(trace_dir)) {}
 
 FlightRecorder::~FlightRecorder() {
+  std::string path;
   {
     std::lock_guard<std::mutex> lk(g_mu);
     auto& v = Live();
     v.erase(std::remove(v.begin(), v.end(), this), v.end());
+    path = WriteTrace();
   }
-  if (!trace_dir_.empty()) {
-    std::string path;
-    const std::string name = StrFormat("hostccl_trace_%s_rank%d_pid%d.json", Sanitize(id_.comm_name, 64).c_str(),
-                                       id_.rank, static_cast<int>(getpid()));
-    if (WriteFile(trace_dir_, name, TraceJson(), &path))
-      HLOG_INFO(kColl, "trace of '%s' rank %d written to %s", id_.comm_name.c_str(), id_.rank, path.c_str());
-    else
-      HLOG_WARN(kColl, "HOSTCCL_TRACE: cannot write %s: %s", path.c_str(), strerror(errno));
-  }
+  if (!path.empty()) HLOG_INFO(kColl, "trace of '%s' rank %d written to %s", id_.comm_name.c_str(), id_.rank, path.c_str());
+}
+
+std::string FlightRecorder::WriteTrace() {
+  if (trace_dir_.empty() || trace_written_) return "";
+  trace_written_ = true;
+  std::string path;
+  const std::string name = StrFormat("hostccl_trace_%s_rank%d_pid%d.json", Sanitize(id_.comm_name, 64).c_str(),
+                                     id_.rank, static_cast<int>(getpid()));
+  if (WriteFile(trace_dir_, name, TraceJson(), &path)) return path;
+  fprintf(stderr, "hostccl: HOSTCCL_TRACE: cannot write %s: %s\n", path.c_str(), strerror(errno));
+  return "";
 }
 
 FlightRecorder::Entry* FlightRecorder::Slot(uint64_t seq) const { return &ring_[seq % n_]; }

@@ -65,6 +65,10 @@ class FlightRecorder {
   // is set.
   std::string TraceJson() const;
 
+  // Writes the trace file now (once; HOSTCCL_TRACE set): from the destructor, or at process exit
+  // for a communicator never destroyed. Returns the path ("" when none was written).
+  std::string WriteTrace();
+
   size_t capacity() const { return n_; }
   const FrIdentity& identity() const { return id_; }
 
@@ -76,6 +80,7 @@ class FlightRecorder {
   size_t n_;
   std::unique_ptr<Entry[]> ring_;
   std::string trace_dir_;
+  bool trace_written_ = false;  // under the live-recorder lock
 };
 
 // Directory dumps go to (HOSTCCL_FR_DIR or its default); created on demand.
