@@ -700,16 +700,9 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
 }
 
 // The flight recorder's one entry point on the enqueue side (its other hooks are in Run and
-// Finish): the arguments as the caller gave them, and the V arrays' hash.
+// Finish): the fingerprint with every field, also when HOSTCCL_CHECK_ARGS=0 strips the compared one.
 void Communicator::RecordEnqueued(const Fingerprint& fp, const algo::OpArgs& args) {
-  FlightRecorder::Args a;
-  a.dtype = static_cast<uint8_t>(args.dtype);
-  a.op = static_cast<uint8_t>(args.op);
-  a.root = args.root;
-  a.count = args.count;
-  HashedArrays h;
-  if (FindHashedArrays(args, size_, &h)) a.vhash = HashWords(h.b ? h.b : h.a, h.len, HashWords(h.a, h.len));
-  fr_->Enqueued(fp, a);
+  fr_->Enqueued(check_args_ ? fp : MakeFingerprint(args, fp.seq, size_, true));
 }
 
 Status Communicator::EnqueueBarrier(rt::Stream* stream) {

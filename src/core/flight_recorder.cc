@@ -23,21 +23,61 @@
 
 namespace hostccl::core {
 
-struct FlightRecorder::Entry {
+// One cache line: the fingerprint (kind, dtype, op, root or V-array hash, count, seq), the
+// algorithm, the state, the rank waited for, three timestamps (ticks).
+struct alignas(64) FlightRecorder::Entry {
   std::atomic<uint64_t> seq{0};
-  std::atomic<uint8_t> state{0};
-  std::atomic<uint8_t> kind{0}, dtype{0}, op{0};
-  std::atomic<int32_t> root{-1};
-  std::atomic<int32_t> waiting{-1};
-  std::atomic<uint64_t> count{0}, vhash{0};
-  std::atomic<uint64_t> fp_lo{0}, fp_hi{0};  // the fingerprint's dtype/op/root and count
-  std::atomic<const char*> algo{nullptr};
+  std::atomic<uint64_t> count{0};
   std::atomic<uint64_t> t_enq{0}, t_start{0}, t_end{0};
-  std::atomic<int32_t> code{0};
-  // The error text: written once, on the failure path only, under err_mu (never on the hot path).
-  std::mutex err_mu;
-  std::string error;
+  std::atomic<const char*> algo{nullptr};
+  std::atomic<uint32_t> root{0};
+  std::atomic<int32_t> waiting{-1};
+  std::atomic<uint8_t> state{0}, kind{0}, dtype{0}, op{0};
 };
+
+namespace {
+
+// Timestamps: the TSC on x86-64 (a clock_gettime costs several times more, and three per
+// operation would be most of the recorder's cost), converted to CLOCK_MONOTONIC when dumped
+// from a calibration pair taken at the first recorder's creation.
+inline uint64_t Ticks() {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#else
+  return NowNs();
+#endif
+}
+struct TickBase {
+  uint64_t ticks = Ticks();
+  uint64_t ns = NowNs();
+};
+const TickBase& Base() {
+  static const TickBase b;
+  return b;
+}
+// Nanoseconds per tick, measured between Base() and now (at least 20 ms apart).
+double NsPerTick() {
+#if defined(__x86_64__)
+  const TickBase& b = Base();
+  uint64_t t = Ticks(), n = NowNs();
+  if (n - b.ns < 20000000) {
+    usleep(static_cast<useconds_t>((20000000 - (n - b.ns)) / 1000 + 1));
+    t = Ticks();
+    n = NowNs();
+  }
+  return t > b.ticks ? static_cast<double>(n - b.ns) / static_cast<double>(t - b.ticks) : 1.0;
+#else
+  return 1.0;
+#endif
+}
+uint64_t TicksToNs(uint64_t t, double ratio) {
+  if (t == 0) return 0;
+  const TickBase& b = Base();
+  const double d = (static_cast<double>(t) - static_cast<double>(b.ticks)) * ratio;
+  return static_cast<uint64_t>(static_cast<double>(b.ns) + d);
+}
+
+}  // namespace
 
 namespace {
 
@@ -173,6 +213,7 @@ std::unique_ptr<FlightRecorder> FlightRecorder::Create(const FrIdentity& id) {
   std::string trace = EnvString(Knob::kTrace, "");
   if (n <= 0 && trace.empty()) return nullptr;
   if (n <= 0) n = 1024;  // the trace is drawn from the ring
+  (void)Base();
   n = std::min<int64_t>(n, 1 << 20);
   std::unique_ptr<FlightRecorder> f(new FlightRecorder(id, static_cast<size_t>(n), std::move(trace)));
   StartSignalDumps();
@@ -182,7 +223,9 @@ std::unique_ptr<FlightRecorder> FlightRecorder::Create(const FrIdentity& id) {
 }
 
 FlightRecorder::FlightRecorder(const FrIdentity& id, size_t n, std::string trace_dir)
-    : id_(id), n_(n), ring_(new Entry[n]), trace_dir_(std::move(trace_dir)) {}
+    : id_(id), n_(n), ring_(new Entry[n]), trace_dir_(std::move(trace_dir)) {
+  static_assert(sizeof(Entry) == 64, "one cache line per entry");
+}
 
 FlightRecorder::~FlightRecorder() {
   std::string path;
@@ -208,25 +251,21 @@ std::string FlightRecorder::WriteTrace() {
 
 FlightRecorder::Entry* FlightRecorder::Slot(uint64_t seq) const { return &ring_[seq % n_]; }
 
-void FlightRecorder::Enqueued(const Fingerprint& fp, const Args& a) {
+void FlightRecorder::Enqueued(const Fingerprint& fp) {
   Entry* e = Slot(fp.seq);
   constexpr auto R = std::memory_order_relaxed;
   e->state.store(0, R);
   e->seq.store(fp.seq, R);
   e->kind.store(fp.kind, R);
-  e->dtype.store(a.dtype, R);
-  e->op.store(a.op, R);
-  e->root.store(a.root, R);
-  e->count.store(a.count, R);
-  e->vhash.store(a.vhash, R);
-  e->fp_lo.store(uint64_t{fp.dtype} | uint64_t{fp.op} << 8 | uint64_t{fp.root} << 32, R);
-  e->fp_hi.store(fp.count, R);
+  e->dtype.store(fp.dtype, R);
+  e->op.store(fp.op, R);
+  e->root.store(fp.root, R);
+  e->count.store(fp.count, R);
   e->algo.store(nullptr, R);
   e->waiting.store(-1, R);
-  e->code.store(0, R);
   e->t_start.store(0, R);
   e->t_end.store(0, R);
-  e->t_enq.store(NowNs(), R);
+  e->t_enq.store(Ticks(), R);
   e->state.store(static_cast<uint8_t>(FrState::kQueued), std::memory_order_release);
 }
 
@@ -234,20 +273,18 @@ void FlightRecorder::Started(uint64_t seq, const char* algo) {
   Entry* e = Slot(seq);
   if (e->seq.load(std::memory_order_relaxed) != seq) return;
   e->algo.store(algo, std::memory_order_relaxed);
-  e->t_start.store(NowNs(), std::memory_order_relaxed);
+  e->t_start.store(Ticks(), std::memory_order_relaxed);
   e->state.store(static_cast<uint8_t>(FrState::kRunning), std::memory_order_release);
 }
 
 void FlightRecorder::Ended(uint64_t seq, const Status& st) {
   Entry* e = Slot(seq);
   if (e->seq.load(std::memory_order_relaxed) != seq) return;
-  e->t_end.store(NowNs(), std::memory_order_relaxed);
+  e->t_end.store(Ticks(), std::memory_order_relaxed);
   if (!st.ok()) {
-    {
-      std::lock_guard<std::mutex> lk(e->err_mu);
-      e->error = st.message();
-    }
-    e->code.store(static_cast<int32_t>(st.code()), std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lk(err_mu_);
+    if (errors_.size() >= 32) errors_.erase(errors_.begin());
+    errors_.push_back({seq, st.code(), st.message()});
   }
   e->state.store(static_cast<uint8_t>(st.ok() ? FrState::kDone : FrState::kFailed), std::memory_order_release);
 }
@@ -271,6 +308,7 @@ std::string FlightRecorder::Json(const char* reason) const {
   o += StrFormat("  \"dump_time_us\": %llu,\n  \"unix_minus_monotonic_us\": %lld,\n", Us(mono_ns),
                  static_cast<long long>(real_ns / 1000) - static_cast<long long>(mono_ns / 1000));
   // Entries in sequence order (the oldest kept first).
+  const double ratio = NsPerTick();
   std::vector<const Entry*> es;
   for (size_t i = 0; i < n_; ++i)
     if (ring_[i].seq.load(std::memory_order_relaxed) != 0 && ring_[i].state.load(std::memory_order_acquire) != 0)
@@ -279,7 +317,7 @@ std::string FlightRecorder::Json(const char* reason) const {
   o += "  \"entries\": [";
   bool first = true;
   for (const Entry* ce : es) {
-    Entry* e = const_cast<Entry*>(ce);
+    const Entry* e = ce;
     constexpr auto R = std::memory_order_relaxed;
     const uint64_t seq = e->seq.load(R);
     const auto state = static_cast<FrState>(e->state.load(std::memory_order_acquire));
@@ -288,22 +326,24 @@ std::string FlightRecorder::Json(const char* reason) const {
     Fingerprint fp;
     fp.kind = e->kind.load(R);
     fp.seq = seq;
-    const uint64_t lo = e->fp_lo.load(R);
-    fp.dtype = static_cast<uint8_t>(lo);
-    fp.op = static_cast<uint8_t>(lo >> 8);
-    fp.root = static_cast<uint32_t>(lo >> 32);
-    fp.count = e->fp_hi.load(R);
+    fp.dtype = e->dtype.load(R);
+    fp.op = e->op.load(R);
+    fp.root = e->root.load(R);
+    fp.count = e->count.load(R);
     const int32_t waiting = e->waiting.load(R);
     const char* algo = e->algo.load(R);
     o += first ? "\n    {" : ",\n    {";
     first = false;
     o += StrFormat("\"seq\": %llu, \"op\": %s", static_cast<unsigned long long>(seq), Q(CollKindName(kind)).c_str());
-    o += StrFormat(", \"count\": %llu, \"dtype\": %s", static_cast<unsigned long long>(e->count.load(R)),
-                   Q(DataTypeName(e->dtype.load(R))).c_str());
-    if (info && info->reduces) o += StrFormat(", \"red_op\": %s", Q(RedOpName(e->op.load(R))).c_str());
-    if (info && info->root == RootRule::kRoot) o += StrFormat(", \"root\": %d", e->root.load(R));
-    if (info && info->root == RootRule::kPeer) o += StrFormat(", \"peer\": %d", e->root.load(R));
-    if (const uint64_t h = e->vhash.load(R)) o += StrFormat(", \"v_hash\": \"%016llx\"", static_cast<unsigned long long>(h));
+    const bool any_type = kind == CollKind::kAlltoAllV || kind == CollKind::kAlltoAllVC;  // fp: element size only
+    const bool v_hash = kind == CollKind::kAllGatherV || kind == CollKind::kReduceScatterV || kind == CollKind::kAlltoAllVC;
+    o += StrFormat(", \"count\": %llu", static_cast<unsigned long long>(fp.count));
+    if (any_type) o += StrFormat(", \"elem_bytes\": %u", fp.op);
+    else if (kind != CollKind::kBarrier) o += StrFormat(", \"dtype\": %s", Q(DataTypeName(fp.dtype)).c_str());
+    if (info && info->reduces) o += StrFormat(", \"red_op\": %s", Q(RedOpName(fp.op)).c_str());
+    if (info && info->root == RootRule::kRoot) o += StrFormat(", \"root\": %u", fp.root);
+    if (info && info->root == RootRule::kPeer) o += StrFormat(", \"peer\": %u", fp.root);
+    if (v_hash && fp.root != 0) o += StrFormat(", \"v_hash\": \"%08x\"", fp.root);
     o += StrFormat(", \"fingerprint\": %s", Q(DescribeFingerprint(fp)).c_str());
     o += StrFormat(", \"algo\": %s", algo ? Q(algo).c_str() : "null");
     const bool is_waiting = state == FrState::kRunning && waiting >= 0;
@@ -311,12 +351,15 @@ std::string FlightRecorder::Json(const char* reason) const {
     if (is_waiting) o += StrFormat(", \"waiting_for\": %d", waiting);
     if (state == FrState::kFailed && waiting >= 0) o += StrFormat(", \"waited_for\": %d", waiting);
     if (state == FrState::kFailed) {
-      std::lock_guard<std::mutex> lk(e->err_mu);
-      o += StrFormat(", \"error_code\": %s, \"error\": %s", Q(CodeName(static_cast<Code>(e->code.load(R)))).c_str(),
-                     Q(e->error).c_str());
+      std::lock_guard<std::mutex> lk(err_mu_);
+      for (auto it = errors_.rbegin(); it != errors_.rend(); ++it)
+        if (it->seq == seq) {
+          o += StrFormat(", \"error_code\": %s, \"error\": %s", Q(CodeName(it->code)).c_str(), Q(it->message).c_str());
+          break;
+        }
     }
-    auto t = [&](const char* name, uint64_t ns) {
-      o += ns ? StrFormat(", \"%s\": %llu", name, Us(ns)) : StrFormat(", \"%s\": null", name);
+    auto t = [&](const char* name, uint64_t ticks) {
+      o += ticks ? StrFormat(", \"%s\": %llu", name, Us(TicksToNs(ticks, ratio))) : StrFormat(", \"%s\": null", name);
     };
     t("t_enqueue_us", e->t_enq.load(R));
     t("t_start_us", e->t_start.load(R));
@@ -345,6 +388,7 @@ std::string FlightRecorder::TraceJson() const {
                  id_.rank, Q(StrFormat("rank %d (%s)", id_.rank, id_.comm_name.c_str())).c_str());
   o += StrFormat(",\n  {\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
                  id_.rank, id_.rank);
+  const double ratio = NsPerTick();
   std::vector<const Entry*> es;
   for (size_t i = 0; i < n_; ++i)
     if (ring_[i].seq.load() != 0 && ring_[i].t_start.load() != 0) es.push_back(&ring_[i]);
@@ -352,7 +396,8 @@ std::string FlightRecorder::TraceJson() const {
   const uint64_t now = NowNs();
   for (const Entry* e : es) {
     const auto kind = static_cast<CollKind>(e->kind.load());
-    const uint64_t ts = e->t_start.load(), end = e->t_end.load() ? e->t_end.load() : now;
+    const uint64_t ts = TicksToNs(e->t_start.load(), ratio);
+    const uint64_t end = e->t_end.load() ? std::max(ts, TicksToNs(e->t_end.load(), ratio)) : now;
     const char* algo = e->algo.load();
     const auto state = static_cast<FrState>(e->state.load());
     o += StrFormat(",\n  {\"name\": %s, \"cat\": \"hccl\", \"ph\": \"X\", \"pid\": %d, \"tid\": 0, \"ts\": %.3f, "
@@ -362,7 +407,7 @@ std::string FlightRecorder::TraceJson() const {
                    static_cast<double>(end - ts) / 1e3, static_cast<unsigned long long>(e->seq.load()),
                    static_cast<unsigned long long>(e->count.load()), Q(DataTypeName(e->dtype.load())).c_str(),
                    Q(algo ? algo : "").c_str(), FrStateName(state),
-                   static_cast<double>(ts - std::min(ts, e->t_enq.load())) / 1e3);
+                   static_cast<double>(ts - std::min(ts, TicksToNs(e->t_enq.load(), ratio))) / 1e3);
   }
   o += "\n]}\n";
   return o;

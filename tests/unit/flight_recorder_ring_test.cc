@@ -61,7 +61,7 @@ TEST(FlightRecorder, RingKeepsTheLastNAfterWrapAround) {
   ASSERT_NE(f, nullptr);
   ASSERT_EQ(f->capacity(), 4u);
   for (uint64_t s = 1; s <= 10; ++s) {
-    f->Enqueued(Fp(s, s), {});
+    f->Enqueued(Fp(s, s));
     f->Started(s, "ring");
     f->Ended(s, Status::Ok());
   }
@@ -75,19 +75,19 @@ TEST(FlightRecorder, RingKeepsTheLastNAfterWrapAround) {
 TEST(FlightRecorder, StatesWaitingAndEscapedErrors) {
   auto f = Make("8");
   ASSERT_NE(f, nullptr);
-  f->Enqueued(Fp(1, 8), {});
+  f->Enqueued(Fp(1, 8));
   f->Started(1, "direct");
   f->Ended(1, Status::Ok());
-  f->Enqueued(Fp(2, 8), {});
+  f->Enqueued(Fp(2, 8));
   f->Started(2, "direct");
   std::atomic<int32_t>* w = f->WaitWord(2);
   ASSERT_NE(w, nullptr);
   w->store(3);
   f->Ended(2, Status(Code::kTimeout, "timed out \"waiting\"\n\tfor rank(s) 3 of 4 \\"));
-  f->Enqueued(Fp(3, 16), {});
+  f->Enqueued(Fp(3, 16));
   f->Started(3, "direct");
   f->WaitWord(3)->store(0);
-  f->Enqueued(Fp(4, 16), {});
+  f->Enqueued(Fp(4, 16));
   EXPECT_EQ(f->WaitWord(9), nullptr);
   const std::string js = f->Json("unit \"reason\"");
   EXPECT_EQ(Py(js, kStates), "1:done 2:failed 3:waiting@0 4:queued");
