@@ -23,16 +23,31 @@
 
 namespace hostccl::core {
 
-// One cache line: the fingerprint (kind, dtype, op, root or V-array hash, count, seq), the
-// algorithm, the state, the rank waited for, three timestamps (ticks).
-struct alignas(64) FlightRecorder::Entry {
+// The enqueue half: the fingerprint (kind, dtype, op, root or V-array hash, count, seq) and the
+// enqueue time. Written by the enqueuing thread only.
+struct alignas(32) FlightRecorder::Entry {
   std::atomic<uint64_t> seq{0};
   std::atomic<uint64_t> count{0};
-  std::atomic<uint64_t> t_enq{0}, t_start{0}, t_end{0};
-  std::atomic<const char*> algo{nullptr};
+  std::atomic<uint64_t> t_enq{0};
   std::atomic<uint32_t> root{0};
+  std::atomic<uint8_t> kind{0}, dtype{0}, op{0};
+};
+// The run half: algorithm, state, the rank waited for, start and end. Written by the stream
+// thread running the operation (and its transport waits) only.
+struct alignas(64) FlightRecorder::RunEntry {
+  std::atomic<uint64_t> seq{0};
+  std::atomic<uint64_t> t_start{0}, t_end{0};
+  std::atomic<const char*> algo{nullptr};
   std::atomic<int32_t> waiting{-1};
-  std::atomic<uint8_t> state{0}, kind{0}, dtype{0}, op{0};
+  std::atomic<uint8_t> state{0};
+};
+struct FlightRecorder::View {
+  uint64_t seq, count, t_enq, t_start = 0, t_end = 0;
+  uint32_t root;
+  uint8_t kind, dtype, op;
+  FrState state = FrState::kQueued;
+  const char* algo = nullptr;
+  int32_t waiting = -1;
 };
 
 namespace {
@@ -223,8 +238,8 @@ std::unique_ptr<FlightRecorder> FlightRecorder::Create(const FrIdentity& id) {
 }
 
 FlightRecorder::FlightRecorder(const FrIdentity& id, size_t n, std::string trace_dir)
-    : id_(id), n_(n), ring_(new Entry[n]), trace_dir_(std::move(trace_dir)) {
-  static_assert(sizeof(Entry) == 64, "one cache line per entry");
+    : id_(id), n_(n), ring_(new Entry[n]), run_(new RunEntry[n]), trace_dir_(std::move(trace_dir)) {
+  static_assert(sizeof(Entry) == 32 && sizeof(RunEntry) == 64, "no entry straddles a cache line");
 }
 
 FlightRecorder::~FlightRecorder() {
@@ -251,35 +266,36 @@ std::string FlightRecorder::WriteTrace() {
 
 FlightRecorder::Entry* FlightRecorder::Slot(uint64_t seq) const { return &ring_[seq % n_]; }
 
+
 void FlightRecorder::Enqueued(const Fingerprint& fp) {
   Entry* e = Slot(fp.seq);
   constexpr auto R = std::memory_order_relaxed;
-  e->state.store(0, R);
-  e->seq.store(fp.seq, R);
+  e->seq.store(0, R);
   e->kind.store(fp.kind, R);
   e->dtype.store(fp.dtype, R);
   e->op.store(fp.op, R);
   e->root.store(fp.root, R);
   e->count.store(fp.count, R);
-  e->algo.store(nullptr, R);
-  e->waiting.store(-1, R);
-  e->t_start.store(0, R);
-  e->t_end.store(0, R);
   e->t_enq.store(Ticks(), R);
-  e->state.store(static_cast<uint8_t>(FrState::kQueued), std::memory_order_release);
+  e->seq.store(fp.seq, std::memory_order_release);
 }
 
 void FlightRecorder::Started(uint64_t seq, const char* algo) {
-  Entry* e = Slot(seq);
-  if (e->seq.load(std::memory_order_relaxed) != seq) return;
-  e->algo.store(algo, std::memory_order_relaxed);
-  e->t_start.store(Ticks(), std::memory_order_relaxed);
-  e->state.store(static_cast<uint8_t>(FrState::kRunning), std::memory_order_release);
+  RunEntry* e = &run_[seq % n_];
+  constexpr auto R = std::memory_order_relaxed;
+  if (e->seq.load(R) > seq) return;  // a later operation has the slot already
+  e->seq.store(0, R);
+  e->algo.store(algo, R);
+  e->waiting.store(-1, R);
+  e->t_end.store(0, R);
+  e->t_start.store(Ticks(), R);
+  e->state.store(static_cast<uint8_t>(FrState::kRunning), R);
+  e->seq.store(seq, std::memory_order_release);
 }
 
 void FlightRecorder::Ended(uint64_t seq, const Status& st) {
-  Entry* e = Slot(seq);
-  if (e->seq.load(std::memory_order_relaxed) != seq) return;
+  RunEntry* e = &run_[seq % n_];
+  if (e->seq.load(std::memory_order_relaxed) != seq) return;  // never started, or its slot moved on
   e->t_end.store(Ticks(), std::memory_order_relaxed);
   if (!st.ok()) {
     std::lock_guard<std::mutex> lk(err_mu_);
@@ -290,8 +306,29 @@ void FlightRecorder::Ended(uint64_t seq, const Status& st) {
 }
 
 std::atomic<int32_t>* FlightRecorder::WaitWord(uint64_t seq) {
-  Entry* e = Slot(seq);
+  RunEntry* e = &run_[seq % n_];
   return e->seq.load(std::memory_order_relaxed) == seq ? &e->waiting : nullptr;
+}
+
+FlightRecorder::View FlightRecorder::Snapshot(const Entry& e) const {
+  constexpr auto R = std::memory_order_relaxed;
+  View v;
+  v.seq = e.seq.load(std::memory_order_acquire);
+  v.count = e.count.load(R);
+  v.t_enq = e.t_enq.load(R);
+  v.root = e.root.load(R);
+  v.kind = e.kind.load(R);
+  v.dtype = e.dtype.load(R);
+  v.op = e.op.load(R);
+  const RunEntry& r = run_[v.seq % n_];
+  if (v.seq != 0 && r.seq.load(std::memory_order_acquire) == v.seq) {
+    v.state = static_cast<FrState>(r.state.load(std::memory_order_acquire));
+    v.t_start = r.t_start.load(R);
+    v.t_end = r.t_end.load(R);
+    v.algo = r.algo.load(R);
+    v.waiting = r.waiting.load(R);
+  }
+  return v;
 }
 
 std::string FlightRecorder::Json(const char* reason) const {
@@ -309,29 +346,26 @@ std::string FlightRecorder::Json(const char* reason) const {
                  static_cast<long long>(real_ns / 1000) - static_cast<long long>(mono_ns / 1000));
   // Entries in sequence order (the oldest kept first).
   const double ratio = NsPerTick();
-  std::vector<const Entry*> es;
+  std::vector<View> es;
   for (size_t i = 0; i < n_; ++i)
-    if (ring_[i].seq.load(std::memory_order_relaxed) != 0 && ring_[i].state.load(std::memory_order_acquire) != 0)
-      es.push_back(&ring_[i]);
-  std::sort(es.begin(), es.end(), [](const Entry* a, const Entry* b) { return a->seq.load() < b->seq.load(); });
+    if (View v = Snapshot(ring_[i]); v.seq != 0) es.push_back(v);
+  std::sort(es.begin(), es.end(), [](const View& a, const View& b) { return a.seq < b.seq; });
   o += "  \"entries\": [";
   bool first = true;
-  for (const Entry* ce : es) {
-    const Entry* e = ce;
-    constexpr auto R = std::memory_order_relaxed;
-    const uint64_t seq = e->seq.load(R);
-    const auto state = static_cast<FrState>(e->state.load(std::memory_order_acquire));
-    const auto kind = static_cast<CollKind>(e->kind.load(R));
+  for (const View& e : es) {
+    const uint64_t seq = e.seq;
+    const FrState state = e.state;
+    const auto kind = static_cast<CollKind>(e.kind);
     const OpInfo* info = FindOp(kind);
     Fingerprint fp;
-    fp.kind = e->kind.load(R);
+    fp.kind = e.kind;
     fp.seq = seq;
-    fp.dtype = e->dtype.load(R);
-    fp.op = e->op.load(R);
-    fp.root = e->root.load(R);
-    fp.count = e->count.load(R);
-    const int32_t waiting = e->waiting.load(R);
-    const char* algo = e->algo.load(R);
+    fp.dtype = e.dtype;
+    fp.op = e.op;
+    fp.root = e.root;
+    fp.count = e.count;
+    const int32_t waiting = e.waiting;
+    const char* algo = e.algo;
     o += first ? "\n    {" : ",\n    {";
     first = false;
     o += StrFormat("\"seq\": %llu, \"op\": %s", static_cast<unsigned long long>(seq), Q(CollKindName(kind)).c_str());
@@ -361,9 +395,9 @@ std::string FlightRecorder::Json(const char* reason) const {
     auto t = [&](const char* name, uint64_t ticks) {
       o += ticks ? StrFormat(", \"%s\": %llu", name, Us(TicksToNs(ticks, ratio))) : StrFormat(", \"%s\": null", name);
     };
-    t("t_enqueue_us", e->t_enq.load(R));
-    t("t_start_us", e->t_start.load(R));
-    t("t_end_us", e->t_end.load(R));
+    t("t_enqueue_us", e.t_enq);
+    t("t_start_us", e.t_start);
+    t("t_end_us", e.t_end);
     o += "}";
   }
   o += first ? "]\n}\n" : "\n  ]\n}\n";
@@ -389,25 +423,25 @@ std::string FlightRecorder::TraceJson() const {
   o += StrFormat(",\n  {\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
                  id_.rank, id_.rank);
   const double ratio = NsPerTick();
-  std::vector<const Entry*> es;
+  std::vector<View> es;
   for (size_t i = 0; i < n_; ++i)
-    if (ring_[i].seq.load() != 0 && ring_[i].t_start.load() != 0) es.push_back(&ring_[i]);
-  std::sort(es.begin(), es.end(), [](const Entry* a, const Entry* b) { return a->seq.load() < b->seq.load(); });
+    if (View v = Snapshot(ring_[i]); v.seq != 0 && v.t_start != 0) es.push_back(v);
+  std::sort(es.begin(), es.end(), [](const View& a, const View& b) { return a.seq < b.seq; });
   const uint64_t now = NowNs();
-  for (const Entry* e : es) {
-    const auto kind = static_cast<CollKind>(e->kind.load());
-    const uint64_t ts = TicksToNs(e->t_start.load(), ratio);
-    const uint64_t end = e->t_end.load() ? std::max(ts, TicksToNs(e->t_end.load(), ratio)) : now;
-    const char* algo = e->algo.load();
-    const auto state = static_cast<FrState>(e->state.load());
+  for (const View& e : es) {
+    const auto kind = static_cast<CollKind>(e.kind);
+    const uint64_t ts = TicksToNs(e.t_start, ratio);
+    const uint64_t end = e.t_end ? std::max(ts, TicksToNs(e.t_end, ratio)) : now;
+    const char* algo = e.algo;
+    const auto state = e.state;
     o += StrFormat(",\n  {\"name\": %s, \"cat\": \"hccl\", \"ph\": \"X\", \"pid\": %d, \"tid\": 0, \"ts\": %.3f, "
                    "\"dur\": %.3f, \"args\": {\"seq\": %llu, \"count\": %llu, \"dtype\": %s, \"algo\": %s, "
                    "\"state\": \"%s\", \"queued_us\": %.3f}}",
                    Q(CollKindName(kind)).c_str(), id_.rank, static_cast<double>(ts) / 1e3,
-                   static_cast<double>(end - ts) / 1e3, static_cast<unsigned long long>(e->seq.load()),
-                   static_cast<unsigned long long>(e->count.load()), Q(DataTypeName(e->dtype.load())).c_str(),
+                   static_cast<double>(end - ts) / 1e3, static_cast<unsigned long long>(e.seq),
+                   static_cast<unsigned long long>(e.count), Q(DataTypeName(e.dtype)).c_str(),
                    Q(algo ? algo : "").c_str(), FrStateName(state),
-                   static_cast<double>(ts - std::min(ts, TicksToNs(e->t_enq.load(), ratio))) / 1e3);
+                   static_cast<double>(ts - std::min(ts, TicksToNs(e.t_enq, ratio))) / 1e3);
   }
   o += "\n]}\n";
   return o;

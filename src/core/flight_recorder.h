@@ -7,8 +7,10 @@
 // running, waiting for rank X, done, failed + the error) and timestamps (enqueue, start, end).
 // Writers: Communicator::Enqueue (user thread: queued), Communicator::Run/Finish (stream thread:
 // running, algorithm, done/failed) and the transports' blocking waits (common/wait_note.h:
-// waiting for rank X). An entry is one 64-byte cache line; timestamps are TSC ticks (x86-64;
-// converted to CLOCK_MONOTONIC microseconds when dumped). Every field is a relaxed atomic: no
+// waiting for rank X). An operation's entry is two halves in two rings, each written by one
+// thread only (the enqueuing thread's 32 bytes, the stream thread's 64-byte line), so recording
+// moves no cache line between cores; timestamps are TSC ticks (x86-64; converted to
+// CLOCK_MONOTONIC microseconds when dumped). Every field is a relaxed atomic: no
 // lock, no allocation and no formatting on those paths; the entry's sequence number is stored first and checked by the later writers,
 // so a slot reused after a wrap-around is never updated by a stale operation.
 // Readers: Dump (JSON, one file per rank) on an error (Communicator::Fail, which every timeout
@@ -71,7 +73,10 @@ class FlightRecorder {
   const FrIdentity& identity() const { return id_; }
 
  private:
-  struct Entry;
+  struct Entry;     // written by the enqueuing thread
+  struct RunEntry;  // written by the stream thread that runs the operation
+  struct View;      // both halves of one operation, read for a dump
+  View Snapshot(const Entry& e) const;
   struct ErrorText {
     uint64_t seq;
     Code code;
@@ -82,6 +87,7 @@ class FlightRecorder {
   FrIdentity id_;
   size_t n_;
   std::unique_ptr<Entry[]> ring_;
+  std::unique_ptr<RunEntry[]> run_;
   std::string trace_dir_;
   bool trace_written_ = false;  // under the live-recorder lock
   // The error texts of the last failed operations (failure path only; a lock is fine there).

@@ -103,7 +103,9 @@ TEST_P(StoppedRankDump, EveryRankDumpsAndTheToolNamesTheStoppedRank) {
   EXPECT_NE(report.find("for rank 2, which never entered their call: rank 2 is stopped"), std::string::npos) << report;
   EXPECT_EQ(report.find("MISMATCH"), std::string::npos) << report;
   if (::testing::Test::HasFailure()) Sh("cat " + dir + "/hostccl_fr_*.json >&2");
-  hostccl::faulttest::RemoveScratchDir(dir);
+  // FRTEST_KEEP=1 keeps the dumps (docs/flight_recorder.md's example comes from such a run).
+  if (std::getenv("FRTEST_KEEP") != nullptr) std::printf("dumps kept in %s\n", dir.c_str());
+  else hostccl::faulttest::RemoveScratchDir(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, StoppedRankDump, ::testing::Values("shm", "tcp"),
