@@ -766,11 +766,14 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
 // A failed operation fails the communicator; the message names the operation and this rank
 // unless it already starts with an operation name (mismatch messages name both ranks).
 Status Communicator::Finish(const char* op, uint64_t seq, Status st) {
-  if (fr_) fr_->Ended(seq, st);
-  if (st.ok()) return st;
+  if (st.ok()) {
+    if (fr_) fr_->Ended(seq, st);
+    return st;
+  }
   if (st.message().rfind("Hccl", 0) != 0)
     st = Status(st.code(), StrFormat("%s #%llu (rank %d): %s", op, static_cast<unsigned long long>(seq), rank_,
                                      st.message().c_str()));
+  if (fr_) fr_->Ended(seq, st);
   Fail(st);
   return st;
 }
