@@ -10,7 +10,9 @@
 
 namespace hostccl::fr {
 
-inline thread_local std::atomic<int32_t>* t_wait_word = nullptr;
+// initial-exec: one %fs-relative access, no __tls_get_addr call (libhccl is linked, not dlopen'ed late;
+// one pointer fits the static TLS surplus glibc keeps for libraries loaded with dlopen).
+inline thread_local std::atomic<int32_t>* t_wait_word __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // This thread's running operation now waits for `rank` (-1: no longer waiting).
 inline void NoteWaiting(int rank) {
