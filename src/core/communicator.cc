@@ -11,6 +11,8 @@
 #include "common/log.h"
 #include "common/status.h"
 #include "common/v_arrays.h"
+#include "common/wait_note.h"
+#include "core/flight_recorder.h"
 #include "core/profiles.h"
 #include "transport/sync/group_barrier.h"
 #include "transport/tcp/socket.h"
@@ -276,6 +278,7 @@ void Communicator::ClassifyRanks() {
 
 Status Communicator::FinishSetup(const std::string& local_key) {
   ClassifyRanks();
+  fr_ = FlightRecorder::Create({rank_, size_, name_, StrFormat("%016llx", static_cast<unsigned long long>(Fnv1a64(key_)))});
   const std::string transport = EnvString(Knob::kTransport, "auto");
   if (transport != "auto" && transport != "tcp" && transport != "local" && transport != "shm")
     return MakeStatus(Code::kPara, "HOSTCCL_TRANSPORT=%s: expected auto, tcp, shm or local", transport.c_str());
@@ -555,6 +558,12 @@ void Communicator::Fail(const Status& st) {
   // The one error line of this failure on this rank (the stream and the api do not repeat it).
   HLOG_ERROR(kColl, "%s (communicator '%s', rank %d)", ReportString(st).c_str(), name_.c_str(), rank_);
   const uint64_t seq = running_seq_.load();
+  // The flight recorder's dump on an error (every timeout and mismatch comes here, after Finish
+  // marked the operation's entry failed).
+  if (fr_) {
+    const std::string path = fr_->Dump(CodeName(st.code()));
+    if (!path.empty()) HLOG_WARN(kColl, "flight recorder of '%s' rank %d dumped to %s", name_.c_str(), rank_, path.c_str());
+  }
   if (transport_) transport_->Abort(st.message(), st.code(), seq);
   if (local_) local_->Abort(st.code(), st.message());
   if (shm_) shm_->Abort(st.code(), st.message(), seq);
@@ -694,6 +703,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_);
+  if (fr_) RecordEnqueued(fp, args);
   if (arrays.words.capacity() == 0)
     return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
   return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays)]() mutable {
@@ -703,6 +713,12 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     if (self->arrays_pool_.size() < 8) self->arrays_pool_.push_back(std::move(arrays.words));
     return st;
   });
+}
+
+// The flight recorder's one entry point on the enqueue side (its other hooks are in Run and
+// Finish): the fingerprint with every field, also when HOSTCCL_CHECK_ARGS=0 strips the compared one.
+void Communicator::RecordEnqueued(const Fingerprint& fp, const algo::OpArgs& args) {
+  fr_->Enqueued(check_args_ ? fp : MakeFingerprint(args, fp.seq, size_, true));
 }
 
 Status Communicator::EnqueueBarrier(rt::Stream* stream) {
@@ -722,6 +738,9 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   inflight_.fetch_add(1);
   const char* api = CollKindName(args.kind);
   const uint64_t bytes = SelectionBytes(args, size_);
+  // The flight recorder keeps collectives (point-to-point transfers carry the collective count
+  // so far as their seq, which is not an entry of their own).
+  const uint64_t fr_seq = fr_ && !IsP2PKind(fp.kind) ? seq : 0;
   // How messages name the operation: "HcclAllReduce #3"; point-to-point by its transfer. Built
   // only for a log line or an error.
   auto what = [&]() -> std::string {
@@ -743,7 +762,11 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   const algo::Algorithm* a = Select(args.kind, forced_, bytes, where, &why);
   if (a == nullptr) {
     inflight_.fetch_sub(1);
-    return Finish(what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
+    return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
+  }
+  if (fr_seq != 0) {
+    fr_->Started(seq, a->name);
+    fr::t_wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
   }
   algo::Context ctx = MakeContext(fp, OpDeadline());
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
@@ -757,6 +780,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     vboard_->Publish(rank_, seq, hashed);
   }
   Status st = a->run(ctx, args);
+  fr::t_wait_word = nullptr;
   inflight_.fetch_sub(1);
   // A mismatch of arrays that must match: name the first differing index when both ranks' copies
   // are in this process (the message the aborting rank passes on already has it).
@@ -764,15 +788,20 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
       st.message().find("mismatch") != std::string::npos &&
       st.message().find("first difference") == std::string::npos)
     st = Status(st.code(), st.message() + vboard_->FirstDifference(seq, hashed));
-  return st.ok() ? st : Finish(what(), std::move(st));
+  if (st.ok()) {
+    if (fr_seq != 0) fr_->Ended(fr_seq, st);
+    return st;
+  }
+  return Finish(fr_seq, what(), std::move(st));
 }
 
 // A failed operation fails the communicator; the message names the operation and this rank
 // unless it already starts with an operation name (mismatch messages name both ranks).
-Status Communicator::Finish(const std::string& what, Status st) {
+Status Communicator::Finish(uint64_t fr_seq, const std::string& what, Status st) {
   if (st.ok()) return st;
   if (st.message().rfind("Hccl", 0) != 0)
     st = Status(st.code(), StrFormat("%s (rank %d): %s", what.c_str(), rank_, st.message().c_str()));
+  if (fr_seq != 0) fr_->Ended(fr_seq, st);
   Fail(st);
   st.MarkLogged();
   return st;

@@ -29,6 +29,7 @@
 
 namespace hostccl::core {
 
+class FlightRecorder;  // core/flight_recorder.h: the last N operations, dumped on errors
 class VBoard;  // communicator.cc: the V arrays of this process's ranks, for mismatch messages
 
 // Per-communicator settings, already resolved from HcclCommConfig > environment > defaults.
@@ -81,6 +82,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Interrupts running operations and marks the communicator destroyed.
   void Destroy();
 
+  // The flight recorder (nullptr when HOSTCCL_FR_ENTRIES=0 and HOSTCCL_TRACE is unset).
+  FlightRecorder* flight_recorder() const { return fr_.get(); }
+
  private:
   Communicator() = default;
   Status Connect(const boot::RootInfo& root, uint32_t nranks, uint32_t rank, int device,
@@ -99,7 +103,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Deadline OpDeadline() const;
   // The one run path of every operator: select, log, run the algorithm, finish.
   Status Run(const Fingerprint& fp, const algo::OpArgs& args);
-  Status Finish(const std::string& what, Status st);
+  // fr_seq: the flight-recorder entry to close (0: none).
+  Status Finish(uint64_t fr_seq, const std::string& what, Status st);
 
   int rank_ = 0;
   int size_ = 1;
@@ -144,6 +149,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<bool> destroyed_{false};
   mutable std::mutex err_mu_;
   Status error_;
+  std::unique_ptr<FlightRecorder> fr_;  // set up by FinishSetup; its hooks are Record* below
+  void RecordEnqueued(const Fingerprint& fp, const algo::OpArgs& args);
 };
 
 // Handle registry for the C API.

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "common/futex.h"
+#include "common/wait_note.h"
 
 namespace hostccl::net {
 
@@ -44,21 +46,43 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
     if (done()) return Status::Ok();
     sched_yield();
   } while (NowNs() < yield_until);
+  // The flight recorder learns whom we wait for (the first rank `missing` names) once a whole
+  // sleep slice passed without it: a hang, not a late peer (formatting `missing` earlier would
+  // delay the common short wait), and again at the timeout.
+  bool noted = false;
+  bool slept = false;
+  // Cleared when the wait succeeds; a failed wait leaves it for the dump ("waited_for").
+  struct Unnote {
+    bool& on;
+    const std::function<bool()>& ok;
+    ~Unnote() { if (on && ok()) fr::NoteWaiting(-1); }
+  } unnote{noted, done};
   while (true) {
     const uint32_t word = b->wake.load(std::memory_order_acquire);
     if (done()) return Status::Ok();
     if (b->aborted.load(std::memory_order_acquire) != 0) return Status(Code::kRemote, "aborted");
-    if (deadline.Expired())
-      return MakeStatus(Code::kTimeout, "timed out waiting for %s %s", opt.what, missing().c_str());
+    if (deadline.Expired()) {
+      const std::string m = missing();
+      if (fr::t_wait_word != nullptr && !m.empty() && m[0] >= '0' && m[0] <= '9') fr::NoteWaiting(static_cast<int>(strtol(m.c_str(), nullptr, 10)));
+      return MakeStatus(Code::kTimeout, "timed out waiting for %s %s", opt.what, m.c_str());
+    }
     if (opt.check) {
       Status alive = opt.check();
       if (!alive.ok()) return done() ? Status::Ok() : alive;  // a peer may finish, then exit
+    }
+    if (slept && !noted && fr::t_wait_word != nullptr) {
+      const std::string m = missing();
+      if (!m.empty() && m[0] >= '0' && m[0] <= '9') fr::NoteWaiting(static_cast<int>(strtol(m.c_str(), nullptr, 10)));
+      noted = true;
     }
     Deadline slice = opt.check ? deadline.Earlier(Deadline::AfterMs(opt.check_every_ms)) : deadline;
     // seq_cst, like the waker's arrival store and its load of `sleepers` (and done()'s loads): in
     // their single total order either the waker sees us counted or we see its arrival in done().
     b->sleepers.fetch_add(1, std::memory_order_seq_cst);
-    if (!done() && b->aborted.load(std::memory_order_acquire) == 0) FutexWait(&b->wake, word, slice, opt.shared);
+    if (!done() && b->aborted.load(std::memory_order_acquire) == 0) {
+      FutexWait(&b->wake, word, slice, opt.shared);
+      slept = slept || slice.Expired();
+    }
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
   }
 }

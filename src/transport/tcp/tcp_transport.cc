@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "common/wait_note.h"
 
 namespace hostccl::net {
 namespace {
@@ -207,6 +208,12 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
   const uint64_t start = NowNs();
   const uint64_t spin_until = busy_poll_ns_ > 0 ? start + busy_poll_ns_ : 0;
   uint64_t probe_at = start + kProbeAfterMs * 1000000;
+  bool noted = false;
+  struct Unnote {  // cleared when the wait succeeds; a failed wait leaves it for the dump
+    bool& on;
+    const Status& st;
+    ~Unnote() { if (on && st.ok()) fr::NoteWaiting(-1); }
+  } unnote{noted, status_};
   for (;;) {
     // Completed requests succeed even if a later frame (e.g. an ABORT read in the same poll) has
     // failed the transport since: their bytes did arrive / leave.
@@ -231,6 +238,8 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
       int culprit = -1;
       const std::string blame = Blame(ids, n, now, &culprit);
       if (culprit >= 0) {
+        fr::NoteWaiting(culprit);  // the rank that really stopped, for the flight recorder
+        noted = true;
         Status st = MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms: %s; this rank waits for %s", rank_,
                                Ull((now - start) / 1000000), blame.c_str(), DescribePending(ids, n).c_str());
         st.WithPeer(culprit);
@@ -250,6 +259,14 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
     // costs no wake-up; after that, block in poll() (until the deadline or the next probe).
     int timeout_ms = 0;
     if (spin_until == 0 || now >= spin_until) {
+      if (fr::t_wait_word != nullptr) {  // about to block: the flight recorder's "waiting for"
+        for (size_t i = 0; i < n; ++i)
+          if (const ReqInfo& r = reqs_.at(ids[i]); !r.done) {
+            fr::NoteWaiting(r.peer);
+            noted = true;
+            break;
+          }
+      }
       timeout_ms = deadline.RemainingMsForPoll();
       const int to_probe = static_cast<int>((probe_at - now + 999999) / 1000000);
       if (timeout_ms < 0 || timeout_ms > to_probe) timeout_ms = to_probe;

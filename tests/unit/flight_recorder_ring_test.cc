@@ -1,0 +1,106 @@
+// The flight recorder's ring (core/flight_recorder.h) on its own: wrap-around, the states, the
+// waiting word, stale updates of a reused slot, and the JSON documents parsed back with the
+// system's python3 (the dump and the trace must be well-formed; error text is escaped).
+#include "core/flight_recorder.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace hostccl::core {
+namespace {
+
+// Runs python3 on `code` with the file as argv[1]; returns its stdout ("PARSE-ERROR" if it failed).
+std::string Py(const std::string& text, const std::string& code) {
+  char path[] = "/tmp/fr_unit_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return "MKSTEMP";
+  close(fd);
+  std::ofstream(path) << text;
+  const std::string cmd = "/usr/bin/python3 -c '" + code + "' " + path + " 2>&1";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    if (pclose(p) != 0) out = "PARSE-ERROR " + out;
+  }
+  unlink(path);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+constexpr const char* kStates =
+    "import json,sys; d=json.load(open(sys.argv[1])); "
+    "print(\" \".join(\"%d:%s%s\" % (e[\"seq\"], e[\"state\"], (\"@%d\" % e[\"waiting_for\"]) if \"waiting_for\" in e else \"\") "
+    "for e in d[\"entries\"]))";
+
+Fingerprint Fp(uint64_t seq, uint64_t count) {
+  Fingerprint fp;
+  fp.kind = static_cast<uint8_t>(CollKind::kAllReduce);
+  fp.seq = seq;
+  fp.count = count;
+  return fp;
+}
+
+std::unique_ptr<FlightRecorder> Make(const char* entries) {
+  setenv("HOSTCCL_FR_ENTRIES", entries, 1);
+  auto f = FlightRecorder::Create({1, 4, "unit \"comm\"", "00ab"});
+  unsetenv("HOSTCCL_FR_ENTRIES");
+  return f;
+}
+
+TEST(FlightRecorder, OffWhenZeroEntries) { EXPECT_EQ(Make("0"), nullptr); }
+
+TEST(FlightRecorder, RingKeepsTheLastNAfterWrapAround) {
+  auto f = Make("4");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->capacity(), 4u);
+  for (uint64_t s = 1; s <= 10; ++s) {
+    f->Enqueued(Fp(s, s));
+    f->Started(s, "ring");
+    f->Ended(s, Status::Ok());
+  }
+  EXPECT_EQ(Py(f->Json("test"), kStates), "7:done 8:done 9:done 10:done");
+  // A late update of an operation whose slot was reused changes nothing.
+  f->Ended(3, Status(Code::kTimeout, "stale"));
+  f->Started(2, "stale");
+  EXPECT_EQ(Py(f->Json("test"), kStates), "7:done 8:done 9:done 10:done");
+}
+
+TEST(FlightRecorder, StatesWaitingAndEscapedErrors) {
+  auto f = Make("8");
+  ASSERT_NE(f, nullptr);
+  f->Enqueued(Fp(1, 8));
+  f->Started(1, "direct");
+  f->Ended(1, Status::Ok());
+  f->Enqueued(Fp(2, 8));
+  f->Started(2, "direct");
+  std::atomic<int32_t>* w = f->WaitWord(2);
+  ASSERT_NE(w, nullptr);
+  w->store(3);
+  f->Ended(2, Status(Code::kTimeout, "timed out \"waiting\"\n\tfor rank(s) 3 of 4 \\"));
+  f->Enqueued(Fp(3, 16));
+  f->Started(3, "direct");
+  f->WaitWord(3)->store(0);
+  f->Enqueued(Fp(4, 16));
+  EXPECT_EQ(f->WaitWord(9), nullptr);
+  const std::string js = f->Json("unit \"reason\"");
+  EXPECT_EQ(Py(js, kStates), "1:done 2:failed 3:waiting@0 4:queued");
+  EXPECT_EQ(Py(js, "import json,sys; d=json.load(open(sys.argv[1])); e=d[\"entries\"][1]; "
+                   "print(d[\"rank\"], d[\"nranks\"], d[\"comm_name\"], d[\"reason\"], e[\"error_code\"], e[\"waited_for\"], "
+                   "e[\"algo\"], e[\"op\"], e[\"t_end_us\"] >= e[\"t_start_us\"] >= e[\"t_enqueue_us\"] > 0, repr(e[\"error\"]))"),
+            "1 4 unit \"comm\" unit \"reason\" HCCL_E_TIMEOUT 3 direct HcclAllReduce True "
+            "'timed out \"waiting\"\\n\\tfor rank(s) 3 of 4 \\\\'");
+  // The trace: one metadata track name, one slice per started operation.
+  EXPECT_EQ(Py(f->TraceJson(), "import json,sys; d=json.load(open(sys.argv[1])); "
+                               "print(\" \".join(\"%s:%s\" % (e[\"ph\"], e[\"name\"]) for e in d[\"traceEvents\"]))"),
+            "M:process_name M:process_sort_index X:HcclAllReduce X:HcclAllReduce X:HcclAllReduce");
+}
+
+}  // namespace
+}  // namespace hostccl::core
