@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "algo/primitives.h"
+#include "common/log.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
@@ -82,6 +83,17 @@ Status ReduceSlices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     return st;
   }
   return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+}
+
+Status ReplanOverTransport(Context& ctx, net::ShmGroup* g, const OpArgs& a, int who, const char* buffer,
+                           const char* plan, Status (*fallback)(Context&, const OpArgs&)) {
+  if (ctx.transport == nullptr)
+    return MakeStatus(Code::kNotSupport, "rank %d's %s: not aclrtMalloc memory, and there is no TCP path", who,
+                      buffer);
+  if (g->FirstUse(plan))
+    HLOG_INFO(kAlgo, "%s #%llu: rank %d's %s: not aclrtMalloc memory; re-plan %s", CollKindName(a.kind),
+              static_cast<unsigned long long>(ctx.fp.seq), who, buffer, plan);
+  return fallback(ctx, a);
 }
 
 }  // namespace hostccl::algo

@@ -16,6 +16,13 @@ constexpr uint64_t kPeerFoldCheckBytes = 4 << 20;
 // anything can diverge. `g` null (the placement has no such group): kInternal with `missing`.
 Status ExchangeArgs(Context& ctx, net::PeerMemory* g, const OpArgs& a, const char* missing);
 
+// A shared-memory algorithm's re-plan when rank `who`'s `buffer` ("sendBuf", "buffers") cannot be
+// mapped by its peers (every rank reads the same descriptors, so every rank takes it): logs it
+// once per group and runs `fallback` over TCP, or fails with kNotSupport when there is no TCP
+// path. `plan` ("shm -> ring") is a string literal: the log line's text and its log-once key.
+Status ReplanOverTransport(Context& ctx, net::ShmGroup* g, const OpArgs& a, int who, const char* buffer,
+                           const char* plan, Status (*fallback)(Context&, const OpArgs&));
+
 // After Exchange: folds elements [begin, end) of every rank's sendBuf, in rank order (the
 // canonical fold), into dst + begin (dst = element 0 of the output), checking g between pieces.
 // kRemote when a peer's sendBuf cannot be mapped.

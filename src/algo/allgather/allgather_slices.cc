@@ -108,13 +108,7 @@ Status AllGatherShm(Context& ctx, const OpArgs& in) {
   if (unshared < 0) return Pull(ctx, g, a);
   // Re-plan (identical on every rank: all read the same descriptors): "ring" over TCP. The
   // in-place rewrite is already done; ring sees sendBuf == recvBuf + r*S.
-  if (ctx.transport == nullptr)
-    return MakeStatus(Code::kNotSupport, "rank %d's sendBuf is not aclrtMalloc memory and there is no TCP path",
-                      unshared);
-  if (g->FirstUse(64))
-    HLOG_INFO(kAlgo, "HcclAllGather #%llu: rank %d's sendBuf is not aclrtMalloc memory; re-plan shm -> ring",
-              static_cast<unsigned long long>(ctx.fp.seq), unshared);
-  return AllGatherRing(ctx, a);
+  return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "allgather shm -> ring", &AllGatherRing);
 }
 
 }  // namespace hostccl::algo

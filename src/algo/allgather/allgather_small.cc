@@ -28,7 +28,7 @@ Status AllGatherShmInline(Context& ctx, const OpArgs& a) {
   const uint64_t bytes = a.bytes();
   if (bytes > net::ShmGroup::kInlineBytes) {
     // Forced beyond the slot: re-plan (identical on every rank) to "shm".
-    if (g->FirstUse(512))
+    if (g->FirstUse("allgather shm_inline -> shm"))
       HLOG_INFO(kAlgo, "HcclAllGather #%llu: a %llu-byte block exceeds the %zu-byte arrival slot; re-plan shm_inline -> shm",
                 static_cast<unsigned long long>(ctx.fp.seq), static_cast<unsigned long long>(bytes),
                 net::ShmGroup::kInlineBytes);

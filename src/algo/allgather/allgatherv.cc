@@ -64,13 +64,7 @@ Status AllGatherVShm(Context& ctx, const OpArgs& a) {
   for (int r = 0; r < ctx.size && unshared < 0; ++r)
     if (len[static_cast<size_t>(r)] > 0 && g->SendDesc(r).serial == 0) unshared = r;
   if (unshared < 0) return PullBlocks(ctx, g, a.send, static_cast<char*>(a.recv), off.data(), len.data());
-  if (ctx.transport == nullptr)
-    return MakeStatus(Code::kNotSupport, "rank %d's sendBuf is not aclrtMalloc memory and there is no TCP path",
-                      unshared);
-  if (g->FirstUse(1024))
-    HLOG_INFO(kAlgo, "HcclAllGatherV #%llu: rank %d's sendBuf is not aclrtMalloc memory; re-plan shm -> ring",
-              static_cast<unsigned long long>(ctx.fp.seq), unshared);
-  return AllGatherVRing(ctx, a);
+  return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "allgatherv shm -> ring", &AllGatherVRing);
 }
 
 Status AllGatherVShmInline(Context& ctx, const OpArgs& a) {
@@ -79,7 +73,7 @@ Status AllGatherVShmInline(Context& ctx, const OpArgs& a) {
   thread_local std::vector<uint64_t> off, len;
   Blocks(ctx, a, &off, &len);
   if (*std::max_element(len.begin(), len.end()) > net::ShmGroup::kInlineBytes) {
-    if (g->FirstUse(2048))
+    if (g->FirstUse("allgatherv shm_inline -> shm"))
       HLOG_INFO(kAlgo, "HcclAllGatherV #%llu: a block exceeds the %zu-byte arrival slot; re-plan shm_inline -> shm",
                 static_cast<unsigned long long>(ctx.fp.seq), net::ShmGroup::kInlineBytes);
     return AllGatherVShm(ctx, a);

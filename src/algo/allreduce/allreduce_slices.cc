@@ -70,13 +70,7 @@ Status AllReduceShm(Context& ctx, const OpArgs& a) {
   const int unshared = g->FirstUnmappable(/*recv_too=*/true);
   if (unshared < 0) return Slices(ctx, g, a);
   // Re-plan (identical on every rank: all read the same descriptors): "rs_ag" over TCP.
-  if (ctx.transport == nullptr)
-    return MakeStatus(Code::kNotSupport, "rank %d's buffers are not aclrtMalloc memory and there is no TCP path",
-                      unshared);
-  if (g->FirstUse(16))
-    HLOG_INFO(kAlgo, "HcclAllReduce #%llu: rank %d's buffers are not aclrtMalloc memory; re-plan shm -> rs_ag",
-              static_cast<unsigned long long>(ctx.fp.seq), unshared);
-  return AllReduceRsAg(ctx, a);
+  return ReplanOverTransport(ctx, g, a, unshared, "buffers", "allreduce shm -> rs_ag", &AllReduceRsAg);
 }
 
 }  // namespace hostccl::algo

@@ -66,7 +66,7 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
     all = f == 1;
   }
   if (!all) {
-    if (g->FirstUse(256))
+    if (g->FirstUse("alltoall shm_inline -> shm"))
       HLOG_INFO(kAlgo, "%s #%llu: a rank's blocks exceed the %zu-byte arrival slot; re-plan shm_inline -> shm",
                 CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), limit);
     return ShmPullAfterExchange(ctx, g, a, sizeof(uint64_t));

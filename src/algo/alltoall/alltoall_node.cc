@@ -51,7 +51,7 @@ Status AlltoAllNode(Context& ctx, const OpArgs& a) {
   const bool v = a.kind == CollKind::kAlltoAllV;
   const uint64_t words = 3 * static_cast<uint64_t>(n);
   if (v && words * sizeof(uint64_t) > g->PayloadLimit()) {
-    if (g->FirstUse(64))
+    if (g->FirstUse("alltoall node: arrays"))
       HLOG_INFO(kAlgo, "HcclAlltoAllV #%llu: %d ranks' arrays do not fit the arrival slot; re-plan node -> pairwise",
                 static_cast<unsigned long long>(ctx.fp.seq), n);
     return AlltoAllPairwise(ctx, a);
@@ -103,7 +103,7 @@ Status AlltoAllNode(Context& ctx, const OpArgs& a) {
   }
   // 3. The cross-host blocks (and the host's own blocks too when a sendBuf cannot be mapped).
   const int unshared = g->FirstUnmappable(/*recv_too=*/false);
-  if (unshared >= 0 && hi - lo > 1 && g->FirstUse(512))
+  if (unshared >= 0 && hi - lo > 1 && g->FirstUse("alltoall node: own host over TCP"))
     HLOG_INFO(kAlgo, "%s #%llu: rank %d's sendBuf is not aclrtMalloc memory; its host's blocks go over TCP in node",
               CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), lo + unshared);
   auto over_tcp = [&](int i) { return i != r && (!local(i) || unshared >= 0); };

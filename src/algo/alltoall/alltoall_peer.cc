@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "algo/alltoall/alltoall_algorithms.h"
+#include "algo/peer_fold.h"
 #include "common/log.h"
 #include "kernels/copy.h"
 #include "transport/peer_memory.h"
@@ -151,7 +152,7 @@ Status AlltoAllShm(Context& ctx, const OpArgs& a) {
     if (ctx.transport == nullptr)
       return MakeStatus(Code::kNotSupport, "shm alltoallv takes at most %zu ranks and there is no TCP path",
                         g->PayloadLimit() / 24);
-    if (g->FirstUse(64))
+    if (g->FirstUse("alltoallv shm -> pairwise (ranks)"))
       HLOG_INFO(kAlgo, "HcclAlltoAllV #%llu: %d ranks' arrays do not fit the arrival slot; re-plan shm -> pairwise",
                 static_cast<unsigned long long>(ctx.fp.seq), ctx.size);
     return AlltoAllPairwise(ctx, a);
@@ -164,13 +165,7 @@ Status ShmPullAfterExchange(Context& ctx, net::ShmGroup* g, const OpArgs& a, siz
   const int unshared = g->FirstUnmappable(/*recv_too=*/false);
   if (unshared < 0) return Pull(ctx, g, a, payload_offset);
   // Re-plan (identical on every rank: all read the same descriptors): "pairwise" over TCP.
-  if (ctx.transport == nullptr)
-    return MakeStatus(Code::kNotSupport, "rank %d's sendBuf is not aclrtMalloc memory and there is no TCP path",
-                      unshared);
-  if (g->FirstUse(128))
-    HLOG_INFO(kAlgo, "%s #%llu: rank %d's sendBuf is not aclrtMalloc memory; re-plan shm -> pairwise",
-              CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), unshared);
-  return AlltoAllPairwise(ctx, a);
+  return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "alltoall shm -> pairwise", &AlltoAllPairwise);
 }
 
 }  // namespace hostccl::algo

@@ -113,13 +113,7 @@ Status BroadcastShm(Context& ctx, const OpArgs& a) {
   const int unshared = g->FirstUnmappable(/*recv_too=*/false);
   if (unshared < 0) return Slices(ctx, g, a);
   // Re-plan (identical on every rank: all read the same descriptors): "chain" over TCP.
-  if (ctx.transport == nullptr)
-    return MakeStatus(Code::kNotSupport, "rank %d's buffer is not aclrtMalloc memory and there is no TCP path",
-                      unshared);
-  if (g->FirstUse(32))
-    HLOG_INFO(kAlgo, "HcclBroadcast #%llu: rank %d's buffer is not aclrtMalloc memory; re-plan shm -> chain",
-              static_cast<unsigned long long>(ctx.fp.seq), unshared);
-  return BroadcastChain(ctx, a);
+  return ReplanOverTransport(ctx, g, a, unshared, "buffer", "broadcast shm -> chain", &BroadcastChain);
 }
 
 }  // namespace hostccl::algo

@@ -37,8 +37,6 @@
 namespace hostccl::algo {
 namespace {
 
-enum : uint32_t { kLogCma = 1, kLogCmaWrite = 2, kLogStaging = 4, kLogTcp = 8 };
-
 // Where rank r's input can be read directly in this process, or nullptr (read it by CMA / staging).
 const char* DirectSend(Context& ctx, const ReduceArgs& a, int r, std::string* why) {
   net::ShmGroup* g = ctx.shm;
@@ -183,20 +181,19 @@ Status ReduceShmUnshared(Context& ctx, const ReduceArgs& a) {
                                          : StrFormat("root %d's recvBuf", a.root);
   const bool staging = g->Staging() != nullptr && g->staging_bytes() >= (2 * static_cast<size_t>(ctx.size) + 2) * 4096;
   if (g->cma() && (bytes <= kCmaMaxBytes || !staging)) {
-    const uint32_t kind = unshared >= 0 ? kLogCma : kLogCmaWrite;
-    if (g->FirstUse(kind))
+    if (g->FirstUse(unshared >= 0 ? "reduce shm -> shm_cma (readv)" : "reduce shm -> shm_cma (writev)"))
       HLOG_INFO(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; re-plan shm -> shm_cma (process_vm_%s)", seq,
                  what.c_str(), unshared >= 0 ? "readv" : "writev");
     return ReduceCma(ctx, a);
   }
   if (staging) {
-    if (g->FirstUse(kLogStaging))
+    if (g->FirstUse("reduce shm -> shm_staging"))
       HLOG_INFO(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; re-plan shm -> shm_staging (%s)",
                  seq, what.c_str(), g->cma() ? "above 1 MiB staging is faster than process_vm_readv"
                                              : "process_vm_readv is not allowed");
     return ReduceStaging(ctx, a);
   }
-  if (g->FirstUse(kLogTcp))
+  if (g->FirstUse("reduce shm -> tcp"))
     HLOG_INFO(kShm, "HcclReduce #%llu: %s is not aclrtMalloc memory; re-plan shm -> %s", seq, what.c_str(),
               bytes <= kGatherMaxBytes ? "gather" : "chain");
   // Everyone passed the barrier with the same view, so everyone takes the same fallback.

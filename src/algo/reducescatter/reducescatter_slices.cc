@@ -51,13 +51,7 @@ Status ReduceScatterShm(Context& ctx, const OpArgs& a) {
   const int unshared = g->FirstUnmappable(/*recv_too=*/false);
   if (unshared < 0) return OwnBlock(ctx, g, a);
   // Re-plan (identical on every rank: all read the same descriptors): "owner" over TCP.
-  if (ctx.transport == nullptr)
-    return MakeStatus(Code::kNotSupport, "rank %d's sendBuf is not aclrtMalloc memory and there is no TCP path",
-                      unshared);
-  if (g->FirstUse(1024))
-    HLOG_INFO(kAlgo, "%s #%llu: rank %d's sendBuf is not aclrtMalloc memory; re-plan shm -> owner",
-              CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), unshared);
-  return ReduceScatterOwner(ctx, a);
+  return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "reducescatter shm -> owner", &ReduceScatterOwner);
 }
 
 }  // namespace hostccl::algo

@@ -28,7 +28,7 @@ Status ReduceScatterShmInline(Context& ctx, const OpArgs& a) {
   const uint64_t in = InputExtent(a, ctx.size) * DataTypeSize(a.dtype);
   if (in > net::ShmGroup::kInlineBytes && ctx.shm != nullptr) {
     // Every rank sees the same size (a rank that differs is found by shm's arrival).
-    if (ctx.shm->FirstUse(2048))
+    if (ctx.shm->FirstUse("reducescatter shm_inline -> shm"))
       HLOG_INFO(kAlgo, "%s #%llu: %llu input bytes exceed the inline %zu; re-plan shm_inline -> shm",
                 CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), static_cast<unsigned long long>(in),
                 net::ShmGroup::kInlineBytes);

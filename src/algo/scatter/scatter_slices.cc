@@ -64,13 +64,7 @@ Status ScatterShm(Context& ctx, const OpArgs& a) {
   // Every rank reads the same descriptor, so every rank takes the same plan.
   if (g->SendDesc(a.root).serial != 0) return CopyMine(ctx, g, a);
   // Re-plan (identical on every rank): "flat" over TCP.
-  if (ctx.transport == nullptr)
-    return MakeStatus(Code::kNotSupport, "the root's (rank %d) sendBuf is not aclrtMalloc memory and there is no TCP path",
-                      a.root);
-  if (g->FirstUse(128))
-    HLOG_INFO(kAlgo, "HcclScatter #%llu: the root's (rank %d) sendBuf is not aclrtMalloc memory; re-plan shm -> flat",
-              static_cast<unsigned long long>(ctx.fp.seq), a.root);
-  return ScatterFlat(ctx, a);
+  return ReplanOverTransport(ctx, g, a, a.root, "sendBuf (the root's)", "scatter shm -> flat", &ScatterFlat);
 }
 
 }  // namespace hostccl::algo

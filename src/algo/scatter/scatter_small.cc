@@ -30,7 +30,7 @@ Status ScatterShmInline(Context& ctx, const OpArgs& a) {
   const uint64_t bytes = a.bytes(), total = bytes * static_cast<uint64_t>(ctx.size);
   if (total > net::ShmGroup::kInlineBytes) {
     // The rules see one block; n of them do not fit: re-plan (identical on every rank) to "shm".
-    if (g->FirstUse(256))
+    if (g->FirstUse("scatter shm_inline -> shm"))
       HLOG_INFO(kAlgo, "HcclScatter #%llu: %llu bytes in all exceed the %zu-byte arrival slot; re-plan shm_inline -> shm",
                 static_cast<unsigned long long>(ctx.fp.seq), static_cast<unsigned long long>(total),
                 net::ShmGroup::kInlineBytes);

@@ -424,4 +424,12 @@ Status ShmGroup::Exchange(int rank, const Fingerprint& fp, const void*, void*, c
   return Status::Ok();
 }
 
+bool ShmGroup::FirstUse(const char* site) {
+  std::lock_guard<std::mutex> lk(first_use_mu_);
+  for (const char* seen : first_used_)
+    if (seen == site) return false;
+  first_used_.push_back(site);
+  return true;
+}
+
 }  // namespace hostccl::net

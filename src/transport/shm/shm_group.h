@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -99,8 +100,9 @@ class ShmGroup : public PeerMemory {
   uint32_t Pid(int r) const { return pids_[static_cast<size_t>(r)]; }
   bool SameProcess(int r) const { return pids_[static_cast<size_t>(r)] == own_pid_; }
   bool cma() const { return cma_; }
-  // True the first time `kind_bit` is passed (per group, any thread): "log on first use".
-  bool FirstUse(uint32_t kind_bit) { return (first_use_.fetch_or(kind_bit) & kind_bit) == 0; }
+  // True the first time `site` (a string literal naming a log site, compared by address) is
+  // passed (per group, any thread): "log on first use". Only re-plan paths call it.
+  bool FirstUse(const char* site);
 
   // Called (any thread of the owner) when one of this rank's allocations is freed: peers drop
   // their mapping of it at their next Publish, so freed device memory is not kept alive.
@@ -144,7 +146,8 @@ class ShmGroup : public PeerMemory {
   std::vector<int> members_;    // communicator rank of each member (for messages)
   uint32_t own_pid_ = 0;        // getpid() is a system call: cached
   bool cma_ = false;
-  std::atomic<uint32_t> first_use_{0};
+  std::mutex first_use_mu_;
+  std::vector<const char*> first_used_;  // FirstUse's sites seen
   std::vector<int> pidfds_;
   struct Mapping {
     void* local = nullptr;
