@@ -91,6 +91,8 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 0, &ReduceScatterFlat},
       {K::kReduceScatter, "owner", "TCP, pipelined: chunks of block j to owner j, folded there in rank order as they land",
        kNeedsTransport, 1 << 20, &ReduceScatterOwner},
+      {K::kReduceScatter, "node", "two hosts: host partials and raw parts over TCP balanced per direction, folded in rank order in shared memory",
+       kNeedsNodes | kNeedsTransport, 512 << 10, &ReduceScatterNode},
       // HcclReduceScatterV: the same functions, block j at sendDispls[j] of sendCounts[j] elements
       {K::kReduceScatterV, "direct", "threads of one process: each rank folds its block of every rank's input in one pass",
        kNeedsLocal, 0, &ReduceScatterDirect},
@@ -103,6 +105,8 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 0, &ReduceScatterFlat},
       {K::kReduceScatterV, "owner", "TCP, pipelined: chunks of block j to owner j, folded there in rank order as they land",
        kNeedsTransport, 1 << 20, &ReduceScatterOwner},
+      {K::kReduceScatterV, "node", "two hosts: host partials and raw parts over TCP balanced per direction, folded in rank order in shared memory",
+       kNeedsNodes | kNeedsTransport, 512 << 10, &ReduceScatterNode},
       // HcclAllGather (sizes in the rules are a rank's block, sendCount x element size)
       {K::kAllGather, "direct", "threads of one process: each rank copies every peer's block out of its sendBuf, one pass",
        kNeedsLocal, 0, &AllGatherDirect},

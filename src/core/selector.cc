@@ -99,14 +99,15 @@ const char* DefaultRuleText(CollKind op) {
     // Threads fold their block in place; processes of one host send small inputs inline in the
     // arrival (one arrival; shm_inline re-plans to shm when n blocks exceed 4 KiB) and fold their
     // block of the mapped sendBufs above; over TCP small blocks go to their owners in one hop
-    // (flat), larger ones through the owner's pipelined fold (also across hosts).
+    // (flat), larger ones through the owner's pipelined fold; across two hosts node (host
+    // partials: 3/4 of owner's bytes over the link at 2x2; other host counts: owner).
     case CollKind::kReduceScatter:
       return "reducescatter=direct#reducescatter:0-1025:shm_inline#reducescatter=shm#reducescatter:0-65537:flat#"
-             "reducescatter=owner";
+             "reducescatter=node#reducescatter=owner";
     // The same plans on the mean block (sendCounts may differ per rank).
     case CollKind::kReduceScatterV:
       return "reducescatterv=direct#reducescatterv:0-1025:shm_inline#reducescatterv=shm#reducescatterv:0-65537:flat#"
-             "reducescatterv=owner";
+             "reducescatterv=node#reducescatterv=owner";
     // Sizes are one rank's block. Threads copy peers' blocks in place; processes of one host send
     // small blocks inline in the arrival (one arrival; <= 4 KiB) and copy out of the mapped
     // sendBufs above; over TCP small blocks go to everyone in one hop (flat), larger ones round a

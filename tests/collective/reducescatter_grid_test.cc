@@ -135,6 +135,42 @@ TEST(ReduceScatterHostBuffers, EveryRankHasItsBlocksRankOrderFold) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
+// "node" on uneven hosts (1 + 2 and 2 + 3 ranks: the share of H0's blocks that goes round trip is 0
+// and 1/2) with small chunks (many per part), in every buffer form; and with a malloc'd sendBuf,
+// which makes every rank of both hosts re-plan to "owner" (logged). Every rank's block is still
+// the canonical fold.
+TEST(ReduceScatterNode, UnevenHostsAndHostBuffers) {
+  ASSERT_TRUE(ReduceScatterImplemented());
+  for (int n : {3, 5}) {
+    const int split = n / 2;
+    std::vector<ReduceScatterCase> cases;
+    uint64_t i = 0;
+    cases.push_back({HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, RsPlace::kSeparate, Mix64(0x7e5c0000)});
+    for (uint64_t count : {7ull, 1025ull, 65537ull})
+      for (RsPlace p : kPlaces) {
+        cases.push_back({i % 2 ? HCCL_DATA_TYPE_FP32 : HCCL_DATA_TYPE_BFP16, ReduceOps()[i % 4], count, p,
+                         Mix64(0x7e5c0001 + i)});
+        ++i;
+      }
+    ReduceScatterCase h{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 65537, RsPlace::kSeparate, Mix64(0x7e5c1000 + n)};
+    h.host_send = true;
+    cases.push_back(h);
+    RunOptions opts;
+    opts.env.push_back({"HOSTCCL_ALGO", "reducescatter=node"});
+    opts.env.push_back({"HOSTCCL_CHUNK_BYTES", "4096"});
+    opts.rank_env = [split](int rank) {
+      return std::vector<std::pair<std::string, std::string>>{
+          {"HOSTCCL_NODE_ID", rank < split ? "rs-node-a" : "rs-node-b"}};
+    };
+    RunResult res = RunRanks(n, Mode::kProcesses, [&](RankContext& ctx) {
+      for (const ReduceScatterCase& c : cases)
+        if (!RunReduceScatterCase(ctx, c)) return false;
+      return true;
+    }, opts);
+    EXPECT_TRUE(res.ok) << n << " ranks on 2 hosts:\n" << res.message;
+  }
+}
+
 // The default subset covers what it claims, checked against the library's registry.
 TEST(ReduceScatterGridCoverage, DefaultSubsetCoversEveryClass) {
   std::set<std::pair<int, int>> dtype_op;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench_multihost.sh: HcclReduce (or --op allreduce / broadcast: HcclAllReduce, HcclBroadcast) across
-# hosts in the netns rig (scripts/netns_rig.sh), 64 MiB fp32 sum to root 0, each call timed alone after a barrier, median of 3 calls (-I -n 3, 1 warm-up) per
+# bench_multihost.sh: HcclReduce (or --op allreduce / broadcast / allgather / reducescatter / alltoall:
+# HcclAllReduce, HcclBroadcast, HcclAllGather, HcclReduceScatter, HcclAlltoAll) across hosts in the netns rig (scripts/netns_rig.sh), 64 MiB fp32 sum to root 0, each call timed alone after a barrier, median of 3 calls (-I -n 3, 1 warm-up) per
 # launch, and the median over --launches launches (default 3):
 #   hostccl and Open MPI (tcp BTL between hosts, vader within one; as is and with
 #   mpi_yield_when_idle=1) with 2 hosts x 2 ranks and 4 hosts x 2 ranks, over links shaped to
@@ -10,7 +10,13 @@
 # Prints one table; algbw = bytes / median time (Reduce: the root's time, else the slowest rank's);
 # a reduce to one root must bring at least the full message into the root's host once, so 100% of
 # the link is the bound (AllReduce and Broadcast across 2 hosts: the same, see docs/multihost.md).
-# Options: --op reduce|allreduce|broadcast (the hccl_test tool and MPI collective; default reduce),
+# The other operators' bound is F x S / link, F = the bytes that must cross the busiest host link
+# in one direction per byte of S (the size convention of docs/performance.md; K hosts x M ranks):
+# AllGather (K-1)/K, AlltoAll M(K-1)/K, ReduceScatter with the canonical rank-order fold and K = 2
+# (2M-1)/(2M) (derivation in docs/multihost.md; other K: not derived, "-"). "of link" and "of TCP"
+# are F x S / time over the nominal rate and over the measured TCP goodput.
+# Options: --op reduce|allreduce|broadcast|allgather|reducescatter|alltoall (the hccl_test tool and
+# MPI collective; default reduce),
 # --reduce-test PATH (the tool, default build/bin/<reduce_test|all_reduce_test|broadcast_test>), --mpi-bench PATH (default: build/bin, else build-*/bin), --size S,
 # --iters N, --launches L, --rate R, --per-host M (ranks per host, default 2), --no-ompi, --only
 # REGEX (labels to run), -e NAME=VALUE (extra environment for hostccl runs). hostccl gets one extra
@@ -26,7 +32,7 @@ find_bin() {
 reduce_test="" mpi_bench="$(find_bin mpi_coll_bench.openmpi)"
 probe="$here/tests/multihost/link_probe.py"
 size=64M iters=3 launches=3 rate=1gbit ompi=1 only=. extra=() per_host=2 op=reduce
-usage="usage: $0 [--op reduce|allreduce|broadcast] [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--launches 3] [--rate 1gbit] [--per-host 2] [--no-ompi] [--only REGEX] [-e NAME=VALUE]..."
+usage="usage: $0 [--op reduce|allreduce|broadcast|allgather|reducescatter|alltoall] [--reduce-test PATH] [--mpi-bench PATH] [--size 64M] [--iters 3] [--launches 3] [--rate 1gbit] [--per-host 2] [--no-ompi] [--only REGEX] [-e NAME=VALUE]..."
 while (($#)); do
   case "$1" in
     --op) op="$2"; shift 2 ;;
@@ -47,6 +53,9 @@ case "$op" in
   reduce) tool=reduce_test api=HcclReduce ;;
   allreduce) tool=all_reduce_test api=HcclAllReduce ;;
   broadcast) tool=broadcast_test api=HcclBroadcast ;;
+  allgather) tool=all_gather_test api=HcclAllGather ;;
+  reducescatter) tool=reduce_scatter_test api=HcclReduceScatter ;;
+  alltoall) tool=alltoall_test api=HcclAlltoAll ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
 [[ -n "$reduce_test" ]] || reduce_test="$(find_bin "$tool")"
@@ -56,11 +65,23 @@ mpi_args=(-b "$size" -e "$size" -d fp32 -o sum -r 0 -n "$iters" -w 1 -I -c 1)
 args=("${mpi_args[@]}" -W 1)
 [[ $op == allreduce ]] && args=(-b "$size" -e "$size" -d fp32 -o sum -n "$iters" -w 1 -I -c 1 -W 1)
 [[ $op == broadcast ]] && args=(-b "$size" -e "$size" -d fp32 -r 0 -n "$iters" -w 1 -I -c 1 -W 1)
+[[ $op == allgather || $op == alltoall ]] && args=(-b "$size" -e "$size" -d fp32 -n "$iters" -w 1 -I -c 1 -W 1)
+[[ $op == reducescatter ]] && args=(-b "$size" -e "$size" -d fp32 -o sum -n "$iters" -w 1 -I -c 1 -W 1)
 mpi_args=(--op "$op" "${mpi_args[@]}")
-# The time column: Reduce the root's own (it finishes last); AllReduce and Broadcast the slowest
+# The time column: Reduce the root's own (it finishes last); the other operators the slowest
 # rank's (an MPI_Bcast root returns once its data is handed to the transport).
 col=7
 [[ $op != reduce ]] && col=9
+# F(K): bytes over the busiest host link, one direction, per byte of S (see the header); "" = not derived.
+bound_factor() {
+  local k="$1" m="$per_host"
+  case "$op" in
+    allgather) awk -v k="$k" 'BEGIN { printf "%.6f", (k - 1) / k }' ;;
+    alltoall) awk -v k="$k" -v m="$m" 'BEGIN { printf "%.6f", m * (k - 1) / k }' ;;
+    reducescatter) ((k == 2)) && awk -v m="$m" 'BEGIN { printf "%.6f", (2 * m - 1) / (2 * m) }' ;;
+    *) echo 1 ;;
+  esac
+}
 log="$(mktemp /tmp/bench_multihost.XXXXXX)"
 trap 'rm -f "$log"' EXIT
 rows=()
@@ -100,13 +121,14 @@ run() {
     times+=("$(awk -v c="$col" '{ print $c }' <<<"$line")")
     echo "   $(awk -v c="$col" '{ printf "%.3f ms", $c / 1000 }' <<<"$line")" >&2
   done
-  local med
+  local med f
+  f="$(bound_factor "$hosts")"
   med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
   rows+=("$(awk -v l="$label" -v link="$link" -v raw="$raw" -v t="$med" -v b="$(awk '{ print $2 }' <<<"$line")" \
-      -v all="$(printf '%s ' "${times[@]}")" -v algo="$algo" 'BEGIN {
+      -v all="$(printf '%s ' "${times[@]}")" -v algo="$algo" -v f="${f:-0}" 'BEGIN {
       bw = b / (t * 1e3);
-      pct = link > 0 ? sprintf("%5.1f%%", 100 * bw / link) : "    -";
-      pr = raw > 0 ? sprintf("%5.1f%%", 100 * bw / raw) : "    -";
+      pct = link > 0 && f > 0 ? sprintf("%5.1f%%", 100 * f * bw / link) : "    -";
+      pr = raw > 0 && f > 0 ? sprintf("%5.1f%%", 100 * f * bw / raw) : "    -";
       n = split(all, v, " "); s = "";
       for (k = 1; k <= n; ++k) s = s sprintf("%s%.*f", k > 1 ? "/" : "", v[k] < 10000 ? 3 : 0, v[k] / 1000);
       printf "%-40s %9.3f %9.4f %7s %7s  %-10s %s", l, t / 1000, bw, pct, pr, algo, s }')")
@@ -145,7 +167,9 @@ for h in 2 4; do
 done
 echo
 echo "$api $size fp32 (sum, root 0 where they apply), $per_host rank(s) per host; per launch the median of $iters calls, then the median of"
-echo "$launches launches (load avg $(cut -d' ' -f1 /proc/loadavg) at the end). 'of link': algbw / nominal rate;"
-echo "'of TCP': algbw / one plain TCP stream through the shaped link (link_probe.py, median of 3: $raw GB/s)."
+echo "$launches launches (load avg $(cut -d' ' -f1 /proc/loadavg) at the end). 'of link': F x algbw / nominal rate;"
+echo "'of TCP': F x algbw / one plain TCP stream through the shaped link (link_probe.py, median of 3: $raw GB/s);"
+f2="$(bound_factor 2)" f4="$(bound_factor 4)"
+echo "F = bytes over the busiest host link per direction per byte of S: 2 hosts ${f2:--}, 4 hosts ${f4:--}."
 printf '%-40s %9s %9s %7s %7s  %-10s %s\n' "configuration" "time(ms)" "GB/s" "of link" "of TCP" "algorithm" "per launch (ms)"
 printf '%s\n' "${rows[@]}"
