@@ -43,11 +43,6 @@
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
-namespace {
-
-constexpr uint32_t kLogHosts = 4096, kLogUnmapped = 8192;
-
-}  // namespace
 
 Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   const NodeLayout* L = ctx.nodes;
@@ -57,7 +52,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
     return Status(Code::kInternal, "node reducescatter needs per-host groups and a transport");
   const unsigned long long seq = static_cast<unsigned long long>(ctx.fp.seq);
   if (L->nodes() != 2) {
-    if (g->FirstUse(kLogHosts))
+    if (g->FirstUse("reducescatter node -> owner (hosts)"))
       HLOG_INFO(kAlgo, "%s #%llu: %d hosts (node folds across two); re-plan node -> owner", CollKindName(a.kind), seq,
                 L->nodes());
     return ReduceScatterOwner(ctx, a);
@@ -95,7 +90,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   bool all = mappable != 0;
   for (uint8_t f : flags) all = all && f != 0;
   if (!all) {
-    if (g->FirstUse(kLogUnmapped))
+    if (g->FirstUse("reducescatter node -> owner (unmapped)"))
       HLOG_INFO(kAlgo, "%s #%llu: a sendBuf is not aclrtMalloc memory; re-plan node -> owner", CollKindName(a.kind),
                 seq);
     return ReduceScatterOwner(ctx, a);
