@@ -108,6 +108,9 @@ struct Context {
   Scratch* scratch = nullptr;
   size_t chunk_bytes = 1 << 20;   // pipeline chunk for chunked algorithms
   size_t staging_bytes = 64 << 20; // bound on scratch use per operation (HCCL_BUFFSIZE)
+  // HOSTCCL_ACCUMULATE=fp32: fp16/bf16 sums and products accumulate in fp32 and round once
+  // (FoldInputs in primitives.h; chains carry fp32 partials). Equal on every rank.
+  bool accumulate_fp32 = false;
 };
 
 }  // namespace hostccl::algo

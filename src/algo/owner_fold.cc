@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algo/primitives.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
@@ -60,7 +61,7 @@ Status OwnerFold(Context& ctx, const OpArgs& a, const OwnerSlices& s, char* out,
       srcs[static_cast<size_t>(r)] = peer_buf(c, r);
     }
     char* dst = out + (s.off(me, c) - s.lo[static_cast<size_t>(me)]) * es;
-    kern::FoldN(a.dtype, a.op, dst, srcs.data(), n, s.len(me, c));
+    FoldInputs(ctx, a.dtype, a.op, dst, srcs.data(), n, s.len(me, c));
     if (hooks.folded) HOSTCCL_RETURN_IF_ERROR(hooks.folded(c, dst));
     // Chunk c's slot is free: post the receives of chunk c + K into it.
     if (posted < mine) {

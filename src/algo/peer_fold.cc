@@ -45,7 +45,7 @@ Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t b
     if (lo != begin) HOSTCCL_RETURN_IF_ERROR(g->Check(ctx.fp.seq));
     const uint64_t hi = std::min(end, lo + step);
     for (size_t r = 0; r < n; ++r) srcs[r] = base[r] + lo * es;
-    kern::FoldN(a.dtype, a.op, out + (lo - begin) * es, srcs, ctx.size, hi - lo);
+    FoldInputs(ctx, a.dtype, a.op, out + (lo - begin) * es, srcs, ctx.size, hi - lo);
   }
   return Status::Ok();
 }
@@ -64,7 +64,7 @@ Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t 
   thread_local std::vector<const void*> in;
   in.resize(static_cast<size_t>(ctx.size));
   for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = g->ArrivedPayload(r, t) + off;
-  kern::FoldN(a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
+  FoldInputs(ctx, a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
   return Status::Ok();
 }
 

@@ -1,6 +1,19 @@
 #include "algo/primitives.h"
 
+#include "kernels/reduce.h"
+
 namespace hostccl::algo {
+
+bool WidensFp32(const Context& ctx, DataType t, RedOp op) {
+  return ctx.accumulate_fp32 && kern::WidensToFp32(t, op);
+}
+
+void FoldInputs(const Context& ctx, DataType t, RedOp op, void* dst, const void* const* srcs, int k, size_t n) {
+  if (WidensFp32(ctx, t, op))
+    kern::FoldAcc32(t, op, dst, false, nullptr, srcs, k, n);
+  else
+    kern::FoldN(t, op, dst, srcs, k, n);
+}
 
 Status Requests::Send(int peer, const void* buf, size_t len) {
   net::RequestId id;

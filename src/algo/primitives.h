@@ -24,6 +24,15 @@ class Requests {
   size_t done_prefix_ = 0;
 };
 
+// The canonical rank-order fold of k inputs, dst[i] = ((srcs[0][i] ⊕ srcs[1][i]) ⊕ ...) ⊕
+// srcs[k-1][i] (kern::FoldN; dst may alias a source exactly). With ctx.accumulate_fp32 and an
+// fp16/bf16 sum or product (WidensFp32), the fold runs in an fp32 accumulator and rounds once
+// (kern::FoldAcc32): every algorithm folds complete inputs through here.
+void FoldInputs(const Context& ctx, DataType t, RedOp op, void* dst, const void* const* srcs, int k, size_t n);
+// True when this operation accumulates in fp32 (ctx.accumulate_fp32 and an fp16/bf16 sum or
+// product): chains then carry their running partials as fp32 (4 bytes per element on the wire).
+bool WidensFp32(const Context& ctx, DataType t, RedOp op);
+
 // Blocking helpers for simple steps.
 Status SendTo(Context& ctx, int peer, const void* buf, size_t len);
 Status RecvFrom(Context& ctx, int peer, void* buf, size_t len);

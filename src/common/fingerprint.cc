@@ -30,6 +30,7 @@ std::string DescribeFingerprint(const Fingerprint& fp) {
   std::string s = elem ? StrFormat("count=%llu elem=%uB", static_cast<unsigned long long>(fp.count), fp.op)
                        : StrFormat("count=%llu %s", static_cast<unsigned long long>(fp.count), DataTypeName(fp.dtype));
   if (o->reduces) s += StrFormat(" %s", RedOpName(fp.op));
+  if (fp.flags & kFpAccumulateFp32) s += " acc=fp32";
   if (o->root == RootRule::kRoot) s += StrFormat(" root=%u", fp.root);
   if (o->root == RootRule::kPeer) s += StrFormat(" peer=%u", fp.root);
   if (o->kind == CollKind::kAllGatherV || o->kind == CollKind::kReduceScatterV || o->kind == CollKind::kAlltoAllVC)

@@ -13,19 +13,22 @@ struct Fingerprint {
   uint8_t kind = 0;      // CollKind
   uint8_t dtype = 0;     // HcclDataType value
   uint8_t op = 0;        // HcclReduceOp value (0 when not a reduction)
-  uint8_t reserved = 0;
+  uint8_t flags = 0;     // kFpAccumulateFp32 when a fp16/bf16 sum/prod accumulates in fp32
   uint32_t root = 0;     // root rank or peer (0 when not rooted); for operators with V arrays
                          // that must match (AllGatherV, ReduceScatterV, AlltoAllVC) the low 32
                          // bits of the arrays' FNV-1a hash (HashWords)
   uint64_t seq = 0;      // per-communicator sequence number of this collective (1, 2, ...)
   uint64_t count = 0;    // element count
   bool operator==(const Fingerprint& o) const {
-    return kind == o.kind && dtype == o.dtype && op == o.op && root == o.root && seq == o.seq &&
-           count == o.count;
+    return kind == o.kind && dtype == o.dtype && op == o.op && flags == o.flags && root == o.root &&
+           seq == o.seq && count == o.count;
   }
   bool operator!=(const Fingerprint& o) const { return !(*this == o); }
 };
 static_assert(sizeof(Fingerprint) == 24, "fingerprint travels on the wire");
+// Fingerprint::flags: HOSTCCL_ACCUMULATE=fp32 changes this reduction's result (semantics.md
+// "Accumulation"), so ranks must agree on it; DescribeFingerprint shows it as "acc=fp32".
+inline constexpr uint8_t kFpAccumulateFp32 = 1;
 
 // Point-to-point messages (HcclSend/HcclRecv/HcclBatchSendRecv, docs/semantics.md "Point-to-point")
 // carry a message fingerprint: kind = kSend on both sides, dtype and count of the message, root =

@@ -14,6 +14,7 @@
 #include "common/wait_note.h"
 #include "core/flight_recorder.h"
 #include "core/profiles.h"
+#include "kernels/reduce.h"
 #include "transport/sync/group_barrier.h"
 #include "transport/tcp/socket.h"
 
@@ -49,6 +50,8 @@ uint64_t DefaultChunkBytes(uint64_t bytes, const algo::Algorithm* a) {
 
 // The fingerprint of an operation: the fields its row says must match across ranks. With
 // HOSTCCL_CHECK_ARGS=0 only kind and seq remain (TCP frames then match on those only).
+// acc32 (HOSTCCL_ACCUMULATE=fp32): an fp16/bf16 sum/prod carries kFpAccumulateFp32 in flags, so
+// ranks that disagree on the knob fail with a mismatch instead of folding in two ways.
 // The V family (docs/semantics.md "What must match"):
 //   AllGatherV      dtype; recvCounts and recvDispls (hash); count = their sum
 //   ReduceScatterV  dtype, op; sendCounts and sendDispls (hash); count = their sum
@@ -57,7 +60,7 @@ uint64_t DefaultChunkBytes(uint64_t bytes, const algo::Algorithm* a) {
 //                   algorithm, which sees both sides
 //   AlltoAllVC      the element size; the matrix (hash); count = its sum
 // The arrays are this rank's own copies (Enqueue made them) with n entries (matrix n x n).
-Fingerprint MakeFingerprint(const algo::OpArgs& a, uint64_t seq, int nranks, bool check) {
+Fingerprint MakeFingerprint(const algo::OpArgs& a, uint64_t seq, int nranks, bool check, bool acc32) {
   Fingerprint fp;
   fp.kind = static_cast<uint8_t>(a.kind);
   fp.seq = seq;
@@ -66,6 +69,7 @@ Fingerprint MakeFingerprint(const algo::OpArgs& a, uint64_t seq, int nranks, boo
   fp.dtype = static_cast<uint8_t>(a.dtype);
   fp.count = a.count;
   if (o->reduces) fp.op = static_cast<uint8_t>(a.op);
+  if (o->reduces && acc32 && kern::WidensToFp32(a.dtype, a.op)) fp.flags = kFpAccumulateFp32;
   if (o->root != RootRule::kNoRoot) fp.root = static_cast<uint32_t>(a.root);
   // V arrays that must be identical on every rank enter as a hash (collectives.md 1.8).
   const uint64_t n = static_cast<uint64_t>(nranks);
@@ -312,8 +316,11 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
   chunk_bytes_override_ = std::max<int64_t>(0, EnvInt(Knob::kChunkBytes, 0));
   check_args_ = EnvBool(Knob::kCheckArgs, true);
+  accumulate_fp32_ = EnvString(Knob::kAccumulate, "native") == "fp32";  // validated: native|fp32
   profile_ = ActiveProfile();
   if (transport_) transport_->SetBusyPollNs(TcpBusyPollNs());
+  if (accumulate_fp32_)
+    HLOG_INFO(kInit, "HOSTCCL_ACCUMULATE=fp32: fp16/bf16 sums and products accumulate in fp32 and round once");
   if (!check_args_) HLOG_WARN(kInit, "HOSTCCL_CHECK_ARGS=0: mismatched collective arguments across ranks are not detected");
   HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",
             name_.c_str(), rank_, size_, device_,
@@ -585,6 +592,7 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.nodes = &nodes_;
   ctx.fp = fp;
   ctx.check_fp = check_args_;
+  ctx.accumulate_fp32 = accumulate_fp32_;
   ctx.deadline = deadline;
   ctx.scratch = &scratch_;
   ctx.staging_bytes = staging_bytes_;
@@ -702,7 +710,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     CopyArrays(&args, size_, rank_, &arrays);
   }
   uint64_t seq = next_seq_.fetch_add(1) + 1;
-  const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_);
+  const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_, accumulate_fp32_);
   if (fr_) RecordEnqueued(fp, args);
   if (arrays.words.capacity() == 0)
     return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
@@ -718,7 +726,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
 // The flight recorder's one entry point on the enqueue side (its other hooks are in Run and
 // Finish): the fingerprint with every field, also when HOSTCCL_CHECK_ARGS=0 strips the compared one.
 void Communicator::RecordEnqueued(const Fingerprint& fp, const algo::OpArgs& args) {
-  fr_->Enqueued(check_args_ ? fp : MakeFingerprint(args, fp.seq, size_, true));
+  fr_->Enqueued(check_args_ ? fp : MakeFingerprint(args, fp.seq, size_, true, accumulate_fp32_));
 }
 
 Status Communicator::EnqueueBarrier(rt::Stream* stream) {

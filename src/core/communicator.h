@@ -121,6 +121,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::vector<AlgoRule> forced_;
   bool check_args_ = true;             // HOSTCCL_CHECK_ARGS, read once at creation
   int64_t chunk_bytes_override_ = 0;  // HOSTCCL_CHUNK_BYTES, read once at creation
+  bool accumulate_fp32_ = false;      // HOSTCCL_ACCUMULATE=fp32, read once at creation
 
   // The listener the mesh was made on (loopback when every rank is on this host), kept for
   // sub-communicators; none when the ranks are threads of this process and need no mesh.

@@ -22,4 +22,9 @@ extern const KernelTable kScalarTable;
 extern const KernelTable kAvx2Table;
 extern const KernelTable kAvx512Table;
 
+// fp16 <-> fp32 over n elements with F16C (reduce_avx2.cc; the AVX2 and AVX-512 levels both have
+// it): the bits of scalar_math.h's conversions. For accumulate.cc, only at those levels.
+void WidenHalfF16c(const uint16_t* src, float* out, size_t n);
+void NarrowHalfF16c(const float* in, uint16_t* out, size_t n);
+
 }  // namespace hostccl::kern

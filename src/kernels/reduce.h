@@ -36,6 +36,20 @@ void FoldN(DataType t, RedOp op, void* dst, const void* const* srcs, int k, size
 using FoldFn = void (*)(void* dst, const void* const* srcs, int k, size_t n);
 FoldFn GetFold(DataType t, RedOp op);
 
+// fp32 accumulation (HOSTCCL_ACCUMULATE=fp32; accumulate.cc): fp16/bf16 sum and prod folded in an
+// fp32 accumulator and rounded once. WidensToFp32: whether (t, op) folds differently in that mode
+// (MAX/MIN and the other types never do).
+bool WidensToFp32(DataType t, RedOp op);
+// The left fold of FoldN with an fp32 accumulator, continuing `partial` (fp32, n elements) when it
+// is not null: acc = partial[i] or fp32(srcs[0][i]), then acc ⊕= fp32(srcs[j][i]) in fp32 for the
+// remaining sources in order; dst[i] = acc as fp32 (dst_fp32) or rounded once to t. k >= 1 without
+// a partial, k >= 0 with one. dst may alias a source exactly, or start where partial starts (an
+// fp32 partial rounded in place). For a (t, op) that does not widen: FoldN (no partial, no fp32).
+void FoldAcc32(DataType t, RedOp op, void* dst, bool dst_fp32, const float* partial, const void* const* srcs, int k,
+               size_t n);
+// out[i] = fp32(src[i]) for fp16/bf16 (exact): a chain's first partial.
+void WidenToFp32(DataType t, const void* src, float* out, size_t n);
+
 // Back to the level chosen by detection and HOSTCCL_KERNEL_ISA (undoes ForceIsa).
 Isa ResetIsa();
 

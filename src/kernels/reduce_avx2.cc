@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/kernel_loops.h"
+#include "kernels/scalar_math.h"
 
 namespace hostccl::kern {
 namespace {
@@ -186,5 +187,20 @@ template <RedOp Op> using VU64 = IntKind<uint64_t, Op>;
 
 constinit const KernelTable kAvx2Table =
     HOSTCCL_KERNEL_TABLE(VI8, VI16, VI32, F16Kind, F32Kind, VI64, VU64, VU8, VU16, VU32, F64Kind, Bf16Kind);
+
+void WidenHalfF16c(const uint16_t* src, float* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  for (; i < n; ++i) out[i] = HalfBitsToFloat(src[i]);
+}
+
+void NarrowHalfF16c(const float* in, uint16_t* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; i < n; ++i) out[i] = FloatToHalfBits(in[i]);
+}
 
 }  // namespace hostccl::kern

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -232,6 +233,35 @@ std::string CompareBytes(const void* expected, const void* got, size_t bytes, co
     return what + buf;
   }
   return "";
+}
+
+bool AccumulatesFp32(const DtypeDesc& d, HcclReduceOp op) {
+  return (d.kind == ElemKind::kFp16 || d.kind == ElemKind::kBf16) && (op == HCCL_REDUCE_SUM || op == HCCL_REDUCE_PROD);
+}
+
+bool KnobFp32() {
+  const char* v = std::getenv("HOSTCCL_ACCUMULATE");
+  return v != nullptr && std::strcmp(v, "fp32") == 0;
+}
+
+void WidenTo(const DtypeDesc& d, const void* x, float* acc, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint16_t h = Load<uint16_t>(x, i);
+    acc[i] = d.kind == ElemKind::kFp16 ? HalfToFloat(h) : Bf16ToFloat(h);
+  }
+}
+
+void FoldIntoFp32(const DtypeDesc& d, HcclReduceOp op, float* acc, const void* x, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint16_t h = Load<uint16_t>(x, i);
+    const float v = d.kind == ElemKind::kFp16 ? HalfToFloat(h) : Bf16ToFloat(h);
+    acc[i] = op == HCCL_REDUCE_PROD ? acc[i] * v : acc[i] + v;
+  }
+}
+
+void RoundFrom(const DtypeDesc& d, const float* acc, void* out, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    Store<uint16_t>(out, i, d.kind == ElemKind::kFp16 ? FloatToHalf(acc[i]) : FloatToBf16(acc[i]));
 }
 
 }  // namespace hostccl::test

@@ -24,6 +24,18 @@ uint16_t FloatToBf16(float f);
 // acc[i] = acc[i] ⊕ x[i] for i < count (acc is the left operand).
 void FoldInto(const DtypeDesc& d, HcclReduceOp op, void* acc, const void* x, size_t count);
 
+// fp32 accumulation (HOSTCCL_ACCUMULATE=fp32, semantics.md "Accumulation"): fp16/bf16 sum and
+// prod fold in fp32, ((x0 ⊕ x1) ⊕ x2) ... as fp32 IEEE operations, and round to nearest-even once.
+// AccumulatesFp32: whether (d, op) folds that way when `knob_fp32` (MAX/MIN and the other types
+// never do). KnobFp32(): HOSTCCL_ACCUMULATE=fp32 in this process's environment, as the library
+// reads it (the grids set it per configuration; the expected results follow it).
+bool AccumulatesFp32(const DtypeDesc& d, HcclReduceOp op);
+bool KnobFp32();
+// acc[i] = fp32(x[i]) (exact); acc[i] = acc[i] ⊕ fp32(x[i]) in fp32; out[i] = round(acc[i]).
+void WidenTo(const DtypeDesc& d, const void* x, float* acc, size_t count);
+void FoldIntoFp32(const DtypeDesc& d, HcclReduceOp op, float* acc, const void* x, size_t count);
+void RoundFrom(const DtypeDesc& d, const float* acc, void* out, size_t count);
+
 // True if the element at p is a NaN (always false for integer types).
 bool IsNaNElem(const DtypeDesc& d, const void* p);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -113,6 +114,13 @@ F FloatOp(int op, F a, F b) {
       if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<F>::quiet_NaN();
       return b < a ? b : a;
   }
+}
+
+// HOSTCCL_ACCUMULATE=fp32 (docs/semantics.md "Accumulation"): fp16/bf16 sum and prod are folded
+// in fp32 and rounded once, so the expected results follow the same variable.
+bool AccumulateFp32() {
+  const char* v = std::getenv("HOSTCCL_ACCUMULATE");
+  return v != nullptr && std::strcmp(v, "fp32") == 0;
 }
 
 // One step of the left fold: acc (+) x.
@@ -325,6 +333,18 @@ std::vector<uint8_t> ExpectedPeriod(int dtype, int op, int rank_size, uint64_t c
       std::vector<T> acc(n);
       for (uint64_t j = 0; j < n; ++j) {
         T a = MakeInput<Ty>(op, 0, j);
+        if constexpr (Ty::kKind == Kind::kHalf || Ty::kKind == Kind::kBf16) {
+          if (AccumulateFp32() && op <= 1 && rank_size > 1) {  // fp32 fold, one rounding
+            constexpr bool kHalf = Ty::kKind == Kind::kHalf;
+            float f = kHalf ? HalfToFloat(a) : Bf16ToFloat(a);
+            for (int r = 1; r < rank_size; ++r) {
+              const T x = MakeInput<Ty>(op, r, j);
+              f = FloatOp<float>(op, f, kHalf ? HalfToFloat(x) : Bf16ToFloat(x));
+            }
+            acc[j] = kHalf ? FloatToHalf(f) : FloatToBf16(f);
+            continue;
+          }
+        }
         for (int r = 1; r < rank_size; ++r) a = Combine<Ty>(op, a, MakeInput<Ty>(op, r, j));
         acc[j] = a;
       }

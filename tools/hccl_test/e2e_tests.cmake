@@ -136,6 +136,21 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
   list(APPEND e2e hccl_test_e2e_send_recv_2ranks)
   set_tests_properties(${e2e} PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
     ENVIRONMENT "LD_LIBRARY_PATH=${libdir}")
+  # HOSTCCL_ACCUMULATE=fp32: the checked results of fp16/bf16 sum/prod follow the variable (check.cc),
+  # over shared memory and over TCP (Reduce chain and AllReduce rs_ag with several chunks).
+  foreach(t reduce all_reduce)
+    add_test(NAME hccl_test_e2e_${t}_accumulate_fp32
+      COMMAND $<TARGET_FILE:hcclrun> -n 5 --timeout 90 $<TARGET_FILE:${t}_test>
+              -b 8 -e 1M -f 16 -d fp16 -o sum -n 2 -w 1 -c 1)
+    add_test(NAME hccl_test_e2e_${t}_accumulate_fp32_tcp
+      COMMAND $<TARGET_FILE:hcclrun> -n 5 --timeout 90 $<TARGET_FILE:${t}_test>
+              -b 8 -e 1M -f 16 -d bfp16 -o prod -n 2 -w 1 -c 1)
+    set_tests_properties(hccl_test_e2e_${t}_accumulate_fp32 PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
+      ENVIRONMENT "LD_LIBRARY_PATH=${libdir};HOSTCCL_ACCUMULATE=fp32" FAIL_REGULAR_EXPRESSION "failed")
+    set_tests_properties(hccl_test_e2e_${t}_accumulate_fp32_tcp PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
+      ENVIRONMENT "LD_LIBRARY_PATH=${libdir};HOSTCCL_ACCUMULATE=fp32;HOSTCCL_TRANSPORT=tcp;HOSTCCL_CHUNK_BYTES=65536"
+      FAIL_REGULAR_EXPRESSION "failed")
+  endforeach()
   # The output format must stay hccl_test's (parsers depend on it): the header echoes -b/-e as given
   # (the -f 4 sweep itself stops at 2 MiB), then the table.
   set_tests_properties(hccl_test_e2e_reduce_4ranks_fp32 hccl_test_e2e_all_reduce_4ranks_fp32

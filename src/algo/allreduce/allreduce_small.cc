@@ -52,7 +52,7 @@ Status AllReduceFlat(Context& ctx, const OpArgs& a) {
   // Sends to the ranks after this one first, so rank r's sends are spread over its peers.
   for (int k = 1; k < n; ++k) HOSTCCL_RETURN_IF_ERROR(rq.Send((ctx.rank + k) % n, a.send, bytes));
   HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
-  kern::FoldN(a.dtype, a.op, a.recv, srcs.data(), n, a.count);
+  FoldInputs(ctx, a.dtype, a.op, a.recv, srcs.data(), n, a.count);
   return Status::Ok();
 }
 

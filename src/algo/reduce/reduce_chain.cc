@@ -11,6 +11,8 @@
 //   Ends with the root's 1-byte completion notice to every rank (FinishRooted).
 //   Written on the chunk pipeline (algo/pipeline.h): rank 0 Send, ranks 1..n-2 RecvReduceSend,
 //   rank n-1 RecvReduceCopy (root) or RecvReduceSend to the root; K = 4 staging slots per rank.
+//   fp32 accumulation (HOSTCCL_ACCUMULATE=fp32, fp16/bf16 sum/prod): the partials p(i) travel as
+//   fp32 (2S on each link but the last one), rank n-1 rounds once: the bits of one fp32 fold.
 // Example: n = 3, root = 0, 2 chunks: rank0 sends c0, c1 to rank1 and posts receives for the
 //   results of c0, c1 from rank2; rank1 folds c0 with x1 and sends to rank2; rank2 folds with x2
 //   and sends the result chunk to rank 0, which lands directly in recvBuf.
@@ -33,13 +35,13 @@ Status ReduceChain(Context& ctx, const ReduceArgs& a) {
   // The root (when not the last rank) receives the final chunks from rank n-1 straight into recvBuf.
   if (me == a.root && a.root != last) HOSTCCL_RETURN_IF_ERROR(pipe.PostRecvAll(last, a.recv));
   if (me == 0) {
-    HOSTCCL_RETURN_IF_ERROR(pipe.Send(1, a.send));
+    HOSTCCL_RETURN_IF_ERROR(pipe.SendFirst(1, a.send));
   } else if (me < last) {
     HOSTCCL_RETURN_IF_ERROR(pipe.RecvReduceSend(me - 1, me + 1, a.send));
   } else if (a.root == last) {
     HOSTCCL_RETURN_IF_ERROR(pipe.RecvReduceCopy(me - 1, a.send, a.recv));
   } else {
-    HOSTCCL_RETURN_IF_ERROR(pipe.RecvReduceSend(me - 1, a.root, a.send));
+    HOSTCCL_RETURN_IF_ERROR(pipe.RecvReduceSend(me - 1, a.root, a.send, /*to_root=*/true));
   }
   HOSTCCL_RETURN_IF_ERROR(pipe.WaitPosted());
   return FinishRooted(ctx, a.root);

@@ -56,7 +56,7 @@ Status ReduceGather(Context& ctx, const ReduceArgs& a) {
       HOSTCCL_RETURN_IF_ERROR(rq.Recv(r, buf, len * es));
     }
     HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
-    kern::FoldN(a.dtype, a.op, static_cast<char*>(a.recv) + off * es, srcs.data(), n, len);
+    FoldInputs(ctx, a.dtype, a.op, static_cast<char*>(a.recv) + off * es, srcs.data(), n, len);
   }
   return FinishRooted(ctx, a.root);
 }

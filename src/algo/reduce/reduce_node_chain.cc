@@ -7,6 +7,9 @@
 //   recvBuf when the root lives on the last host). Inside a host the chunk is folded
 //   slice-parallel: every local rank folds a sub-slice of the chunk from the shared input slot and
 //   every local rank's mapped sendBuf, in rank order, into the shared output slot.
+// fp32 accumulation (ctx.accumulate_fp32, fp16/bf16 sum/prod): P_k travels as fp32 (twice the
+//   bytes between hosts, chunks of slot/4 elements), each host continues it in fp32 (FoldAcc32)
+//   and only the last host rounds, once: the same bits as folding every input in one fp32 pass.
 // Preconditions: ctx.nodes (contiguous hosts), ctx.node_shm with 2 x kNodeChainSlots x chunk bytes of
 //   staging; every sendBuf of a host is aclrtMalloc memory (shareable). Any root; in place allowed.
 // Steps and bytes: each host boundary carries S once (one direction); each leader sends S and
@@ -42,8 +45,12 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
   const bool last = j == K - 1;
   const bool root_here = a.root >= lo && a.root < hi;
   const uint64_t es = DataTypeSize(a.dtype);
+  // fp32 accumulation: partials between hosts are fp32 (in_es from the previous host, out_es to
+  // the next); the last host rounds once and its output has the element type.
+  const bool wide = WidensFp32(ctx, a.dtype, a.op);
+  const uint64_t in_es = wide ? sizeof(float) : es, out_es = wide && !last ? sizeof(float) : es;
   const uint64_t slot_bytes = g->staging_bytes() / (2 * kNodeChainSlots);
-  uint64_t chunk = std::min<uint64_t>(ChunkElems(ctx, a), std::max<uint64_t>(1, slot_bytes / es));
+  uint64_t chunk = std::min<uint64_t>(ChunkElems(ctx, a), std::max<uint64_t>(1, slot_bytes / in_es));
   const uint64_t nchunks = (a.count + chunk - 1) / chunk;
   auto off = [&](uint64_t c) { return c * chunk; };
   auto len = [&](uint64_t c) { return std::min(chunk, a.count - c * chunk); };
@@ -96,7 +103,7 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
                                        len(c) * es, ctx.fp, &finals[c]));
   }
   auto post_in = [&](uint64_t c) -> Status {
-    return t->Irecv(prev_leader, in_slot(c), len(c) * es, ctx.fp, &in_reqs[c]);
+    return t->Irecv(prev_leader, in_slot(c), len(c) * in_es, ctx.fp, &in_reqs[c]);
   };
   // Before the barrier that opens chunk c: its input has arrived and its output slot is free.
   auto prepare = [&](uint64_t c) -> Status {
@@ -134,10 +141,15 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
     PartRange(len(c), m, li, std::max<uint64_t>(1, 64 / es), &b, &e);
     if (b < e) {
       srcs.clear();
-      if (j > 0) srcs.push_back(in_slot(c) + b * es);
+      if (j > 0 && !wide) srcs.push_back(in_slot(c) + b * es);
       for (int r = 0; r < m; ++r) srcs.push_back(peers[static_cast<size_t>(r)] + (off(c) + b) * es);
-      char* dst = final_dst ? final_dst + (off(c) + b) * es : out_slot(c) + b * es;
-      kern::FoldN(a.dtype, a.op, dst, srcs.data(), static_cast<int>(srcs.size()), e - b);
+      char* dst = final_dst ? final_dst + (off(c) + b) * es : out_slot(c) + b * out_es;
+      if (wide) {  // continue the fp32 partial; round only on the last host
+        const float* partial = j > 0 ? reinterpret_cast<const float*>(in_slot(c) + b * in_es) : nullptr;
+        kern::FoldAcc32(a.dtype, a.op, dst, !last, partial, srcs.data(), m, e - b);
+      } else {
+        FoldInputs(ctx, a.dtype, a.op, dst, srcs.data(), static_cast<int>(srcs.size()), e - b);
+      }
     }
     if (c + 1 < nchunks) st = prepare(c + 1);
     if (!st.ok()) {
@@ -149,7 +161,7 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
       std::memcpy(static_cast<char*>(a.recv) + off(c) * es, out_slot(c), len(c) * es);
     if (send_out) {
       const char* src = final_dst != nullptr ? final_dst + off(c) * es : out_slot(c);
-      HOSTCCL_RETURN_IF_ERROR(t->Isend(next, src, len(c) * es, ctx.fp, &out_reqs[c]));
+      HOSTCCL_RETURN_IF_ERROR(t->Isend(next, src, len(c) * out_es, ctx.fp, &out_reqs[c]));
       out_pending[c] = true;
     }
   }

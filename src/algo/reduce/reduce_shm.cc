@@ -45,7 +45,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
     thread_local std::vector<const void*> in;
     in.resize(static_cast<size_t>(ctx.size));
     for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = r == ctx.rank ? a.send : g->ArrivedPayload(r, t);
-    kern::FoldN(a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
+    FoldInputs(ctx, a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
     return Status::Ok();
   }
 

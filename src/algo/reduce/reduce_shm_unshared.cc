@@ -109,7 +109,7 @@ Status ReduceCma(Context& ctx, const ReduceArgs& a) {
       srcs[static_cast<size_t>(r)] = buf;
     }
     char* out = dst != nullptr ? dst + cb * es : scratch + slot * static_cast<uint64_t>(remote);
-    kern::FoldN(a.dtype, a.op, out, srcs.data(), n, len);
+    FoldInputs(ctx, a.dtype, a.op, out, srcs.data(), n, len);
     if (dst == nullptr) {
       Status st = net::CmaWrite(g->Pid(a.root), a.root, recv_addr + cb * es, out, len * es);
       if (!st.ok()) return Failed(ctx, st);
@@ -162,7 +162,7 @@ Status ReduceStaging(Context& ctx, const ReduceArgs& a) {
       srcs[static_cast<size_t>(r)] = p != nullptr ? p + (off(c) + b) * es : in_slot(r, c) + b * es;
     }
     char* out = recv_direct ? dst + (off(c) + b) * es : out_slot(c) + b * es;
-    kern::FoldN(a.dtype, a.op, out, srcs.data(), n, e - b);
+    FoldInputs(ctx, a.dtype, a.op, out, srcs.data(), n, e - b);
   }
   HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq));
   if (copy_out && nchunks > 0)

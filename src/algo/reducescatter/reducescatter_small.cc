@@ -67,7 +67,7 @@ Status ReduceScatterFlat(Context& ctx, const OpArgs& a) {
     HOSTCCL_RETURN_IF_ERROR(rq.Send(j, send + BlockAt(a, j) * es, BlockLen(a, j) * es));
   }
   HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
-  if (a.count > 0) kern::FoldN(a.dtype, a.op, a.recv, srcs.data(), n, a.count);
+  if (a.count > 0) FoldInputs(ctx, a.dtype, a.op, a.recv, srcs.data(), n, a.count);
   return Status::Ok();
 }
 

@@ -44,7 +44,7 @@ void EncodeFrameHeader(const FrameHeader& h, uint8_t out[kFrameHeaderBytes]) {
   out[16] = h.fp.kind;
   out[17] = h.fp.dtype;
   out[18] = h.fp.op;
-  out[19] = h.fp.reserved;
+  out[19] = h.fp.flags;
   PutU32(out + 20, h.fp.root);
   PutU64(out + 24, h.fp.seq);
   PutU64(out + 32, h.fp.count);
@@ -118,7 +118,7 @@ Status DecodeFrameHeader(const uint8_t* b, size_t len, FrameHeader* out) {
   h.fp.kind = b[16];
   h.fp.dtype = b[17];
   h.fp.op = b[18];
-  h.fp.reserved = b[19];
+  h.fp.flags = b[19];
   h.fp.root = GetU32(b + 20);
   h.fp.seq = GetU64(b + 24);
   h.fp.count = GetU64(b + 32);
