@@ -378,8 +378,11 @@ Status ShmGroup::PeerGone(int r) const {
   return Status(static_cast<Code>(code), std::string(s.gone_reason, strnlen(s.gone_reason, sizeof(s.gone_reason))));
 }
 
-Status ShmGroup::WaitFor(const std::function<bool()>& ready, Deadline deadline, const std::vector<int>& peers,
-                         const std::function<std::string()>& missing) {
+constexpr uint64_t kMailSpinNs = 2000;
+
+Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadline deadline, const int* peer_list,
+                         size_t npeers, std::string (*missing)(const void*)) {
+  auto ready = [&] { return ready_fn(arg); };
   if (ready()) return Status::Ok();
   // The arrivals' policy (group_barrier.cc WaitUntil): spin ~2 us when the group fits on the
   // cores, yield up to ~90 us (200 us without spinning), then sleep on the segment's wake word,
@@ -391,7 +394,7 @@ Status ShmGroup::WaitFor(const std::function<bool()>& ready, Deadline deadline, 
     for (int i = 1;; ++i) {
       if (ready()) return Status::Ok();
       __builtin_ia32_pause();
-      if ((i & 63) == 0 && NowNs() - start >= 2000) break;
+      if ((i & 63) == 0 && NowNs() - start >= kMailSpinNs) break;
     }
   }
   const uint64_t yield_until = start + (spin ? 90000 : 200000);
@@ -403,7 +406,8 @@ Status ShmGroup::WaitFor(const std::function<bool()>& ready, Deadline deadline, 
   while (true) {
     const uint32_t word = b->wake.load(std::memory_order_acquire);
     if (ready()) return Status::Ok();
-    for (int r : peers) {
+    for (size_t k = 0; k < npeers; ++k) {
+      const int r = peer_list[k];
       Status g = PeerGone(r);
       if (!g.ok()) return ready() ? Status::Ok() : g;
       const int fd = pidfds_[static_cast<size_t>(r)];
@@ -412,7 +416,7 @@ Status ShmGroup::WaitFor(const std::function<bool()>& ready, Deadline deadline, 
         return MakeStatus(Code::kRemote, "rank %d (pid %u) exited or was killed", members_[static_cast<size_t>(r)],
                           pids_[static_cast<size_t>(r)]);
     }
-    if (deadline.Expired()) return MakeStatus(Code::kTimeout, "timed out waiting for rank %s", missing().c_str());
+    if (deadline.Expired()) return MakeStatus(Code::kTimeout, "timed out waiting for rank %s", missing(arg).c_str());
     const Deadline slice = deadline.Earlier(Deadline::AfterMs(100));
     b->sleepers.fetch_add(1, std::memory_order_seq_cst);
     if (!ready()) FutexWait(&b->wake, word, slice, true);

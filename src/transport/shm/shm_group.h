@@ -65,6 +65,7 @@ class ShmGroup : public PeerMemory {
   ShmGroup& operator=(const ShmGroup&) = delete;
 
   int size() const { return size_; }
+  int rank() const { return rank_; }
 
   // Arrivals. Members call Arrive/Barrier in the same order; each call takes this rank's next
   // ticket (1, 2, ...). Arrive writes `fp` and up to kInlineBytes of `payload` into this rank's
@@ -124,8 +125,10 @@ class ShmGroup : public PeerMemory {
   // Waits (spin, yield, futex, as arrivals do) until ready() holds; bounded by the deadline, and
   // by the death or failure (Abort, communicator destroyed) of one of `peers` (group indices) only,
   // so a rank that leaves fails only transfers with itself. `missing` names whom it waits for.
-  Status WaitFor(const std::function<bool()>& ready, Deadline deadline, const std::vector<int>& peers,
-                 const std::function<std::string()>& missing);
+  // ready(arg) is called often: a plain function (no allocation per call); missing(arg) only at
+  // the timeout.
+  Status WaitFor(bool (*ready)(const void*), const void* arg, Deadline deadline, const int* peers, size_t npeers,
+                 std::string (*missing)(const void*));
   // Peer r's failure as it published it (Abort), or ok.
   Status PeerGone(int r) const;
   // After writing a mailbox word: wakes members sleeping in WaitFor or an arrival (no system call
