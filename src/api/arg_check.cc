@@ -453,7 +453,7 @@ algo::OpArgs ToArgs(const OpCall& c) {
   return a;
 }
 
-Status CheckOp(const OpCall& c, Checked* out) {
+Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
   const OpInfo& o = *FindOp(c.kind);
   const char* fn = o.api;
   *out = Checked();
@@ -480,6 +480,9 @@ Status CheckOp(const OpCall& c, Checked* out) {
   if (c.stream == nullptr) return Reject(fn, rank, Status(Code::kPtr, "stream is NULL"));
   if (root_send && send_here && c.send == nullptr)
     return Reject(fn, rank, Status(Code::kPtr, "sendBuf is NULL on the root"));
+  // Inside a group a collective stops here; Send/Recv also check the count range.
+  const bool p2p = o.root == RootRule::kPeer;
+  if (group_entry && !p2p) return Status::Ok();
   // 3. count range.
   const uint64_t es = DataTypeSize(c.dtype);
   if (c.count > kMaxCount)
@@ -489,6 +492,7 @@ Status CheckOp(const OpCall& c, Checked* out) {
   if (es != 0 && c.count > UINT64_MAX / es)
     return Reject(fn, rank, MakeStatus(Code::kPara, "count %llu x %zu bytes overflows",
                                        static_cast<unsigned long long>(c.count), static_cast<size_t>(es)));
+  if (group_entry) return Status::Ok();
   // 4-5. dtype and op.
   if (o.reduces && !IsReducible(c.dtype))
     return Reject(fn, rank, MakeStatus(Code::kNotSupport,

@@ -69,7 +69,10 @@ struct Checked {
 // The V family (AllGatherV, ReduceScatterV, AlltoAll, AlltoAllV, AlltoAllVC) follows its own
 // per-operator order of the same steps (arg_check.cc kVOrders, from collectives.md 2.5, 2.7,
 // 2.9-2.11), then the same hostccl additions.
-Status CheckOp(const OpCall& c, Checked* out);
+// group_entry: the part that runs at the call inside HcclGroupStart/End (collectives.md 1.1):
+// steps 1-2, and step 3 for Send/Recv; the rest runs at HcclGroupEnd (api/group.h). The V family
+// ignores it (checked whole at the call: its arrays are copied then).
+Status CheckOp(const OpCall& c, Checked* out, bool group_entry = false);
 // One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
 struct BatchItem {
   int type;  // HCCL_SEND = 0, HCCL_RECV = 1

@@ -6,6 +6,7 @@
 #include "api/arg_check.h"
 #include "api/comm_config.h"
 #include "api/export.h"
+#include "api/group.h"
 #include "api/result.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/ranktable.h"
@@ -272,6 +273,7 @@ HOSTCCL_API HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult* asyncErr
 
 HOSTCCL_API HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
   return Guard(__func__, [&] {
+    if (hostccl::api::GroupDepth() > 0) return hostccl::api::GroupRejectCall("HcclBarrier", comm);
     if (comm == nullptr || stream == nullptr) return Fail("HcclBarrier", -1, Status(Code::kPtr, "comm or stream is NULL"));
     auto c = core::LookupComm(comm);
     if (!c) return Fail("HcclBarrier", -1, Status(Code::kPara, "comm is not a live communicator"));
@@ -347,11 +349,16 @@ HOSTCCL_API HcclResult HcclCommDeactivateCommMemory(HcclComm, void*) {
 HOSTCCL_API HcclResult HcclCommWorkingDevNicSet(HcclComm, uint32_t*, bool*, uint32_t) {
   return HOSTCCL_NOT_SUPPORTED(HcclCommWorkingDevNicSet);
 }
-HOSTCCL_API HcclResult HcclGroupStart(void) { return HOSTCCL_NOT_SUPPORTED(HcclGroupStart); }
-HOSTCCL_API HcclResult HcclGroupEnd(void) { return HOSTCCL_NOT_SUPPORTED(HcclGroupEnd); }
+// Group calls: api/group.h.
+HOSTCCL_API HcclResult HcclGroupStart(void) {
+  return Guard(__func__, [] { return hostccl::api::GroupStart(); });
+}
+HOSTCCL_API HcclResult HcclGroupEnd(void) {
+  return Guard(__func__, [] { return hostccl::api::GroupEnd(); });
+}
 HOSTCCL_API HcclResult HcclGroupStatusGet(bool* isGroupEnabled) {
   if (isGroupEnabled == nullptr) return Fail("HcclGroupStatusGet", -1, Status(Code::kPtr, "isGroupEnabled is NULL"));
-  *isGroupEnabled = false;
+  *isGroupEnabled = hostccl::api::GroupDepth() > 0;
   return HCCL_SUCCESS;
 }
 HOSTCCL_API HcclResult HcclCommSymWinRegister(HcclComm, void*, uint64_t, HcclCommSymWindow*, uint32_t) {

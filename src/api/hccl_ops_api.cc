@@ -7,6 +7,7 @@
 
 #include "api/arg_check.h"
 #include "api/export.h"
+#include "api/group.h"
 #include "api/result.h"
 #include "common/dtype.h"
 #include "common/log.h"
@@ -47,7 +48,9 @@ const uint64_t* Words(const void* p) { return static_cast<const uint64_t*>(p); }
 
 // Every buffer-and-count operator: check (in the operator's order, from its row), build the
 // record, enqueue. Nothing is enqueued when a check fails.
+// Inside HcclGroupStart/End: the group part of the check, and the call is deferred (api/group.h).
 HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
+  if (hostccl::api::GroupDepth() > 0) return hostccl::api::GroupAppend(call);
   hostccl::api::Checked ck;
   Status st = hostccl::api::CheckOp(call, &ck);
   if (!st.ok()) return ToResult(st);
@@ -136,6 +139,7 @@ HOSTCCL_API HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType data
 HOSTCCL_API HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm,
                                          aclrtStream stream) {
   return Guard(__func__, [&] {
+    if (hostccl::api::GroupDepth() > 0) return hostccl::api::GroupRejectCall("HcclBatchSendRecv", comm);
     std::vector<hostccl::api::BatchItem> items;
     if (sendRecvInfo != nullptr) {
       items.reserve(itemNum);

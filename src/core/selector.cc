@@ -137,15 +137,16 @@ const char* DefaultRuleText(CollKind op) {
       return "alltoallv=direct#alltoallv=shm_inline#alltoallv=shm#alltoallv=node#alltoallv=pairwise";
     case CollKind::kAlltoAllVC:
       return "alltoallvc=direct#alltoallvc:0-4097:shm_inline#alltoallvc=shm#alltoallvc=node#alltoallvc=pairwise";
-    // Point-to-point: threads through the in-process mailboxes; processes of one host write large
-    // payloads straight into the receiver's buffer; several hosts the same for peers on this
-    // host; TCP otherwise.
+    // Point-to-point: threads through the in-process mailboxes; processes of one host through
+    // the shared segment's mailboxes, whatever the size (both ends of a pair must pick the same
+    // path); several hosts write large payloads straight into the receiver's buffer for peers on
+    // this host; TCP otherwise.
     case CollKind::kSend:
-      return "send=local#send=shm#send=node#send=tcp";
+      return "send=local#send=mailbox#send=node#send=tcp";
     case CollKind::kRecv:
-      return "recv=local#recv=shm#recv=node#recv=tcp";
+      return "recv=local#recv=mailbox#recv=node#recv=tcp";
     case CollKind::kBatchSendRecv:
-      return "batchsendrecv=local#batchsendrecv=shm#batchsendrecv=node#batchsendrecv=tcp";
+      return "batchsendrecv=local#batchsendrecv=mailbox#batchsendrecv=node#batchsendrecv=tcp";
     default:
       return "";
   }

@@ -206,6 +206,7 @@ std::vector<GridConfig> Configs(bool full) {
     add(3, Mode::kThreadsRootInfo, Place::kThreads, "tcp");
     add(4, Mode::kProcesses, Place::kHosts, "", 2);
     add(2, Mode::kProcesses, Place::kHosts, "node", 2);
+    add(4, Mode::kProcesses, Place::kShm, "mailbox");
     return out;
   }
   for (int n : {1, 2, 3, 4, 5, 8}) {

@@ -15,6 +15,9 @@ Status P2PLocal(Context& ctx, const OpArgs& args);
 // write payloads of at least kP2PDirectMinBytes straight into the receiver's buffer with
 // process_vm_writev when the group's CMA probe passed.
 Status P2PTcp(Context& ctx, const OpArgs& args);
+// Processes of one host through the shared segment's per-pair mailboxes (sendrecv_mailbox.cc);
+// re-plans to P2PShm without CMA or mailboxes.
+Status P2PMailbox(Context& ctx, const OpArgs& args);
 Status P2PShm(Context& ctx, const OpArgs& args);
 Status P2PNode(Context& ctx, const OpArgs& args);
 

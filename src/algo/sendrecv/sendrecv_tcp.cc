@@ -8,7 +8,9 @@
 // (a mismatch fails both ranks naming both). So a Send never completes before the matching Recv
 // is posted, and two ranks that both Send first wait for each other (reported at the exec timeout
 // naming both, from the peers' answers to stall probes).
-// Payload: up to kP2PEarlyMaxBytes (16 KiB) it leaves at once, inline in one DATA frame (one
+// Payload (a pair's DATA messages always leave in issue order, as the receiving transport takes
+// them in order; a group call may hold several per pair): up to kP2PEarlyMaxBytes (16 KiB), and
+// when every earlier send of the call to that peer left at once, it leaves at once, inline in one DATA frame (one
 // hand-off): it lands in the posted receive, or the receiver's transport keeps it aside until the
 // Recv is posted (one copy; the socket is never held up). Larger payloads leave when the notice
 // arrives, as one DATA message into the posted receive (striped over the pair's sockets), or, for
@@ -95,7 +97,13 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
   // receive, or is kept aside by the receiver's transport until the receive is posted); the call
   // still completes only with the receiver's notice (rendezvous), whose fingerprint is checked.
   // Larger payloads leave on the notice, into a posted receive (or written directly).
-  std::vector<char> eager(n, 0);
+  // The receiver's transport takes a peer's DATA messages in order, so they must leave in issue
+  // order per peer (a group may send several messages to one peer in one call): a payload leaves
+  // at once only while every earlier send to that peer did, and the others leave in list order
+  // (a notice that arrives early waits for the earlier ones' notices).
+  std::vector<char> eager(n, 0), noticed(n, 0);
+  std::vector<std::vector<size_t>> later(static_cast<size_t>(ctx.size));  // per peer, list order
+  std::vector<size_t> next_later(static_cast<size_t>(ctx.size), 0);
   for (size_t i = 0; i < n; ++i) {
     const P2PItem& it = items[i];
     if (!it.send || it.peer == ctx.rank) continue;
@@ -103,7 +111,11 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
     HOSTCCL_RETURN_IF_ERROR(t->IrecvNotice(it.peer, P2PMessageFp(ctx, it, kP2PAck), &notes[i * 16], &id));
     cts.push_back(id);
     cts_item.push_back(i);
-    if (it.bytes() > net::kP2PEarlyMaxBytes) continue;  // sent on the notice (the receive is posted then)
+    auto& mine = later[static_cast<size_t>(it.peer)];
+    if (it.bytes() > net::kP2PEarlyMaxBytes || !mine.empty()) {  // sent on the notice (the receive is posted then)
+      mine.push_back(i);
+      continue;
+    }
     eager[i] = 1;
     HOSTCCL_RETURN_IF_ERROR(t->Isend(it.peer, it.buf, it.bytes(), P2PMessageFp(ctx, it, kP2PData), &id));
     all.push_back(id);
@@ -126,20 +138,28 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
                           "inline", it.peer, static_cast<unsigned long long>(it.pair_seq), ctx.rank);
       continue;
     }
-    const uint64_t bytes = it.bytes();
-    net::RequestId id;
-    if (flags & kDirectFlag) {
-      uint32_t pid = 0;
-      if (!DirectPeer(ctx, direct, it.peer, &pid))
-        return MakeStatus(Code::kInternal, "rank %d asked for a direct write that rank %d cannot make", it.peer,
-                          ctx.rank);
-      HOSTCCL_RETURN_IF_ERROR(net::CmaWrite(pid, it.peer, addr, it.buf, bytes));
-      HOSTCCL_RETURN_IF_ERROR(t->Isend(it.peer, nullptr, 0, P2PMessageFp(ctx, it, kP2PData), &id));
-    } else {
-      HOSTCCL_RETURN_IF_ERROR(t->Isend(it.peer, it.buf, bytes, P2PMessageFp(ctx, it, kP2PData), &id));
+    noticed[i] = 1;
+    const size_t p = static_cast<size_t>(it.peer);
+    for (; next_later[p] < later[p].size() && noticed[later[p][next_later[p]]]; ++next_later[p]) {
+      const size_t j = later[p][next_later[p]];
+      const P2PItem& jt = items[j];
+      std::memcpy(&addr, &notes[j * 16], 8);
+      std::memcpy(&flags, &notes[j * 16 + 8], 8);
+      const uint64_t bytes = jt.bytes();
+      net::RequestId id;
+      if (flags & kDirectFlag) {
+        uint32_t pid = 0;
+        if (!DirectPeer(ctx, direct, jt.peer, &pid))
+          return MakeStatus(Code::kInternal, "rank %d asked for a direct write that rank %d cannot make", jt.peer,
+                            ctx.rank);
+        HOSTCCL_RETURN_IF_ERROR(net::CmaWrite(pid, jt.peer, addr, jt.buf, bytes));
+        HOSTCCL_RETURN_IF_ERROR(t->Isend(jt.peer, nullptr, 0, P2PMessageFp(ctx, jt, kP2PData), &id));
+      } else {
+        HOSTCCL_RETURN_IF_ERROR(t->Isend(jt.peer, jt.buf, bytes, P2PMessageFp(ctx, jt, kP2PData), &id));
+      }
+      all.push_back(id);
+      all_item.push_back(j);
     }
-    all.push_back(id);
-    all_item.push_back(i);
   }
   // 3. Everything sent and received.
   if (all.empty()) return Status::Ok();

@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
 
+#include "common/futex.h"
 #include "common/log.h"
 #include "transport/shm/cma.h"
 #include "transport/sync/group_barrier.h"
@@ -20,7 +23,7 @@ namespace hostccl::net {
 
 namespace {
 constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kMaxMappings = 512;
 
 constexpr uint64_t kFreedRing = 64;
@@ -30,6 +33,11 @@ struct alignas(64) SlotData {
   BufDesc recv;
   std::atomic<uint64_t> freed_head;  // owner's freed allocation serials (ring of kFreedRing)
   std::atomic<uint64_t> freed[kFreedRing];
+  // Set once when this rank fails or destroys its communicator (Abort): the code (-1 while the
+  // reason is written) and the reason. Point-to-point waits look only at their peers' words, so a
+  // rank that leaves fails only transfers with itself.
+  std::atomic<int32_t> gone;
+  char gone_reason[380];
 };
 
 Fingerprint InternalFp() {
@@ -61,15 +69,20 @@ struct ShmSegment {
   std::atomic<uint64_t> abort_seq;
   char abort_reason[440];
   BarrierWords barrier;  // wake word, sleepers and the abort flag (arrivals use the slots)
-  // followed by ArrivalSlot[nranks][2] (ticket parity), then SlotData[nranks]
+  // followed by ArrivalSlot[nranks][2] (ticket parity), then SlotData[nranks], then (groups of
+  // at most kMailMaxRanks) MailSlot[nranks][nranks][kMailSlots]
   ShmGroup::ArrivalSlot* arrivals() { return reinterpret_cast<ShmGroup::ArrivalSlot*>(this + 1); }
   SlotData* slots() { return reinterpret_cast<SlotData*>(arrivals() + 2 * nranks); }
+  MailSlot* mail() { return reinterpret_cast<MailSlot*>(slots() + nranks); }
+  static bool HasMail(int n) { return n <= ShmGroup::kMailMaxRanks; }
   static size_t Bytes(int n) {
-    return sizeof(ShmSegment) + 2 * sizeof(ShmGroup::ArrivalSlot) * static_cast<size_t>(n) +
-           sizeof(SlotData) * static_cast<size_t>(n);
+    const size_t un = static_cast<size_t>(n);
+    return sizeof(ShmSegment) + 2 * sizeof(ShmGroup::ArrivalSlot) * un + sizeof(SlotData) * un +
+           (HasMail(n) ? sizeof(MailSlot) * un * un * ShmGroup::kMailSlots : 0);
   }
 };
 static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignment");
+static_assert(sizeof(MailSlot) == 576 && offsetof(MailSlot, taken) == 512, "a mail slot: one sender part, one receiver line");
 
 Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t, const std::vector<uint32_t>& pids,
                         size_t staging_bytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
@@ -154,6 +167,11 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
                     : "are staged through the shared segment: ",
             no_cma.c_str());
   if (staging_bytes > 0) g->staging_ = reinterpret_cast<char*>(g->seg_) + control;
+  if (ShmSegment::HasMail(size)) {
+    g->mail_ = g->seg_->mail();
+    g->mail_sent_.assign(static_cast<size_t>(size), 0);
+    g->mail_taken_.assign(static_cast<size_t>(size), 0);
+  }
   for (int r = 0; r < size; ++r) {
     int pfd = -1;
     if (r != rank && pids[static_cast<size_t>(r)] != static_cast<uint32_t>(getpid()))
@@ -347,6 +365,65 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
   return AfterWait(std::move(st), seq);
 }
 
+Status ShmGroup::PeerGone(int r) const {
+  SlotData& s = seg_->slots()[r];
+  int32_t code = s.gone.load(std::memory_order_acquire);
+  if (code == 0) return Status::Ok();
+  const Deadline written = Deadline::AfterMs(200);  // the reason follows the -1 (bounded)
+  while (code < 0 && !written.Expired()) {
+    sched_yield();
+    code = s.gone.load(std::memory_order_acquire);
+  }
+  if (code <= 0) return MakeStatus(Code::kRemote, "rank %d failed", members_[static_cast<size_t>(r)]);
+  return Status(static_cast<Code>(code), std::string(s.gone_reason, strnlen(s.gone_reason, sizeof(s.gone_reason))));
+}
+
+constexpr uint64_t kMailSpinNs = 2000;
+
+Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadline deadline, const int* peer_list,
+                         size_t npeers, std::string (*missing)(const void*)) {
+  auto ready = [&] { return ready_fn(arg); };
+  if (ready()) return Status::Ok();
+  // The arrivals' policy (group_barrier.cc WaitUntil): spin ~2 us when the group fits on the
+  // cores, yield up to ~90 us (200 us without spinning), then sleep on the segment's wake word,
+  // which every Notify and every abort bumps. Unlike an arrival, a wait for some peers ignores
+  // the group's abort flag and looks only at those peers' `gone` words and pidfds.
+  const uint64_t start = NowNs();
+  const bool spin = !Oversubscribed(size_);
+  if (spin) {
+    for (int i = 1;; ++i) {
+      if (ready()) return Status::Ok();
+      __builtin_ia32_pause();
+      if ((i & 63) == 0 && NowNs() - start >= kMailSpinNs) break;
+    }
+  }
+  const uint64_t yield_until = start + (spin ? 90000 : 200000);
+  do {
+    if (ready()) return Status::Ok();
+    sched_yield();
+  } while (NowNs() < yield_until);
+  BarrierWords* b = &seg_->barrier;
+  while (true) {
+    const uint32_t word = b->wake.load(std::memory_order_acquire);
+    if (ready()) return Status::Ok();
+    for (size_t k = 0; k < npeers; ++k) {
+      const int r = peer_list[k];
+      Status g = PeerGone(r);
+      if (!g.ok()) return ready() ? Status::Ok() : g;
+      const int fd = pidfds_[static_cast<size_t>(r)];
+      pollfd p{fd, POLLIN, 0};
+      if (fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)) && !ready())
+        return MakeStatus(Code::kRemote, "rank %d (pid %u) exited or was killed", members_[static_cast<size_t>(r)],
+                          pids_[static_cast<size_t>(r)]);
+    }
+    if (deadline.Expired()) return MakeStatus(Code::kTimeout, "timed out waiting for rank %s", missing(arg).c_str());
+    const Deadline slice = deadline.Earlier(Deadline::AfterMs(100));
+    b->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    if (!ready()) FutexWait(&b->wake, word, slice, true);
+    b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
 void ShmGroup::WakeSleepers() {
 #if !defined(__SANITIZE_THREAD__)
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -400,6 +477,14 @@ Status ShmGroup::AfterWait(Status st, uint64_t seq) {
 }
 
 void ShmGroup::Abort(Code code, const std::string& reason, uint64_t from_seq) {
+  SlotData& own = seg_->slots()[rank_];
+  int32_t none = 0;
+  if (own.gone.compare_exchange_strong(none, -1)) {
+    const size_t len = std::min(reason.size(), sizeof(own.gone_reason) - 1);
+    std::memcpy(own.gone_reason, reason.data(), len);
+    own.gone_reason[len] = '\0';
+    own.gone.store(static_cast<int32_t>(code), std::memory_order_release);
+  }
   int32_t expected = 0;
   if (seg_->abort_code.compare_exchange_strong(expected, -1)) {
     seg_->abort_seq.store(from_seq, std::memory_order_release);

@@ -36,6 +36,20 @@ namespace hostccl::net {
 
 struct ShmSegment;  // layout private to shm_group.cc
 
+// One slot of a point-to-point mailbox (ShmGroup::Mail): the sender fills the first part and
+// publishes it with `full`; the receiver answers in the second cache line with `taken` (so neither
+// side writes the other's line). Message numbers count from 1 per ordered pair.
+struct alignas(64) MailSlot {
+  static constexpr size_t kInline = 472;  // payload bytes carried in the slot itself
+  std::atomic<uint64_t> full;   // sender: the message number this slot holds (release, written last)
+  Fingerprint fp;               // sender's message fingerprint (algo::P2PMessageFp)
+  uint64_t addr;                // sender's buffer, for payloads above kInline (read by the receiver)
+  char payload[kInline];
+  alignas(64) std::atomic<uint64_t> taken;  // receiver: the message number it took (release, last)
+  uint32_t verdict;             // 0: copied; 1: fingerprints differ (rfp is the receiver's)
+  Fingerprint rfp;
+};
+
 class ShmGroup : public PeerMemory {
  public:
   // `members` are the transport ranks of the group (rank `index` is this process's entry);
@@ -52,6 +66,7 @@ class ShmGroup : public PeerMemory {
   ShmGroup& operator=(const ShmGroup&) = delete;
 
   int size() const { return size_; }
+  int rank() const { return rank_; }
 
   // Arrivals. Members call Arrive/Barrier in the same order; each call takes this rank's next
   // ticket (1, 2, ...). Arrive writes `fp` and up to kInlineBytes of `payload` into this rank's
@@ -94,6 +109,32 @@ class ShmGroup : public PeerMemory {
   const void* PeerPayload(int r) override { return ArrivedPayload(r, exchange_ticket_); }
   size_t PayloadLimit() const override { return kInlineBytes; }
   Status Barrier(int rank, Deadline deadline, uint64_t seq) override { (void)rank; return Barrier(deadline, seq); }
+
+  // Point-to-point mailboxes (groups of at most kMailMaxRanks members; none above, identically on
+  // every member): per ordered pair (from, to) a ring of kMailSlots slots in the segment; message m
+  // (1, 2, ...) of the pair uses slot (m - 1) % kMailSlots. nullptr when the group has none.
+  static constexpr int kMailMaxRanks = 32;
+  static constexpr uint64_t kMailSlots = 4;
+  bool has_mail() const { return mail_ != nullptr; }
+  MailSlot* Mail(int from, int to, uint64_t m) const {
+    return mail_ + (static_cast<size_t>(from) * static_cast<size_t>(size_) + static_cast<size_t>(to)) * kMailSlots +
+           (m - 1) % kMailSlots;
+  }
+  // This rank's message counts per peer (process memory; one thread uses the group at a time).
+  uint64_t& MailSent(int peer) { return mail_sent_[static_cast<size_t>(peer)]; }
+  uint64_t& MailTaken(int peer) { return mail_taken_[static_cast<size_t>(peer)]; }
+  // Waits (spin, yield, futex, as arrivals do) until ready() holds; bounded by the deadline, and
+  // by the death or failure (Abort, communicator destroyed) of one of `peers` (group indices) only,
+  // so a rank that leaves fails only transfers with itself. `missing` names whom it waits for.
+  // ready(arg) is called often: a plain function (no allocation per call); missing(arg) only at
+  // the timeout.
+  Status WaitFor(bool (*ready)(const void*), const void* arg, Deadline deadline, const int* peers, size_t npeers,
+                 std::string (*missing)(const void*));
+  // Peer r's failure as it published it (Abort), or ok.
+  Status PeerGone(int r) const;
+  // After writing a mailbox word: wakes members sleeping in WaitFor or an arrival (no system call
+  // when none sleeps).
+  void Notify() { WakeSleepers(); }
 
   // Process identity and the group's cross-memory-attach verdict (cma.h; the same on every
   // member), for buffers that are not shareable.
@@ -156,6 +197,8 @@ class ShmGroup : public PeerMemory {
   };
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
+  MailSlot* mail_ = nullptr;
+  std::vector<uint64_t> mail_sent_, mail_taken_;
 };
 
 }  // namespace hostccl::net

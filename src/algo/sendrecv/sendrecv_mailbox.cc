@@ -1,0 +1,286 @@
+// P2P `mailbox`: HcclSend / HcclRecv / HcclBatchSendRecv between processes of one host through
+// the mailboxes of the shared segment (net::ShmGroup::Mail), with no TCP and no system call for
+// small messages.
+//
+// What: every transfer of the call's list (OpArgs::items) moves count elements from the sender's
+// buffer into the receiver's. Per ordered pair (sender, receiver) a ring of kMailSlots slots in the
+// segment carries the pair's messages in issue order: the sender writes the message fingerprint
+// (dtype, count, pair number), its buffer's address and, up to MailSlot::kInline (472) bytes, the
+// payload itself, then publishes the slot (`full` = message number). The receiver compares the
+// fingerprint with its own, copies the payload (out of the slot, or for larger payloads straight
+// out of the sender's buffer with process_vm_readv, one copy, any memory) and answers `taken`.
+// Rendezvous: a send completes only when its `taken` arrived, so no Send completes before its Recv
+// took the data. A fingerprint that differs is answered with verdict 1 and the receiver's
+// fingerprint, so both ranks fail with the same HCCL_E_PARA message naming both.
+// Waiting: whenever nothing can progress, one adaptive wait (spin ~2 us, yield, then the segment's
+// futex) for any slot this call watches; bounded by the exec timeout, peer death (pidfds) and an
+// abort of the communicator.
+// Preconditions: ctx.shm with mailboxes (at most 32 ranks) and the CMA probe passed; otherwise it
+// re-plans to `shm` (the same verdict on every rank, so both ends of a pair always agree). Items
+// numbered by core.
+// Steps and bytes per rank: repeat until every item completed: post every send whose slot is free
+// (in list order per peer; a full ring waits for the receiver to free a slot), take every receive
+// whose slot is published (in list order per peer), collect answers. The receiver copies `bytes`
+// per transfer (once). Sends never wait for this rank's receives (posts, takes and answers progress
+// together), so any set of pairwise-matching items completes in any item order.
+// In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
+// Example: ping-pong of 8 bytes, rank 0 {send to 1}, rank 1 {recv from 0}: rank 0 writes one cache
+// line (message 1 in slot 0 of ring 0->1) and spins on the answer line; rank 1 sees `full` == 1,
+// copies 8 bytes, writes `taken` = 1; both calls complete.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "algo/sendrecv/sendrecv_algorithms.h"
+#include "common/log.h"
+#include "transport/shm/cma.h"
+#include "transport/shm/shm_group.h"
+
+namespace hostccl::algo {
+namespace {
+
+constexpr uint32_t kLogReplan = 1u << 20;
+constexpr uint64_t kSlots = net::ShmGroup::kMailSlots;
+
+struct ItemState {
+  uint64_t m = 0;  // message number in its ring (sends: once posted)
+  bool done = false;
+};
+
+// One call's state, shared with the wait's plain-function callbacks. The vectors are reused by
+// the thread's next call (no allocation per call in the steady state).
+struct Call {
+  Context* ctx;
+  net::ShmGroup* g;
+  const std::vector<P2PItem>* items;
+  std::vector<ItemState> st;
+  std::vector<char> blocked_send, blocked_recv;  // per peer, in the current pass (keeps per-peer order)
+  std::vector<int> peers;                         // of the items not completed
+  size_t left = 0;
+};
+
+Status Mismatch(const P2PItem& it, const Fingerprint& recv_fp, int recv_rank, const Fingerprint& send_fp,
+                int send_rank) {
+  Status s(Code::kPara, FormatMismatch(recv_fp, recv_rank, send_fp, send_rank));
+  s.WithPeer(it.peer);
+  return s;
+}
+
+// Writes message m of (me -> it.peer) into its (free) slot and publishes it.
+void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m) {
+  net::MailSlot* s = g->Mail(ctx.rank, it.peer, m);
+  const uint64_t bytes = it.bytes();
+  s->fp = P2PMessageFp(ctx, it, kP2PData);
+  s->addr = reinterpret_cast<uint64_t>(it.buf);
+  if (bytes > 0 && bytes <= net::MailSlot::kInline) std::memcpy(s->payload, it.buf, bytes);
+  s->full.store(m, std::memory_order_release);
+  g->MailSent(it.peer) = m;
+}
+
+bool SlotFree(const net::ShmGroup* g, int me, int peer, uint64_t m) {
+  return m <= kSlots || g->Mail(me, peer, m)->taken.load(std::memory_order_acquire) >= m - kSlots;
+}
+
+// Takes message m of (it.peer -> me) (published): compares, copies, answers.
+Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m) {
+  net::MailSlot* s = g->Mail(it.peer, ctx.rank, m);
+  const Fingerprint mine = P2PMessageFp(ctx, it, kP2PData);
+  Status copied;
+  if (s->fp != mine) {
+    s->rfp = mine;
+    s->verdict = 1;
+    copied = Mismatch(it, mine, ctx.rank, s->fp, it.peer);
+  } else {
+    const uint64_t bytes = it.bytes();
+    if (bytes > 0 && bytes <= net::MailSlot::kInline) {
+      std::memcpy(it.buf, s->payload, bytes);
+    } else if (bytes > 0 && g->SameProcess(it.peer)) {
+      std::memcpy(it.buf, reinterpret_cast<const void*>(s->addr), bytes);
+    } else if (bytes > 0) {
+      copied = net::CmaRead(g->Pid(it.peer), it.peer, s->addr, it.buf, bytes);
+    }
+    s->verdict = 0;
+  }
+  // Answered even after a failed copy: the sender must not wait for the timeout (a failed read
+  // of a live peer fails this rank, whose departure reaches the sender).
+  s->taken.store(m, std::memory_order_release);
+  g->MailTaken(it.peer) = m;
+  return copied;
+}
+
+// A timeout's wording: is the peer of a send itself waiting in a send to this rank (its message to
+// us is published and not taken)?
+Status Timeout(Context& ctx, net::ShmGroup* g, const P2PItem& it) {
+  const uint64_t m = g->MailTaken(it.peer) + 1;
+  const bool both = it.send && g->Mail(it.peer, ctx.rank, m)->full.load(std::memory_order_acquire) == m;
+  return P2PTimeout(ctx, it, both, Status::Ok());
+}
+
+// HcclSend / HcclRecv: one transfer, no list bookkeeping.
+struct One {
+  net::ShmGroup* g;
+  int from, to;
+  uint64_t m;
+};
+bool OneFree(const void* a) {
+  const One* o = static_cast<const One*>(a);
+  return SlotFree(o->g, o->from, o->to, o->m);
+}
+bool OneTaken(const void* a) {
+  const One* o = static_cast<const One*>(a);
+  return o->g->Mail(o->from, o->to, o->m)->taken.load(std::memory_order_acquire) >= o->m;
+}
+bool OneFull(const void* a) {
+  const One* o = static_cast<const One*>(a);
+  return o->g->Mail(o->from, o->to, o->m)->full.load(std::memory_order_acquire) == o->m;
+}
+std::string OnePeer(const void* a) {
+  const One* o = static_cast<const One*>(a);
+  return std::to_string(o->from == o->g->rank() ? o->to : o->from);
+}
+
+Status RunOne(Context& ctx, net::ShmGroup* g, const P2PItem& it) {
+  const int me = ctx.rank;
+  if (it.send) {
+    One o{g, me, it.peer, g->MailSent(it.peer) + 1};
+    Status w = g->WaitFor(&OneFree, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+    if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+    Post(ctx, g, it, o.m);
+    g->Notify();
+    w = g->WaitFor(&OneTaken, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+    if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+    const net::MailSlot* s = g->Mail(me, it.peer, o.m);
+    if (s->verdict != 0) return Mismatch(it, s->rfp, it.peer, P2PMessageFp(ctx, it, kP2PData), me);
+    return Status::Ok();
+  }
+  One o{g, it.peer, me, g->MailTaken(it.peer) + 1};
+  Status w = g->WaitFor(&OneFull, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+  if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+  Status st = Take(ctx, g, it, o.m);
+  g->Notify();
+  return st;
+}
+
+// A list: can some step be made now (the wait's condition; reads only)?
+bool ListReady(const void* a) {
+  const Call& c = *static_cast<const Call*>(a);
+  const int me = c.ctx->rank;
+  for (size_t i = 0; i < c.items->size(); ++i) {
+    if (c.st[i].done) continue;
+    const P2PItem& it = (*c.items)[i];
+    if (it.send && c.st[i].m == 0) {
+      if (SlotFree(c.g, me, it.peer, c.g->MailSent(it.peer) + 1)) return true;
+    } else if (it.send) {
+      if (c.g->Mail(me, it.peer, c.st[i].m)->taken.load(std::memory_order_acquire) >= c.st[i].m) return true;
+    } else {
+      const uint64_t m = c.g->MailTaken(it.peer) + 1;
+      if (c.g->Mail(it.peer, me, m)->full.load(std::memory_order_acquire) == m) return true;
+    }
+  }
+  return false;
+}
+
+size_t FirstOpen(const Call& c) {
+  for (size_t i = 0; i < c.st.size(); ++i)
+    if (!c.st[i].done) return i;
+  return 0;
+}
+std::string ListPeer(const void* a) {
+  const Call& c = *static_cast<const Call*>(a);
+  return std::to_string((*c.items)[FirstOpen(c)].peer);
+}
+
+// One pass over the list: every step that can be made now. *moved: something was written.
+Status Pass(Call& c, bool* moved) {
+  Context& ctx = *c.ctx;
+  net::ShmGroup* g = c.g;
+  const int me = ctx.rank;
+  std::fill(c.blocked_send.begin(), c.blocked_send.end(), 0);
+  std::fill(c.blocked_recv.begin(), c.blocked_recv.end(), 0);
+  for (size_t i = 0; i < c.items->size(); ++i) {
+    if (c.st[i].done) continue;
+    const P2PItem& it = (*c.items)[i];
+    const size_t p = static_cast<size_t>(it.peer);
+    if (it.send && c.st[i].m == 0) {  // post
+      if (c.blocked_send[p]) continue;
+      const uint64_t m = g->MailSent(it.peer) + 1;
+      if (!SlotFree(g, me, it.peer, m)) {
+        c.blocked_send[p] = 1;
+        continue;
+      }
+      Post(ctx, g, it, m);
+      c.st[i].m = m;
+      *moved = true;
+    } else if (it.send) {  // answer
+      const net::MailSlot* s = g->Mail(me, it.peer, c.st[i].m);
+      if (s->taken.load(std::memory_order_acquire) < c.st[i].m) continue;
+      if (s->verdict != 0) return Mismatch(it, s->rfp, it.peer, P2PMessageFp(ctx, it, kP2PData), me);
+      c.st[i].done = true;
+      --c.left;
+    } else {  // take
+      if (c.blocked_recv[p]) continue;
+      const uint64_t m = g->MailTaken(it.peer) + 1;
+      if (g->Mail(it.peer, me, m)->full.load(std::memory_order_acquire) != m) {
+        c.blocked_recv[p] = 1;
+        continue;
+      }
+      *moved = true;
+      HOSTCCL_RETURN_IF_ERROR(Take(ctx, g, it, m));
+      c.st[i].done = true;
+      --c.left;
+    }
+  }
+  return Status::Ok();
+}
+
+bool HasSelfItems(const Context& ctx, const std::vector<P2PItem>& items) {
+  for (const auto& it : items)
+    if (it.peer == ctx.rank) return true;
+  return false;
+}
+
+}  // namespace
+
+Status P2PMailbox(Context& ctx, const OpArgs& a) {
+  net::ShmGroup* g = ctx.shm;
+  if (!g->has_mail() || !g->cma()) {
+    if (g->FirstUse(kLogReplan))
+      HLOG_INFO(kAlgo, "send/recv: %s; re-plan mailbox -> shm",
+                g->has_mail() ? "cross-memory attach is not available" : "more than 32 ranks have no mailboxes");
+    return P2PShm(ctx, a);
+  }
+  const auto& items = *a.items;
+  if (HasSelfItems(ctx, items)) HOSTCCL_RETURN_IF_ERROR(P2PSelfCopies(ctx, a));
+  if (items.size() == 1 && items[0].peer != ctx.rank) return RunOne(ctx, g, items[0]);
+  thread_local Call c;
+  c.ctx = &ctx;
+  c.g = g;
+  c.items = &items;
+  c.st.assign(items.size(), ItemState{});
+  c.blocked_send.assign(static_cast<size_t>(g->size()), 0);
+  c.blocked_recv.assign(static_cast<size_t>(g->size()), 0);
+  c.left = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].peer == ctx.rank) c.st[i].done = true;
+    else ++c.left;
+  }
+  while (true) {
+    bool moved = false;
+    Status s = Pass(c, &moved);
+    if (moved) g->Notify();
+    if (!s.ok()) return s;
+    if (c.left == 0) return Status::Ok();
+    if (moved) continue;
+    c.peers.clear();
+    for (size_t i = 0; i < items.size(); ++i)
+      if (!c.st[i].done && std::find(c.peers.begin(), c.peers.end(), items[i].peer) == c.peers.end())
+        c.peers.push_back(items[i].peer);
+    s = g->WaitFor(&ListReady, &c, ctx.deadline, c.peers.data(), c.peers.size(), &ListPeer);
+    if (s.ok()) continue;
+    if (s.code() != Code::kTimeout) return s;
+    return Timeout(ctx, g, items[FirstOpen(c)]);
+  }
+}
+
+}  // namespace hostccl::algo
