@@ -40,7 +40,6 @@
 namespace hostccl::algo {
 namespace {
 
-constexpr uint32_t kLogReplan = 1u << 20;
 constexpr uint64_t kSlots = net::ShmGroup::kMailSlots;
 
 struct ItemState {
@@ -245,7 +244,7 @@ bool HasSelfItems(const Context& ctx, const std::vector<P2PItem>& items) {
 Status P2PMailbox(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
   if (!g->has_mail() || !g->cma()) {
-    if (g->FirstUse(kLogReplan))
+    if (g->FirstUse("send/recv mailbox -> shm"))
       HLOG_INFO(kAlgo, "send/recv: %s; re-plan mailbox -> shm",
                 g->has_mail() ? "cross-memory attach is not available" : "more than 32 ranks have no mailboxes");
     return P2PShm(ctx, a);
