@@ -50,6 +50,17 @@ Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t b
   return Status::Ok();
 }
 
+uint64_t ClaimPiece(net::PeerMemory* g, uint64_t seq, uint64_t pieces) {
+  std::atomic<uint64_t>* w = g->WorkWord();
+  const uint64_t tag = seq & ((uint64_t{1} << 40) - 1);
+  uint64_t cur = w->load(std::memory_order_relaxed);
+  while (true) {
+    const uint64_t next = (cur >> 24) == tag ? (cur & kMaxClaimPieces) : 0;
+    if (next >= pieces) return pieces;
+    if (w->compare_exchange_weak(cur, (tag << 24) | (next + 1), std::memory_order_relaxed)) return next;
+  }
+}
+
 Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t begin, const char* what) {
   net::ShmGroup* g = ctx.shm;
   if (g == nullptr) return MakeStatus(Code::kInternal, "%s needs a shared segment", what);

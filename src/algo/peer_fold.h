@@ -39,6 +39,15 @@ Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t b
 // from the slots). Larger inputs: kInternal naming `what` (callers re-plan before).
 Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t begin, const char* what);
 
+// Dynamic sharing of one operation's pieces 0 .. pieces-1 among the ranks of g (after Exchange,
+// before the operation's last Barrier): returns the next piece nobody has claimed, or `pieces`
+// when all are taken. Each piece goes to exactly one rank, whichever asks first, so a rank that
+// runs while a peer waits for a core does the peer's share (the result does not depend on who
+// folds a piece). The word is tagged with `seq` (ctx.fp.seq, equal on every rank): the first
+// claim of an operation starts at piece 0, with no reset step. pieces < 2^24 (kMaxClaimPieces).
+constexpr uint64_t kMaxClaimPieces = (uint64_t{1} << 24) - 1;
+uint64_t ClaimPiece(net::PeerMemory* g, uint64_t seq, uint64_t pieces);
+
 // Reduce after Exchange: each rank folds its 64-byte-aligned slice into the root's recvBuf, then
 // one Barrier. A failure aborts the group (peers in the barrier fail with the same status).
 Status ReduceSlices(Context& ctx, net::PeerMemory* g, const OpArgs& a);

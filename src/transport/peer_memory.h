@@ -6,6 +6,7 @@
 // fingerprints), then PeerSend/PeerRecv of any rank, Check between long steps, Barrier at the end.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -50,6 +51,10 @@ class PeerMemory {
   virtual void Abort(Code code, const std::string& reason, uint64_t seq) = 0;
   // Between the steps of a long computation: an abort's or a dead peer's status, else ok.
   virtual Status Check(uint64_t seq) = 0;
+  // One word every rank of the group can update atomically (zero at creation), for sharing the
+  // pieces of one operation's work dynamically (algo::ClaimPiece): a rank that runs while its
+  // peers wait for a core takes their pieces.
+  virtual std::atomic<uint64_t>* WorkWord() = 0;
 };
 
 }  // namespace hostccl::net

@@ -1,18 +1,27 @@
 // AllReduce, "direct" (threads of one process) and "shm" (processes of one host): slice-parallel,
 // single pass over PeerMemory (algo/peer_fold.h).
 //
-// What: after Exchange (buffers and fingerprints published, compared), rank i owns the 64-byte
-//   aligned slice S_i = PartRange(count, n, i). It folds S_i of all n sendBufs in rank order, piece
-//   by piece (kAllReducePieceBytes), into its own recvBuf, and copies each piece, still in cache,
-//   into every other rank's recvBuf at S_i. One final barrier.
-// In place (sendBuf == recvBuf on any rank) is safe without an extra barrier: S_i of every input is
-//   read only by its owner i, and i overwrites recvBuf_j[S_i] only after it folded that piece.
+// What: after Exchange (buffers and fingerprints published, compared), the count is cut into
+//   64-byte aligned pieces (kAllReducePieceBytes; smaller for small inputs, about 4 per rank at
+//   least), which the ranks claim one at a time (ClaimPiece, algo/peer_fold.h): the rank that
+//   claims piece P folds P of all n sendBufs in rank order into a scratch piece that stays in
+//   cache, and streams it (non-temporal stores) into every rank's recvBuf at P, its own first. On
+//   idle cores each rank does about 1/n of the pieces; a rank that waits for a core (2 ranks on 2
+//   busy cores) leaves its share to the running ones instead of holding them in the final
+//   barrier. The result does not depend on who folds a piece. One final barrier.
+// In place (sendBuf == recvBuf on any rank) is safe without an extra barrier: piece P of every
+//   input is read only by the rank that claimed P, which overwrites recvBuf_j[P] only after it
+//   folded P.
 // Preconditions: "direct": ctx.local. "shm": ctx.shm and every sendBuf and recvBuf shareable
 //   (aclrtMalloc memory); otherwise every rank (they all read the same descriptors) re-plans to
 //   "rs_ag" over TCP and logs it once.
-// Bytes per rank: reads n x S/n, writes n x S/n (S = count x element size); no messages.
-// Example: 4 ranks, count 1000 fp32: slices 256/256/256/232 elements; rank 2 folds elements
-//   [512, 768) of x0..x3 into its recvBuf and copies them into recvBufs 0, 1 and 3.
+// Bytes in all: reads n x S, writes n x S (S = count x element size; about 1/n of it per rank on
+//   idle cores), all of it memory traffic (the writes are non-temporal: no read for ownership);
+//   no messages.
+// Example: 4 ranks, count 1000 fp32 (4000 bytes): one piece of 1024 elements (4 KiB at least);
+//   the first rank to claim it folds elements [0, 1000) of x0..x3 and writes them into all four
+//   recvBufs, the others find nothing left and wait in the barrier. 2 ranks, 64 MiB: 512 pieces
+//   of 128 KiB, about 256 folded by each.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -29,25 +38,47 @@ namespace {
 Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   const uint64_t es = DataTypeSize(a.dtype);
   const int n = ctx.size;
-  uint64_t begin = 0, end = 0;
-  PartRange(a.count, n, ctx.rank, std::max<uint64_t>(1, 64 / es), &begin, &end);
+  // Pieces: kAllReducePieceBytes, smaller for a small input (at least ~4 per rank, each a multiple
+  // of 64 bytes and at least 4 KiB), larger only beyond kMaxClaimPieces of them.
+  const uint64_t align = std::max<uint64_t>(1, 64 / es);
+  uint64_t piece = (a.count + 4 * static_cast<uint64_t>(n) - 1) / (4 * static_cast<uint64_t>(n));
+  piece = std::clamp<uint64_t>(piece, std::max<uint64_t>(1, 4096 / es), std::max<uint64_t>(1, kAllReducePieceBytes / es));
+  piece = std::max(piece, (a.count + kMaxClaimPieces - 1) / kMaxClaimPieces);
+  piece = (piece + align - 1) / align * align;
+  const uint64_t pieces = (a.count + piece - 1) / piece;
   Status st;
-  if (begin < end) {
-    thread_local std::vector<char*> dsts;
-    dsts.assign(static_cast<size_t>(n), nullptr);
-    std::string why;
-    for (int r = 0; r < n && st.ok(); ++r) {
-      dsts[static_cast<size_t>(r)] = static_cast<char*>(r == ctx.rank ? a.recv : g->PeerRecv(r, &why));
-      if (dsts[static_cast<size_t>(r)] == nullptr) st = Status(Code::kRemote, why);
+  thread_local std::vector<char*> dsts;
+  dsts.assign(static_cast<size_t>(n), nullptr);
+  std::string why;
+  for (int r = 0; r < n && st.ok(); ++r) {
+    dsts[static_cast<size_t>(r)] = static_cast<char*>(r == ctx.rank ? a.recv : g->PeerRecv(r, &why));
+    if (dsts[static_cast<size_t>(r)] == nullptr) st = Status(Code::kRemote, why);
+  }
+  char* tmp = nullptr;
+  if (st.ok() && a.count > 0) {
+    tmp = static_cast<char*>(ctx.scratch->Get(std::min(a.count, piece) * es));
+    if (tmp == nullptr) st = Status(Code::kMemory, "cannot allocate the allreduce piece scratch");
+  }
+  uint64_t folded = 0;
+  for (uint64_t p = st.ok() ? ClaimPiece(g, ctx.fp.seq, pieces) : pieces; p < pieces;
+       p = ClaimPiece(g, ctx.fp.seq, pieces)) {
+    const uint64_t lo = p * piece, hi = std::min(a.count, lo + piece);
+    if (folded >= kPeerFoldCheckBytes) {
+      folded = 0;
+      st = g->Check(ctx.fp.seq);
+      if (!st.ok()) break;
     }
-    char* mine = static_cast<char*>(a.recv);
-    const uint64_t piece = std::max<uint64_t>(1, kAllReducePieceBytes / es);
-    for (uint64_t lo = begin; lo < end && st.ok(); lo += piece) {
-      const uint64_t hi = std::min(end, lo + piece);
-      st = FoldPeers(ctx, g, a, lo, hi, mine);
-      for (int r = 0; r < n && st.ok(); ++r)
-        if (r != ctx.rank) kern::CopyStreaming(dsts[static_cast<size_t>(r)] + lo * es, mine + lo * es, (hi - lo) * es);
+    st = FoldPeersTo(ctx, g, a, lo, hi, tmp);
+    if (!st.ok()) break;
+    // The piece is folded into cache-resident scratch (ordinary stores that never leave the
+    // cache), then streamed into every recvBuf, this rank's too: memory sees the n reads and the
+    // n non-temporal writes of the piece and nothing else (folding into the own recvBuf first
+    // would read it for ownership and write it back).
+    for (int k = 0; k < n; ++k) {
+      const int r = (ctx.rank + k) % n;
+      kern::CopyStreaming(dsts[static_cast<size_t>(r)] + lo * es, tmp, (hi - lo) * es);
     }
+    folded += (hi - lo) * es;
   }
   if (!st.ok()) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);

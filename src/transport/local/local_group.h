@@ -76,6 +76,7 @@ class LocalGroup : public PeerMemory {
   Status Barrier(int rank, Deadline deadline, uint64_t) override { return Barrier(rank, deadline); }
   void Abort(Code code, const std::string& reason, uint64_t) override { Abort(code, reason); }
   Status Check(uint64_t seq) override;
+  std::atomic<uint64_t>* WorkWord() override { return &work_; }
 
   // Point-to-point mailboxes, one FIFO per ordered pair (from, to): P2PPost queues a send (the
   // post lives until P2PWaitSent returns); P2PRecv waits (bounded) for the next post from `from`,
@@ -93,6 +94,7 @@ class LocalGroup : public PeerMemory {
   int size_;
   std::vector<LocalSlot> slots_;
   BarrierWords words_{};
+  alignas(64) std::atomic<uint64_t> work_{0};  // WorkWord
   std::unique_ptr<ArrivalWord[]> arrivals_;
   std::mutex abort_mu_;
   Code abort_code_ = Code::kRemote;

@@ -69,6 +69,7 @@ struct ShmSegment {
   std::atomic<uint64_t> abort_seq;
   char abort_reason[440];
   BarrierWords barrier;  // wake word, sleepers and the abort flag (arrivals use the slots)
+  alignas(64) std::atomic<uint64_t> work;  // PeerMemory::WorkWord (its own cache line)
   // followed by ArrivalSlot[nranks][2] (ticket parity), then SlotData[nranks], then (groups of
   // at most kMailMaxRanks) MailSlot[nranks][nranks][kMailSlots]
   ShmGroup::ArrivalSlot* arrivals() { return reinterpret_cast<ShmGroup::ArrivalSlot*>(this + 1); }
@@ -435,6 +436,8 @@ Status ShmGroup::Barrier(Deadline deadline, uint64_t seq, const std::function<St
   uint64_t ticket = 0;
   return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket, also_check);
 }
+
+std::atomic<uint64_t>* ShmGroup::WorkWord() { return &seg_->work; }
 
 Status ShmGroup::Check(uint64_t seq) {
   Status st = AfterWait(Status::Ok(), seq);

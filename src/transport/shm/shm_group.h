@@ -159,6 +159,7 @@ class ShmGroup : public PeerMemory {
   // group was aborted for it, or a dead peer's (then the group is aborted too), else ok. A load,
   // plus one poll() per peer's pidfd.
   Status Check(uint64_t seq) override;
+  std::atomic<uint64_t>* WorkWord() override;
 
  private:
   ShmGroup() = default;
