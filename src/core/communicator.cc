@@ -15,6 +15,7 @@
 #include "core/flight_recorder.h"
 #include "core/profiles.h"
 #include "kernels/reduce.h"
+#include "runtime/device.h"
 #include "transport/sync/group_barrier.h"
 #include "transport/tcp/socket.h"
 
@@ -317,6 +318,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   chunk_bytes_override_ = std::max<int64_t>(0, EnvInt(Knob::kChunkBytes, 0));
   check_args_ = EnvBool(Knob::kCheckArgs, true);
   accumulate_fp32_ = EnvString(Knob::kAccumulate, "native") == "fp32";  // validated: native|fp32
+  if (!rt::FidelityOn()) host_buffers_ok_.store(true, std::memory_order_relaxed);
   profile_ = ActiveProfile();
   if (transport_) transport_->SetBusyPollNs(TcpBusyPollNs());
   if (accumulate_fp32_)
@@ -502,6 +504,7 @@ Status Communicator::ConnectSub(const Communicator& parent, const std::vector<ui
   rank_ = static_cast<int>(sub_rank);
   size_ = static_cast<int>(members.size());
   device_ = parent.device_;
+  host_buffers_ok_.store(parent.host_buffers_allowed(), std::memory_order_relaxed);
   root_ = parent.root_;
   for (uint32_t m : members) ranks_.push_back(parent.ranks_[m]);
   for (size_t i = 0; i < ranks_.size(); ++i) ranks_[i].rank = static_cast<uint32_t>(i);
