@@ -775,11 +775,14 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     inflight_.fetch_sub(1);
     return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
   }
+  const Deadline deadline = OpDeadline();
   if (fr_seq != 0) {
-    fr_->Started(seq, a->name);
+    // The recorder's start time is the clock reading the deadline took (no read of its own).
+    const uint64_t start_ns = deadline.infinite() ? 0 : deadline.at_ns() - static_cast<uint64_t>(exec_timeout_ms_) * 1000000ull;
+    fr_->Started(seq, a->name, start_ns);
     fr::t_wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
   }
-  algo::Context ctx = MakeContext(fp, OpDeadline());
+  algo::Context ctx = MakeContext(fp, deadline);
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
   HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what().c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
