@@ -42,6 +42,24 @@ HcclResult HostcclGetEnvRank(uint32_t *rank, uint32_t *size);
 /* The rank within this host and the ranks on this host (localSize = size when unknown). */
 HcclResult HostcclGetEnvLocalRank(uint32_t *localRank, uint32_t *localSize);
 
+/*
+ * NPU fidelity (on by default; docs/semantics.md): operator buffers must be device memory
+ * (aclrtMalloc or the virtual-memory API), else HCCL_E_PARA, and runtime calls on a thread
+ * without a current device fail with ACL_ERROR_RT_CONTEXT_NULL (107002), as on an NPU.
+ * HOSTCCL_FIDELITY=0 relaxes both; these two calls do it from code, whatever the variable says.
+ *
+ * HostcclCommAllowHostBuffers: from now on `comm` accepts host buffers (malloc, new, the stack,
+ * aclrtMallocHost) in every operator; for programs whose data lives in host memory (the Python
+ * backend's CPU tensors). Per communicator and rank (each rank calls it on its own handle);
+ * sub-communicators split afterwards inherit it. Errors: HCCL_E_PTR (comm is NULL), HCCL_E_PARA
+ * (not a live communicator).
+ */
+HcclResult HostcclCommAllowHostBuffers(HcclComm comm);
+
+/* Process-wide fidelity: 1 on, 0 off (as HOSTCCL_FIDELITY=0), -1 follow HOSTCCL_FIDELITY again.
+ * Host-buffer acceptance is decided when a communicator is created; the device check at each call. */
+void HostcclSetFidelity(int mode);
+
 /* "hostccl <version>" */
 const char *HostcclVersionString(void);
 

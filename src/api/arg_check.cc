@@ -27,6 +27,16 @@ Status CheckDeviceSize(const char* arg, const void* p, const std::optional<rt::A
                     offset ? " from that address" : "");
 }
 
+// Fidelity: an operator buffer must be device memory (aclrtMalloc or the virtual-memory API),
+// unless the communicator allows host buffers (HOSTCCL_FIDELITY=0, HostcclCommAllowHostBuffers).
+Status CheckDeviceMemory(const char* arg, const void* p, const std::optional<rt::Allocation>& alloc) {
+  if (alloc) return Status::Ok();
+  return MakeStatus(Code::kPara,
+                    "%s %p is host memory (malloc, new, the stack or aclrtMallocHost); on an NPU an operator "
+                    "buffer must be device memory from aclrtMalloc (HOSTCCL_FIDELITY=0 accepts host buffers)",
+                    arg, p);
+}
+
 }  // namespace
 
 Status Reject(const char* fn, int rank, Status st) {
@@ -95,6 +105,11 @@ Status CheckAdditions(const char* fn, const OpCall& c, std::shared_ptr<core::Com
   std::optional<rt::Allocation> send_alloc, recv_alloc;
   if (sd.send) send_alloc = rt::FindAllocation(sd.send);
   if (sd.recv) recv_alloc = sd.recv == sd.send ? send_alloc : rt::FindAllocation(sd.recv);
+  if (!comm->host_buffers_allowed()) {
+    Status dm = sd.send && sd.send_elems ? CheckDeviceMemory(send_name, sd.send, send_alloc) : Status::Ok();
+    if (dm.ok() && sd.recv && sd.recv_elems) dm = CheckDeviceMemory("recvBuf", sd.recv, recv_alloc);
+    if (!dm.ok()) return Reject(fn, rank, dm);
+  }
   Status sz = sd.send ? CheckDeviceSize(send_name, sd.send, send_alloc, sd.send_elems, sd.send_dtype) : Status::Ok();
   if (sz.ok() && sd.recv) sz = CheckDeviceSize("recvBuf", sd.recv, recv_alloc, sd.recv_elems, sd.recv_dtype);
   if (!sz.ok()) return Reject(fn, rank, sz);
@@ -610,8 +625,10 @@ Status CheckBatch(const BatchItem* items, uint32_t n, void* comm_handle, void* s
       return Reject(fn, rank, MakeStatus(Code::kPara, "item %u: buf %p is not aligned to %zu bytes (the size of %s)",
                                          i, it.buf, static_cast<size_t>(es), DataTypeName(it.dtype)));
     if (it.count > 0) {
-      Status sz = CheckDeviceSize(StrFormat("item %u: buf", i).c_str(), it.buf, rt::FindAllocation(it.buf),
-                                  it.count, it.dtype);
+      const std::string arg = StrFormat("item %u: buf", i);
+      const std::optional<rt::Allocation> alloc = rt::FindAllocation(it.buf);
+      Status sz = comm->host_buffers_allowed() ? Status::Ok() : CheckDeviceMemory(arg.c_str(), it.buf, alloc);
+      if (sz.ok()) sz = CheckDeviceSize(arg.c_str(), it.buf, alloc, it.count, it.dtype);
       if (!sz.ok()) return Reject(fn, rank, sz);
     }
     algo::P2PItem p;

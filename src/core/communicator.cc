@@ -15,6 +15,7 @@
 #include "core/flight_recorder.h"
 #include "core/profiles.h"
 #include "kernels/reduce.h"
+#include "runtime/device.h"
 #include "transport/sync/group_barrier.h"
 #include "transport/tcp/socket.h"
 
@@ -317,6 +318,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   chunk_bytes_override_ = std::max<int64_t>(0, EnvInt(Knob::kChunkBytes, 0));
   check_args_ = EnvBool(Knob::kCheckArgs, true);
   accumulate_fp32_ = EnvString(Knob::kAccumulate, "native") == "fp32";  // validated: native|fp32
+  if (!rt::FidelityOn()) host_buffers_ok_.store(true, std::memory_order_relaxed);
   profile_ = ActiveProfile();
   if (transport_) transport_->SetBusyPollNs(TcpBusyPollNs());
   if (accumulate_fp32_)
@@ -502,6 +504,7 @@ Status Communicator::ConnectSub(const Communicator& parent, const std::vector<ui
   rank_ = static_cast<int>(sub_rank);
   size_ = static_cast<int>(members.size());
   device_ = parent.device_;
+  host_buffers_ok_.store(parent.host_buffers_allowed(), std::memory_order_relaxed);
   root_ = parent.root_;
   for (uint32_t m : members) ranks_.push_back(parent.ranks_[m]);
   for (size_t i = 0; i < ranks_.size(); ++i) ranks_[i].rank = static_cast<uint32_t>(i);
@@ -772,11 +775,14 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     inflight_.fetch_sub(1);
     return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
   }
+  const Deadline deadline = OpDeadline();
   if (fr_seq != 0) {
-    fr_->Started(seq, a->name);
+    // The recorder's start time is the clock reading the deadline took (no read of its own).
+    const uint64_t start_ns = deadline.infinite() ? 0 : deadline.at_ns() - static_cast<uint64_t>(exec_timeout_ms_) * 1000000ull;
+    fr_->Started(seq, a->name, start_ns);
     fr::t_wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
   }
-  algo::Context ctx = MakeContext(fp, OpDeadline());
+  algo::Context ctx = MakeContext(fp, deadline);
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
   HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what().c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,

@@ -63,6 +63,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool multi_node() const { return multi_node_; }
   // Hardware profile (HOSTCCL_SOC) read at creation; nullptr = host (core/profiles.h).
   const char* profile() const { return profile_; }
+  // Whether operator buffers may be host memory: HOSTCCL_FIDELITY=0 (or HostcclSetFidelity(0)) at
+  // creation, a parent that allowed them, or AllowHostBuffers (HostcclCommAllowHostBuffers: the
+  // Python backend's host tensors). Otherwise a buffer outside aclrtMalloc/VMM memory is rejected.
+  bool host_buffers_allowed() const { return host_buffers_ok_.load(std::memory_order_relaxed); }
+  void AllowHostBuffers() { host_buffers_ok_.store(true, std::memory_order_relaxed); }
 
   // The sticky error (ok while healthy).
   Status error() const;
@@ -122,6 +127,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool check_args_ = true;             // HOSTCCL_CHECK_ARGS, read once at creation
   int64_t chunk_bytes_override_ = 0;  // HOSTCCL_CHUNK_BYTES, read once at creation
   bool accumulate_fp32_ = false;      // HOSTCCL_ACCUMULATE=fp32, read once at creation
+  std::atomic<bool> host_buffers_ok_{false};  // see host_buffers_allowed()
 
   // The listener the mesh was made on (loopback when every rank is on this host), kept for
   // sub-communicators; none when the ranks are threads of this process and need no mesh.

@@ -23,24 +23,6 @@
 
 namespace hostccl::core {
 
-// The enqueue half: the fingerprint (kind, dtype, op, root or V-array hash, count, seq) and the
-// enqueue time. Written by the enqueuing thread only.
-struct alignas(32) FlightRecorder::Entry {
-  std::atomic<uint64_t> seq{0};
-  std::atomic<uint64_t> count{0};
-  std::atomic<uint64_t> t_enq{0};
-  std::atomic<uint32_t> root{0};
-  std::atomic<uint8_t> kind{0}, dtype{0}, op{0};
-};
-// The run half: algorithm, state, the rank waited for, start and end. Written by the stream
-// thread running the operation (and its transport waits) only.
-struct alignas(64) FlightRecorder::RunEntry {
-  std::atomic<uint64_t> seq{0};
-  std::atomic<uint64_t> t_start{0}, t_end{0};
-  std::atomic<const char*> algo{nullptr};
-  std::atomic<int32_t> waiting{-1};
-  std::atomic<uint8_t> state{0};
-};
 struct FlightRecorder::View {
   uint64_t seq, count, t_enq, t_start = 0, t_end = 0;
   uint32_t root;
@@ -50,49 +32,11 @@ struct FlightRecorder::View {
   int32_t waiting = -1;
 };
 
-namespace {
-
-// Timestamps: the TSC on x86-64 (a clock_gettime costs several times more, and three per
-// operation would be most of the recorder's cost), converted to CLOCK_MONOTONIC when dumped
-// from a calibration pair taken at the first recorder's creation.
-inline uint64_t Ticks() {
-#if defined(__x86_64__)
-  return __builtin_ia32_rdtsc();
-#else
-  return NowNs();
-#endif
-}
-struct TickBase {
-  uint64_t ticks = Ticks();
-  uint64_t ns = NowNs();
-};
-const TickBase& Base() {
-  static const TickBase b;
-  return b;
-}
-// Nanoseconds per tick, measured between Base() and now (at least 20 ms apart).
-double NsPerTick() {
-#if defined(__x86_64__)
-  const TickBase& b = Base();
-  uint64_t t = Ticks(), n = NowNs();
-  if (n - b.ns < 20000000) {
-    usleep(static_cast<useconds_t>((20000000 - (n - b.ns)) / 1000 + 1));
-    t = Ticks();
-    n = NowNs();
-  }
-  return t > b.ticks ? static_cast<double>(n - b.ns) / static_cast<double>(t - b.ticks) : 1.0;
-#else
-  return 1.0;
-#endif
-}
-uint64_t TicksToNs(uint64_t t, double ratio) {
-  if (t == 0) return 0;
-  const TickBase& b = Base();
-  const double d = (static_cast<double>(t) - static_cast<double>(b.ticks)) * ratio;
-  return static_cast<uint64_t>(static_cast<double>(b.ns) + d);
-}
-
-}  // namespace
+// Timestamps are CLOCK_MONOTONIC nanoseconds. A clock read costs 25-100 ns on a virtual machine
+// (rdtsc included), several percent of a ~1 us call, so by default an operation records one time
+// only, its start, and that is the reading the operation's deadline already took (the caller
+// passes it to Started). The enqueue and end times are read only with HOSTCCL_FR_TIMESTAMPS=1 or
+// HOSTCCL_TRACE set (times_).
 
 namespace {
 
@@ -228,17 +172,22 @@ std::unique_ptr<FlightRecorder> FlightRecorder::Create(const FrIdentity& id) {
   std::string trace = EnvString(Knob::kTrace, "");
   if (n <= 0 && trace.empty()) return nullptr;
   if (n <= 0) n = 1024;  // the trace is drawn from the ring
-  (void)Base();
   n = std::min<int64_t>(n, 1 << 20);
-  std::unique_ptr<FlightRecorder> f(new FlightRecorder(id, static_cast<size_t>(n), std::move(trace)));
+  // A power of two, so the slot of an operation is a mask, not a division (a 64-bit division is
+  // 20-40 cycles, and every operation computes its slot four times).
+  int64_t pow2 = 1;
+  while (pow2 < n) pow2 <<= 1;
+  n = pow2;
+  const bool times = !trace.empty() || EnvBool(Knob::kFrTimestamps, false);
+  std::unique_ptr<FlightRecorder> f(new FlightRecorder(id, static_cast<size_t>(n), std::move(trace), times));
   StartSignalDumps();
   std::lock_guard<std::mutex> lk(g_mu);
   Live().push_back(f.get());
   return f;
 }
 
-FlightRecorder::FlightRecorder(const FrIdentity& id, size_t n, std::string trace_dir)
-    : id_(id), n_(n), ring_(new Entry[n]), run_(new RunEntry[n]), trace_dir_(std::move(trace_dir)) {
+FlightRecorder::FlightRecorder(const FrIdentity& id, size_t n, std::string trace_dir, bool times)
+    : id_(id), n_(n), mask_(n - 1), times_(times), ring_(new Entry[n]), run_(new RunEntry[n]), trace_dir_(std::move(trace_dir)) {
   static_assert(sizeof(Entry) == 32 && sizeof(RunEntry) == 64, "no entry straddles a cache line");
 }
 
@@ -264,50 +213,10 @@ std::string FlightRecorder::WriteTrace() {
   return "";
 }
 
-FlightRecorder::Entry* FlightRecorder::Slot(uint64_t seq) const { return &ring_[seq % n_]; }
-
-
-void FlightRecorder::Enqueued(const Fingerprint& fp) {
-  Entry* e = Slot(fp.seq);
-  constexpr auto R = std::memory_order_relaxed;
-  e->seq.store(0, R);
-  e->kind.store(fp.kind, R);
-  e->dtype.store(fp.dtype, R);
-  e->op.store(fp.op, R);
-  e->root.store(fp.root, R);
-  e->count.store(fp.count, R);
-  e->t_enq.store(Ticks(), R);
-  e->seq.store(fp.seq, std::memory_order_release);
-}
-
-void FlightRecorder::Started(uint64_t seq, const char* algo) {
-  RunEntry* e = &run_[seq % n_];
-  constexpr auto R = std::memory_order_relaxed;
-  if (e->seq.load(R) > seq) return;  // a later operation has the slot already
-  e->seq.store(0, R);
-  e->algo.store(algo, R);
-  e->waiting.store(-1, R);
-  e->t_end.store(0, R);
-  e->t_start.store(Ticks(), R);
-  e->state.store(static_cast<uint8_t>(FrState::kRunning), R);
-  e->seq.store(seq, std::memory_order_release);
-}
-
-void FlightRecorder::Ended(uint64_t seq, const Status& st) {
-  RunEntry* e = &run_[seq % n_];
-  if (e->seq.load(std::memory_order_relaxed) != seq) return;  // never started, or its slot moved on
-  e->t_end.store(Ticks(), std::memory_order_relaxed);
-  if (!st.ok()) {
-    std::lock_guard<std::mutex> lk(err_mu_);
-    if (errors_.size() >= 32) errors_.erase(errors_.begin());
-    errors_.push_back({seq, st.code(), st.message()});
-  }
-  e->state.store(static_cast<uint8_t>(st.ok() ? FrState::kDone : FrState::kFailed), std::memory_order_release);
-}
-
-std::atomic<int32_t>* FlightRecorder::WaitWord(uint64_t seq) {
-  RunEntry* e = &run_[seq % n_];
-  return e->seq.load(std::memory_order_relaxed) == seq ? &e->waiting : nullptr;
+void FlightRecorder::RecordError(uint64_t seq, const Status& st) {
+  std::lock_guard<std::mutex> lk(err_mu_);
+  if (errors_.size() >= 32) errors_.erase(errors_.begin());
+  errors_.push_back({seq, st.code(), st.message()});
 }
 
 FlightRecorder::View FlightRecorder::Snapshot(const Entry& e) const {
@@ -320,7 +229,7 @@ FlightRecorder::View FlightRecorder::Snapshot(const Entry& e) const {
   v.kind = e.kind.load(R);
   v.dtype = e.dtype.load(R);
   v.op = e.op.load(R);
-  const RunEntry& r = run_[v.seq % n_];
+  const RunEntry& r = run_[v.seq & mask_];
   if (v.seq != 0 && r.seq.load(std::memory_order_acquire) == v.seq) {
     v.state = static_cast<FrState>(r.state.load(std::memory_order_acquire));
     v.t_start = r.t_start.load(R);
@@ -345,7 +254,6 @@ std::string FlightRecorder::Json(const char* reason) const {
   o += StrFormat("  \"dump_time_us\": %llu,\n  \"unix_minus_monotonic_us\": %lld,\n", Us(mono_ns),
                  static_cast<long long>(real_ns / 1000) - static_cast<long long>(mono_ns / 1000));
   // Entries in sequence order (the oldest kept first).
-  const double ratio = NsPerTick();
   std::vector<View> es;
   for (size_t i = 0; i < n_; ++i)
     if (View v = Snapshot(ring_[i]); v.seq != 0) es.push_back(v);
@@ -393,7 +301,7 @@ std::string FlightRecorder::Json(const char* reason) const {
         }
     }
     auto t = [&](const char* name, uint64_t ticks) {
-      o += ticks ? StrFormat(", \"%s\": %llu", name, Us(TicksToNs(ticks, ratio))) : StrFormat(", \"%s\": null", name);
+      o += ticks ? StrFormat(", \"%s\": %llu", name, Us(ticks)) : StrFormat(", \"%s\": null", name);
     };
     t("t_enqueue_us", e.t_enq);
     t("t_start_us", e.t_start);
@@ -422,7 +330,6 @@ std::string FlightRecorder::TraceJson() const {
                  id_.rank, Q(StrFormat("rank %d (%s)", id_.rank, id_.comm_name.c_str())).c_str());
   o += StrFormat(",\n  {\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
                  id_.rank, id_.rank);
-  const double ratio = NsPerTick();
   std::vector<View> es;
   for (size_t i = 0; i < n_; ++i)
     if (View v = Snapshot(ring_[i]); v.seq != 0 && v.t_start != 0) es.push_back(v);
@@ -430,8 +337,8 @@ std::string FlightRecorder::TraceJson() const {
   const uint64_t now = NowNs();
   for (const View& e : es) {
     const auto kind = static_cast<CollKind>(e.kind);
-    const uint64_t ts = TicksToNs(e.t_start, ratio);
-    const uint64_t end = e.t_end ? std::max(ts, TicksToNs(e.t_end, ratio)) : now;
+    const uint64_t ts = e.t_start;
+    const uint64_t end = e.t_end ? std::max(ts, e.t_end) : now;
     const char* algo = e.algo;
     const auto state = e.state;
     o += StrFormat(",\n  {\"name\": %s, \"cat\": \"hccl\", \"ph\": \"X\", \"pid\": %d, \"tid\": 0, \"ts\": %.3f, "
@@ -441,7 +348,7 @@ std::string FlightRecorder::TraceJson() const {
                    static_cast<double>(end - ts) / 1e3, static_cast<unsigned long long>(e.seq),
                    static_cast<unsigned long long>(e.count), Q(DataTypeName(e.dtype)).c_str(),
                    Q(algo ? algo : "").c_str(), FrStateName(state),
-                   static_cast<double>(ts - std::min(ts, TicksToNs(e.t_enq, ratio))) / 1e3);
+                   static_cast<double>(ts - std::min(ts, e.t_enq)) / 1e3);
   }
   o += "\n]}\n";
   return o;

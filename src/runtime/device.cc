@@ -114,12 +114,31 @@ int CheckDevice(int32_t device, const char* func) {
 
 int CurrentDevice() { return tl_device; }
 
-int CurrentDeviceOrDefault() {
-  if (tl_device >= 0) return tl_device;
+namespace {
+std::atomic<int> g_fidelity_override{-1};  // -1: HOSTCCL_FIDELITY decides
+}  // namespace
+
+bool FidelityOn() {
+  const int o = g_fidelity_override.load(std::memory_order_relaxed);
+  return o >= 0 ? o != 0 : EnvBool(Knob::kFidelity, true);
+}
+
+void SetFidelityOverride(int mode) { g_fidelity_override.store(mode < 0 ? -1 : mode != 0 ? 1 : 0); }
+
+int RequireDevice(const char* func, int* device) {
+  if (tl_device >= 0) {
+    *device = tl_device;
+    return kAclSuccess;
+  }
+  if (FidelityOn())
+    return Fail(kAclRtContextNull, "%s: no current context on this thread: call aclrtSetDevice first (an NPU "
+                "runtime fails here too; HOSTCCL_FIDELITY=0 uses device 0 instead)", func);
   static std::atomic<bool> logged{false};
   if (!logged.exchange(true))
-    HLOG_INFO(kRuntime, "a thread used the runtime without aclrtSetDevice; using device 0 implicitly");
-  return 0;
+    HLOG_INFO(kRuntime, "%s: a thread used the runtime without aclrtSetDevice; using device 0 (HOSTCCL_FIDELITY=0)",
+              func);
+  *device = 0;
+  return kAclSuccess;
 }
 
 int AclInit(const char* config_path) {

@@ -24,8 +24,15 @@ int ResetDevice(int32_t device);
 int ResetDeviceForce(int32_t device);
 int GetDevice(int32_t* device);
 int GetDeviceCount(uint32_t* count);
-// The current device, or device 0 when the thread never set one (implicit device, logged once).
-int CurrentDeviceOrDefault();
+// NPU fidelity (HOSTCCL_FIDELITY, default on), read live; SetFidelityOverride(0 or 1) replaces
+// the variable for the whole process (HostcclSetFidelity), -1 follows it again.
+bool FidelityOn();
+void SetFidelityOverride(int mode);
+// The device a runtime call `func` works on: the thread's current device. A thread that never set
+// one fails, as CANN's runtime does, with kAclRtContextNull ("<func>: no current context ...",
+// logged and kept as the recent error) under fidelity; without fidelity it gets device 0 (one info
+// line per process). Returns an AscendCL code; *device is set on success.
+int RequireDevice(const char* func, int* device);
 // Checks 0 <= device < DeviceCount(); returns kAclRtInvalidDeviceId (with message) otherwise.
 int CheckDevice(int32_t device, const char* func);
 // Process-wide aclrtSetDevice reference count of a device (tests, diagnostics).

@@ -127,7 +127,8 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
   const size_t page = PageSize();
   if (size > SIZE_MAX - page) return Fail(kAclInvalidParam, "aclrtMalloc: size %zu is too large", size);
   const size_t mapped = (size + page - 1) / page * page;
-  const int device = CurrentDeviceOrDefault();
+  int device = 0;
+  if (int rc = RequireDevice("aclrtMalloc", &device); rc != kAclSuccess) return rc;
   const bool huge = IsHugePolicy(policy);
   const bool prefault = EnvBool(Knob::kMallocPrefault, true);
 

@@ -215,7 +215,8 @@ int TaskErrorToAcl(const Status& st) {
 
 int CreateStream(void** handle, uint32_t priority, uint32_t flags) {
   if (handle == nullptr) return Fail(kAclInvalidParam, "aclrtCreateStream: stream is null");
-  int device = CurrentDeviceOrDefault();
+  int device = 0;
+  if (int rc = RequireDevice("aclrtCreateStream", &device); rc != kAclSuccess) return rc;
   auto s = std::make_shared<StreamImpl>(device, priority, flags);
   auto& r = Reg();
   std::lock_guard lk(r.mu);
@@ -249,7 +250,8 @@ int DestroyStream(void* handle) {
 int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* out) {
   auto& r = Reg();
   if (handle == nullptr) {
-    int device = CurrentDeviceOrDefault();
+    int device = 0;
+    if (int rc = RequireDevice(func, &device); rc != kAclSuccess) return rc;
     std::lock_guard lk(r.mu);
     auto& slot = r.default_streams[device];
     if (!slot) slot = std::make_shared<StreamImpl>(device, 0, 0);
@@ -287,7 +289,8 @@ int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
 }
 
 int SynchronizeDevice() {
-  int device = CurrentDeviceOrDefault();
+  int device = 0;
+  if (int rc = RequireDevice("aclrtSynchronizeDevice", &device); rc != kAclSuccess) return rc;
   std::vector<std::shared_ptr<StreamImpl>> all;
   {
     auto& r = Reg();

@@ -141,6 +141,7 @@ bool RunCase(RankContext& ctx, const Case& c) {
   const Layout l = MakeLayout(c, n);
   const uint64_t sbytes = l.SendExtent(me) * c.es + kGuard, rbytes = l.RecvExtent(me) * c.es + kGuard;
   Buf sb, rb;
+  if (c.host && !hostccl::test::AllowHostBuffers(ctx)) return false;
   sb.Alloc(sbytes, c.host);
   rb.Alloc(rbytes, c.host);
   if (!sb.p || !rb.p) return ctx.Fail(Name(c) + ": cannot allocate");

@@ -79,6 +79,7 @@ bool RunCase(RankContext& ctx, const BcCase& c, bool host) {
   FillGuard(before.data(), total, c.seed ^ (0x51ull * static_cast<uint64_t>(ctx.rank + 1)));
   if (ctx.rank == c.root) std::copy(root_data.begin(), root_data.begin() + static_cast<ptrdiff_t>(bytes), before.begin());
   Buf buf;
+  if (host && !hostccl::test::AllowHostBuffers(ctx)) return false;
   if (!buf.Alloc(total, host)) return ctx.Fail(name + ": allocation failed");
   if (aclrtMemcpy(buf.get(), total, before.data(), total, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
     return ctx.Fail(name + ": copy in failed");

@@ -170,6 +170,7 @@ inline bool RunAllGatherCase(RankContext& ctx, const AllGatherCase& c) {
   if (c.in_place == InPlace::kBlock) std::memcpy(recv_before.data() + r * bytes, expected.data() + r * bytes, bytes);
   if (c.in_place == InPlace::kEqual) std::memcpy(recv_before.data(), expected.data() + r * bytes, bytes);
   Buffer send_buf, recv_buf;
+  if (c.host_buf && !AllowHostBuffers(ctx)) return false;  // NPU fidelity would reject them
   if (!recv_buf.Alloc(rtotal, c.host_buf)) return ctx.Fail(name + ": recv alloc failed");
   if (c.in_place == InPlace::kNo && !send_buf.Alloc(stotal, c.host_buf)) return ctx.Fail(name + ": send alloc failed");
   if (!recv_buf.Put(recv_before) || (c.in_place == InPlace::kNo && !send_buf.Put(send_before)))
@@ -225,6 +226,7 @@ inline bool RunAllGatherVCase(RankContext& ctx, const AllGatherVCase& c) {
   for (int i = 0; i < n; ++i)
     BlockInput(c.seed, c.dtype, i, counts[static_cast<size_t>(i)] * es, expected.data() + displs[static_cast<size_t>(i)] * es);
   Buffer send_buf, recv_buf;
+  if (c.host_buf && !AllowHostBuffers(ctx)) return false;  // NPU fidelity would reject them
   if (!recv_buf.Alloc(rtotal, c.host_buf)) return ctx.Fail(name + ": recv alloc failed");
   const bool null_send = counts[r] == 0;  // a rank without a block passes NULL (allowed)
   if (!null_send && !send_buf.Alloc(stotal, c.host_buf)) return ctx.Fail(name + ": send alloc failed");
@@ -261,6 +263,7 @@ inline bool RunScatterCase(RankContext& ctx, const ScatterCase& c) {
   const bool in_place = is_root && c.in_place;
   Buffer send_buf, recv_buf;
   if (is_root && !send_buf.Alloc(stotal, c.host_buf)) return ctx.Fail(name + ": send alloc failed");
+  if (c.host_buf && !AllowHostBuffers(ctx)) return false;  // NPU fidelity would reject them
   if (!in_place && !recv_buf.Alloc(rtotal, c.host_buf)) return ctx.Fail(name + ": recv alloc failed");
   if ((is_root && !send_buf.Put(send_before)) || (!in_place && !recv_buf.Put(recv_before)))
     return ctx.Fail(name + ": aclrtMemcpy to device failed");

@@ -112,6 +112,9 @@ std::vector<Case> Cases(const GridConfig& g) {
 
 bool RunCase(RankContext& c, const Case& k, bool device) {
   const int r = c.rank, n = c.nranks;
+  // Every case pairs device with malloc'd buffers (both transfer paths): the host side needs the
+  // communicator to accept host buffers (NPU fidelity, docs/semantics.md §9).
+  if (!AllowHostBuffers(c)) return false;
   const size_t bytes = k.count * k.type.size;
   // (1) pairs, both directions.
   if (r + 1 < n || r % 2 == 1) {

@@ -66,6 +66,7 @@ TEST_P(GroupRing, SendsBeforeReceivesComplete) {
   o.env = {{"HOSTCCL_TRANSPORT", GetParam().transport}, {"HOSTCCL_EXEC_TIMEOUT_MS", "20000"}};
   o.timeout_s = 90;
   auto res = RunRanks(3, GetParam().mode, [](RankContext& c) {
+    if (!AllowHostBuffers(c)) return false;  // host vectors: this test is about groups, not memory
     const uint32_t next = static_cast<uint32_t>((c.rank + 1) % c.nranks);
     const uint32_t prev = static_cast<uint32_t>((c.rank + c.nranks - 1) % c.nranks);
     std::vector<float> s1(8), s2(5000), r1(8, -1), r2(5000, -1);
@@ -120,6 +121,7 @@ INSTANTIATE_TEST_SUITE_P(Places, GroupRing, ::testing::ValuesIn(kPlaces),
 // Which checks run at the call and which at HcclGroupEnd; a failing end enqueues nothing.
 TEST(Group, CheckOrderInsideGroup) {
   auto res = RunRanks(2, Mode::kThreadsInitAll, [](RankContext& c) {
+    if (!AllowHostBuffers(c)) return false;  // host vectors: this test is about groups, not memory
     std::vector<float> buf(64, static_cast<float>(c.rank)), out(64, -1);
     float* p = buf.data();
     const uint32_t peer = static_cast<uint32_t>(1 - c.rank), self = static_cast<uint32_t>(c.rank);
@@ -178,6 +180,7 @@ TEST(Group, CheckOrderInsideGroup) {
 // the call; the group goes on and its Send/Recv complete.
 TEST(Group, MixingFailsAtTheCall) {
   auto res = RunRanks(2, Mode::kThreadsInitAll, [](RankContext& c) {
+    if (!AllowHostBuffers(c)) return false;  // host vectors: this test is about groups, not memory
     std::vector<float> a(16, static_cast<float>(c.rank + 1)), b(16, -1), r(16, -1);
     const uint32_t peer = static_cast<uint32_t>(1 - c.rank);
     HcclSendRecvItem item{HCCL_SEND, a.data(), 16, HCCL_DATA_TYPE_FP32, peer};
@@ -207,6 +210,7 @@ TEST(Group, MixingFailsAtTheCall) {
 // Collectives of a group run in call order at the end; a V call's arrays are copied at the call.
 TEST(Group, CollectivesRunInOrderAtTheEnd) {
   auto res = RunRanks(2, Mode::kThreadsInitAll, [](RankContext& c) {
+    if (!AllowHostBuffers(c)) return false;  // host vectors: this test is about groups, not memory
     std::vector<float> x(4, static_cast<float>(c.rank + 1)), sum(4, -1), gathered(8, -1);
     auto* counts = new std::vector<uint64_t>{2, 3};
     auto* displs = new std::vector<uint64_t>{0, 4};

@@ -328,6 +328,7 @@ bool RunMatrix(RankContext& ctx, const std::vector<Case>& cases, bool host_buffe
   void* send = nullptr;
   void* recv = nullptr;
   if (host_buffers) {
+    if (!hostccl::test::AllowHostBuffers(ctx)) return false;  // NPU fidelity would reject them
     hsend.assign(bytes, 0);
     hrecv.assign(bytes, 0);
     send = hsend.data();

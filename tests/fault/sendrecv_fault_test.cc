@@ -143,6 +143,7 @@ TEST_P(SendRecvFault, UnmatchedSendTimesOutNamingThePeer) {
 TEST_P(SendRecvFault, EarlyDestroyDoesNotBreakOtherPairs) {
   const Place p = GetParam();
   auto res = RunRanks(3, p.mode, [&](RankContext& c) {
+    if (!AllowHostBuffers(c)) return false;  // host vectors: this test is about destroy, not memory
     if (c.rank == 2) return true;  // destroys at once
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     std::vector<float> out(256, static_cast<float>(c.rank + 1)), in(256, 0.0f);

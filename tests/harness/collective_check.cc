@@ -253,6 +253,7 @@ bool RunAllReduceCase(RankContext& ctx, const AllReduceCase& c, ResultBoard* boa
   if (c.in_place) recv_before = send_before;
 
   Buffer send_buf, recv_buf;
+  if ((c.host_send || c.host_recv) && !AllowHostBuffers(ctx)) return false;
   if (!recv_buf.Alloc(total, c.in_place ? c.host_send : c.host_recv)) return ctx.Fail(name + ": recv alloc failed");
   if (!c.in_place && !send_buf.Alloc(total, c.host_send)) return ctx.Fail(name + ": send alloc failed");
   void* send = c.in_place ? recv_buf.get() : send_buf.get();
@@ -299,6 +300,7 @@ bool RunBroadcastCase(RankContext& ctx, const BroadcastCase& c) {
   if (is_root) std::copy(expected.begin(), expected.end(), before.begin());
 
   Buffer buf;
+  if (c.host_buf && !AllowHostBuffers(ctx)) return false;
   if (!buf.Alloc(total, c.host_buf)) return ctx.Fail(name + ": alloc failed");
   if (!buf.Put(before)) return ctx.Fail(name + ": aclrtMemcpy to device failed");
   HcclResult r = HcclBroadcast(buf.get(), c.count, c.dtype, c.root, ctx.comm, ctx.stream);

@@ -81,6 +81,7 @@ bool RunReduceCase(RankContext& ctx, const ReduceCase& c) {
   if (c.in_place) std::copy(input.begin(), input.end(), recv_before.begin());
 
   DeviceBuffer send_dev, recv_dev;
+  if ((c.host_send || c.host_recv) && !AllowHostBuffers(ctx)) return false;
   if (recv_dev.Alloc(recv_bytes, c.in_place ? c.host_send : c.host_recv) != ACL_SUCCESS)
     return ctx.Fail(name + ": aclrtMalloc(recv) failed");
   if (!c.in_place && send_dev.Alloc(bytes == 0 ? 64 : bytes, c.host_send) != ACL_SUCCESS)

@@ -111,6 +111,7 @@ bool RunReduceScatterCase(RankContext& ctx, const ReduceScatterCase& c) {
               send_before.begin() + static_cast<std::ptrdiff_t>(At(c, j) * d.size));
 
   Mem send_buf, recv_buf;
+  if ((c.host_send || c.host_recv) && !AllowHostBuffers(ctx)) return false;
   if (!send_buf.Alloc(send_total, c.host_send)) return ctx.Fail(name + ": send alloc failed");
   const bool null_recv = v && recv_count == 0;
   if (!in_place && !null_recv && !recv_buf.Alloc(recv_total, c.host_recv)) return ctx.Fail(name + ": recv alloc failed");

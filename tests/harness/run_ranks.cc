@@ -1,5 +1,7 @@
 #include "harness/run_ranks.h"
 
+#include <hostccl/hostccl.h>
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -334,6 +336,11 @@ RunResult RunProcesses(int nranks, int call, const RankBody& body, const RunOpti
 bool RankContext::Fail(const std::string& msg) {
   if (error.empty()) error = "rank " + std::to_string(rank) + ": " + msg;
   return false;
+}
+
+bool AllowHostBuffers(RankContext& ctx) {
+  if (HostcclCommAllowHostBuffers(ctx.comm) == HCCL_SUCCESS) return true;
+  return ctx.Fail(std::string("HostcclCommAllowHostBuffers failed: ") + aclGetRecentErrMsg());
 }
 
 const char* ModeName(Mode m) {

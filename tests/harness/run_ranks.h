@@ -41,6 +41,11 @@ struct RankContext {
   bool Fail(const std::string& msg);
 };
 
+// A case that runs operators on host (malloc'd) buffers calls this first: NPU fidelity rejects them
+// otherwise (docs/semantics.md §9). Calls HostcclCommAllowHostBuffers(ctx.comm); false (recorded
+// with ctx.Fail) if that fails.
+bool AllowHostBuffers(RankContext& ctx);
+
 // Returns true if the rank passed; failures are recorded with ctx.Fail().
 using RankBody = std::function<bool(RankContext&)>;
 

@@ -202,15 +202,24 @@ TEST(Comm, SubCommunicatorOfHalfTheRanks) {
   // Reduce on the sub-communicator: ranks 0 and 2 of the parent.
   OnThreads(n, [&](int r) {
     if (r % 2) return;
+    // An HCCL program: device buffers (NPU fidelity, docs/semantics.md §9).
     aclrtStream s;
     ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
     float in[3] = {1.0f + r, 2.0f + r, 3.0f + r}, out[3] = {0, 0, 0};
-    EXPECT_EQ(HcclReduce(in, out, 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, subs[r], s), HCCL_SUCCESS);
+    void *din = nullptr, *dout = nullptr;
+    ASSERT_EQ(aclrtMalloc(&din, sizeof(in), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&dout, sizeof(out), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemcpy(din, sizeof(in), in, sizeof(in), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemcpy(dout, sizeof(out), out, sizeof(out), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    EXPECT_EQ(HcclReduce(din, dout, 3, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, subs[r], s), HCCL_SUCCESS);
     EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemcpy(out, sizeof(out), dout, sizeof(out), ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
     if (r == 2) {
       EXPECT_EQ(out[0], 1.0f + 3.0f);
       EXPECT_EQ(out[2], 3.0f + 5.0f);
     }
+    aclrtFree(din);
+    aclrtFree(dout);
     aclrtDestroyStream(s);
   });
   for (auto c : subs)

@@ -47,14 +47,37 @@ Fingerprint Fp(uint64_t seq, uint64_t count) {
   return fp;
 }
 
-std::unique_ptr<FlightRecorder> Make(const char* entries) {
+std::unique_ptr<FlightRecorder> Make(const char* entries, bool times = true) {
   setenv("HOSTCCL_FR_ENTRIES", entries, 1);
+  setenv("HOSTCCL_FR_TIMESTAMPS", times ? "1" : "0", 1);
   auto f = FlightRecorder::Create({1, 4, "unit \"comm\"", "00ab"});
   unsetenv("HOSTCCL_FR_ENTRIES");
+  unsetenv("HOSTCCL_FR_TIMESTAMPS");
   return f;
 }
 
 TEST(FlightRecorder, OffWhenZeroEntries) { EXPECT_EQ(Make("0"), nullptr); }
+
+// The ring is a power of two (the slot is a mask): 5 entries keep the last 8.
+TEST(FlightRecorder, CapacityRoundsUpToAPowerOfTwo) {
+  auto f = Make("5");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->capacity(), 8u);
+  EXPECT_EQ(Make("1024")->capacity(), 1024u);
+}
+
+// By default an operation records its start only (the time its caller passes, no clock read of
+// its own); HOSTCCL_FR_TIMESTAMPS=1 adds the enqueue and end times.
+TEST(FlightRecorder, DefaultRecordsTheStartTimeOnly) {
+  auto f = Make("4", /*times=*/false);
+  ASSERT_NE(f, nullptr);
+  f->Enqueued(Fp(1, 8));
+  f->Started(1, "direct", 5000000);
+  f->Ended(1, Status::Ok());
+  EXPECT_EQ(Py(f->Json("test"), "import json,sys; e=json.load(open(sys.argv[1]))[\"entries\"][0]; "
+                                "print(e[\"state\"], e[\"t_enqueue_us\"], e[\"t_start_us\"], e[\"t_end_us\"])"),
+            "done None 5000 None");
+}
 
 TEST(FlightRecorder, RingKeepsTheLastNAfterWrapAround) {
   auto f = Make("4");

@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include <hostccl/hostccl.h>
+
 #include "bootstrap.h"
 #include "check.h"
 #include "options.h"
@@ -482,6 +484,8 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
   if (hr != HCCL_SUCCESS) {
     std::fprintf(stderr, "rank %d: creating the communicator failed with %d: %s\n", c.rank,
                  static_cast<int>(hr), err.c_str());
+  } else if (c.opt.host_buffers && !Ok(HostcclCommAllowHostBuffers(c.comm), c.rank, "HostcclCommAllowHostBuffers")) {
+    // --host-buffers is a hostccl mode: the communicator must accept malloc'd buffers (NPU fidelity).
   } else if (Ok(c.stats_send.Alloc(64), c.rank, "aclrtMalloc(stats)") &&
              Ok(c.stats_recv.Alloc(64), c.rank, "aclrtMalloc(stats)")) {
     status = RunSweep(c);

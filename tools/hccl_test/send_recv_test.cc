@@ -11,6 +11,7 @@
 // passed.
 #include <acl/acl.h>
 #include <hccl/hccl.h>
+#include <hostccl/hostccl.h>
 
 #include <chrono>
 #include <cstdio>
@@ -110,6 +111,12 @@ int main(int argc, char** argv) {
   }
   if (boot->CreateComm(0, &comm, &err) != HCCL_SUCCESS) {
     std::fprintf(stderr, "rank %d: creating the communicator failed: %s\n", rank, err.c_str());
+    return 2;
+  }
+  // --host-buffers: malloc'd buffers, which NPU fidelity rejects unless the communicator allows them.
+  if (o.host_buffers && HostcclCommAllowHostBuffers(comm) != HCCL_SUCCESS) {
+    std::fprintf(stderr, "rank %d: HostcclCommAllowHostBuffers failed: %s\n", rank, aclGetRecentErrMsg());
+    (void)HcclCommDestroy(comm);
     return 2;
   }
   const std::vector<uint64_t> sizes = Sizes(o);
