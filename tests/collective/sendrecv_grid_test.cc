@@ -95,7 +95,12 @@ std::vector<Case> Cases(const GridConfig& g) {
   out.push_back({kTypes[2], 65537});  // 256 KiB: the direct (process_vm_writev) path on one host
   out.push_back({kTypes[3], 7});
   out.push_back({kTypes[4], 0});
-  if (g.index % 3 == 0) out.push_back({kTypes[5], (1u << 20) + 3});
+  // Processes through the mailboxes: messages of at least 1 MiB are split between both ends
+  // (the receiver reads chunks, a sender in HcclSend writes chunks); with heap buffers (CMA) and
+  // with device buffers (mapped) on either side, and a last chunk shorter than the others.
+  const bool mailbox = g.mode == Mode::kProcesses && g.place == Place::kShm && g.algo != "shm";
+  if (g.index % 3 == 0 || mailbox) out.push_back({kTypes[5], (1u << 20) + 3});
+  if (mailbox) out.push_back({kTypes[0], (3u << 20) + 1});
   return out;
 }
 
