@@ -152,11 +152,11 @@ void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const n
   s->fp = P2PMessageFp(ctx, it, kP2PData);
   s->addr = reinterpret_cast<uint64_t>(it.buf);
   if (bytes > 0 && bytes <= net::MailSlot::kInline) std::memcpy(s->payload, it.buf, bytes);
-  if (bytes >= kSplitMinBytes) {
+  if (bytes > net::MailSlot::kInline) {
     Split* sp = SplitOf(s);
     sp->sdesc = desc != nullptr && desc->addr == s->addr ? *desc : net::BufDesc{};
     sp->sdesc.addr = s->addr;
-    sp->claim = sp->next = sp->done = sp->failed = 0;
+    if (bytes >= kSplitMinBytes) sp->claim = sp->next = sp->done = sp->failed = 0;
   }
   s->full.store(m, std::memory_order_release);
   g->MailSent(it.peer) = m;
@@ -204,8 +204,8 @@ Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const
       std::memcpy(it.buf, s->payload, bytes);
     } else if (bytes >= kSplitMinBytes) {
       copied = TakeSplit(ctx, g, it, s, m, desc);
-    } else if (bytes > 0 && g->SameProcess(it.peer)) {
-      std::memcpy(it.buf, reinterpret_cast<const void*>(s->addr), bytes);
+    } else if (const char* src = bytes > 0 ? PeerPtr(g, it.peer, SplitOf(s)->sdesc) : nullptr) {
+      std::memcpy(it.buf, src, bytes);  // the sender's device buffer, mapped (or this process's)
     } else if (bytes > 0) {
       copied = net::CmaRead(g->Pid(it.peer), it.peer, s->addr, it.buf, bytes);
     }
