@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "algo/sendrecv/sendrecv_algorithms.h"
+#include "common/env.h"
 #include "common/log.h"
 #include "kernels/copy.h"
 #include "transport/shm/cma.h"
@@ -45,10 +46,11 @@ namespace {
 
 constexpr uint64_t kSlots = net::ShmGroup::kMailSlots;
 
-// Split copies (payloads of at least kSplitMinBytes): the receiver copies chunks out of the
-// sender's buffer while a sender in HcclSend copies chunks into the receiver's buffer, both taking
-// chunk numbers from one counter in the slot, so two cores move one message.
-constexpr uint64_t kSplitMinBytes = 1 << 20;
+// Split copies (a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES, 1 MiB by default, and
+// above kInline): the receiver copies chunks out of the sender's buffer while the sender copies
+// chunks into the receiver's buffer, both taking chunk numbers from one counter in the slot, so
+// two cores move one message. The sender decides (Split::split), so ranks with different settings
+// still agree.
 constexpr uint64_t kChunkBytes = 256 << 10;
 constexpr uint64_t kStreamMinBytes = 4 << 20;  // whole messages from this size: streaming stores
 
@@ -57,6 +59,7 @@ constexpr uint64_t kStreamMinBytes = 4 << 20;  // whole messages from this size:
 struct Split {
   net::BufDesc sdesc;  // the sender's buffer (serial 0: not shareable, read with CMA)
   net::BufDesc rdesc;  // the receiver's buffer (serial 0: written with CMA)
+  uint64_t split;      // sender: the message number when this message is split (else 0)
   uint64_t claim;      // receiver: message number whose rdesc is valid (copying started)
   uint64_t next;       // chunks handed out (both ends)
   uint64_t done;       // chunks copied (both ends)
@@ -66,6 +69,12 @@ static_assert(sizeof(Split) <= net::MailSlot::kInline, "the split record fits th
 static_assert(offsetof(net::MailSlot, payload) % alignof(uint64_t) == 0, "the split record's words are aligned");
 
 Split* SplitOf(net::MailSlot* s) { return reinterpret_cast<Split*>(s->payload); }
+
+// The sender's choice for a payload of `bytes` (single HcclSend only).
+bool SplitSend(uint64_t bytes) {
+  static const uint64_t min_bytes = static_cast<uint64_t>(std::max<int64_t>(0, EnvInt(Knob::kP2PSplitBytes, 1 << 20)));
+  return min_bytes > 0 && bytes >= min_bytes && bytes > net::MailSlot::kInline;
+}
 std::atomic_ref<uint64_t> Word(uint64_t& w) { return std::atomic_ref<uint64_t>(w); }
 uint64_t Chunks(uint64_t bytes) { return (bytes + kChunkBytes - 1) / kChunkBytes; }
 
@@ -145,8 +154,10 @@ Status Mismatch(const P2PItem& it, const Fingerprint& recv_fp, int recv_rank, co
 }
 
 // Writes message m of (me -> it.peer) into its (free) slot and publishes it.
-// `desc`: the sender's buffer when core described it (a single HcclSend), else nullptr.
-void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const net::BufDesc* desc = nullptr) {
+// `desc`: the sender's buffer when core described it (a single HcclSend), else nullptr. `split`:
+// this sender will help copy (RunOne).
+void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const net::BufDesc* desc = nullptr,
+          bool split = false) {
   net::MailSlot* s = g->Mail(ctx.rank, it.peer, m);
   const uint64_t bytes = it.bytes();
   s->fp = P2PMessageFp(ctx, it, kP2PData);
@@ -156,7 +167,8 @@ void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const n
     Split* sp = SplitOf(s);
     sp->sdesc = desc != nullptr && desc->addr == s->addr ? *desc : net::BufDesc{};
     sp->sdesc.addr = s->addr;
-    if (bytes >= kSplitMinBytes) sp->claim = sp->next = sp->done = sp->failed = 0;
+    sp->split = split ? m : 0;
+    if (split) sp->claim = sp->next = sp->done = sp->failed = 0;
   }
   s->full.store(m, std::memory_order_release);
   g->MailSent(it.peer) = m;
@@ -202,7 +214,7 @@ Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const
     const uint64_t bytes = it.bytes();
     if (bytes > 0 && bytes <= net::MailSlot::kInline) {
       std::memcpy(it.buf, s->payload, bytes);
-    } else if (bytes >= kSplitMinBytes) {
+    } else if (bytes > net::MailSlot::kInline && SplitOf(s)->split == m) {
       copied = TakeSplit(ctx, g, it, s, m, desc);
     } else if (const char* src = bytes > 0 ? PeerPtr(g, it.peer, SplitOf(s)->sdesc) : nullptr) {
       std::memcpy(it.buf, src, bytes);  // the sender's device buffer, mapped (or this process's)
@@ -261,9 +273,10 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     One o{g, me, it.peer, g->MailSent(it.peer) + 1};
     Status w = g->WaitFor(&OneFree, &o, ctx.deadline, &it.peer, 1, &OnePeer);
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
-    Post(ctx, g, it, o.m, &a.send_desc);
+    const bool split = SplitSend(it.bytes());
+    Post(ctx, g, it, o.m, &a.send_desc, split);
     g->Notify();
-    if (it.bytes() >= kSplitMinBytes) {
+    if (split) {
       // Help: once the receiver published its buffer, copy chunks into it alongside.
       w = g->WaitFor(&OneClaimedOrTaken, &o, ctx.deadline, &it.peer, 1, &OnePeer);
       if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
