@@ -6,9 +6,16 @@
 // buffer into the receiver's. Per ordered pair (sender, receiver) a ring of kMailSlots slots in the
 // segment carries the pair's messages in issue order: the sender writes the message fingerprint
 // (dtype, count, pair number), its buffer's address and, up to MailSlot::kInline (472) bytes, the
-// payload itself, then publishes the slot (`full` = message number). The receiver compares the
-// fingerprint with its own, copies the payload (out of the slot, or for larger payloads straight
-// out of the sender's buffer with process_vm_readv, one copy, any memory) and answers `taken`.
+// payload itself (larger payloads: the buffer's descriptor instead, Split), then publishes the
+// slot (`full` = message number). The receiver compares the fingerprint with its own, copies the
+// payload (out of the slot, or for larger payloads straight out of the sender's buffer: through
+// the mapping of its device memory when the descriptor allows, else process_vm_readv; one copy,
+// any memory) and answers `taken`.
+// Split copies: a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES (1 MiB) flags its slot; the
+// receiver publishes its buffer's descriptor (`claim`), and both ends take 256 KiB chunks from
+// one counter: the receiver reads chunks, the sender writes chunks into the receiver's buffer
+// (mapped, or process_vm_writev). The receiver answers `taken` only when every chunk is done, so
+// nothing is written into its buffer after its Recv completed.
 // Rendezvous: a send completes only when its `taken` arrived, so no Send completes before its Recv
 // took the data. A fingerprint that differs is answered with verdict 1 and the receiver's
 // fingerprint, so both ranks fail with the same HCCL_E_PARA message naming both.
@@ -21,12 +28,15 @@
 // Steps and bytes per rank: repeat until every item completed: post every send whose slot is free
 // (in list order per peer; a full ring waits for the receiver to free a slot), take every receive
 // whose slot is published (in list order per peer), collect answers. The receiver copies `bytes`
-// per transfer (once). Sends never wait for this rank's receives (posts, takes and answers progress
+// per transfer (once; a split message: the two ends copy disjoint chunks, `bytes` in all). Sends never wait for this rank's receives (posts, takes and answers progress
 // together), so any set of pairwise-matching items completes in any item order.
 // In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
 // Example: ping-pong of 8 bytes, rank 0 {send to 1}, rank 1 {recv from 0}: rank 0 writes one cache
 // line (message 1 in slot 0 of ring 0->1) and spins on the answer line; rank 1 sees `full` == 1,
-// copies 8 bytes, writes `taken` = 1; both calls complete.
+// copies 8 bytes, writes `taken` = 1; both calls complete. 64 MiB instead: rank 0 flags the slot
+// split and waits for `claim`; rank 1 claims, both take chunk numbers 0..255 from the counter
+// (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...), rank 1 waits until `done` = 256 and
+// answers.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
