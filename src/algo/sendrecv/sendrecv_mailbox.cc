@@ -286,20 +286,20 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     const bool split = SplitSend(it.bytes());
     Post(ctx, g, it, o.m, &a.send_desc, split);
     g->Notify();
+    Status copied;
     if (split) {
       // Help: once the receiver published its buffer, copy chunks into it alongside.
       w = g->WaitFor(&OneClaimedOrTaken, &o, ctx.deadline, &it.peer, 1, &OnePeer);
       if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
       net::MailSlot* s = g->Mail(me, it.peer, o.m);
       Split* sp = SplitOf(s);
-      if (Word(sp->claim).load(std::memory_order_acquire) == o.m) {
-        Status st;
+      if (Word(sp->claim).load(std::memory_order_acquire) == o.m)
         CopyChunks(g, it.peer, sp, true, static_cast<char*>(it.buf), PeerPtr(g, it.peer, sp->rdesc), sp->rdesc.addr,
-                   it.bytes(), o.m, &st);
-        if (!st.ok()) return st;
-      }
+                   it.bytes(), o.m, &copied);
     }
+    // Even after a failed copy: the receiver may still read this buffer until it answers.
     w = g->WaitFor(&OneTaken, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+    if (!copied.ok()) return copied;
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
     const net::MailSlot* s = g->Mail(me, it.peer, o.m);
     if (s->verdict != 0) return Mismatch(it, s->rfp, it.peer, P2PMessageFp(ctx, it, kP2PData), me);
