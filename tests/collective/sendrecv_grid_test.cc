@@ -95,7 +95,12 @@ std::vector<Case> Cases(const GridConfig& g) {
   out.push_back({kTypes[2], 65537});  // 256 KiB: the direct (process_vm_writev) path on one host
   out.push_back({kTypes[3], 7});
   out.push_back({kTypes[4], 0});
-  if (g.index % 3 == 0) out.push_back({kTypes[5], (1u << 20) + 3});
+  // Processes through the mailboxes: messages of at least 1 MiB are split between both ends
+  // (the receiver reads chunks, a sender in HcclSend writes chunks); with heap buffers (CMA) and
+  // with device buffers (mapped) on either side, and a last chunk shorter than the others.
+  const bool mailbox = g.mode == Mode::kProcesses && g.place == Place::kShm && g.algo != "shm";
+  if (g.index % 3 == 0 || mailbox) out.push_back({kTypes[5], (1u << 20) + 3});
+  if (mailbox) out.push_back({kTypes[0], (3u << 20) + 1});
   return out;
 }
 
@@ -230,6 +235,9 @@ RunOptions OptionsFor(const GridConfig& g) {
   RunOptions o = grid::Options(plain, "send");
   if (!g.algo.empty())
     o.env.push_back({"HOSTCCL_ALGO", "send=" + g.algo + "#recv=" + g.algo + "#batchsendrecv=" + g.algo});
+  // The forced mailbox runs without split copies (the receiver copies alone, mapped or by CMA);
+  // the 2-rank default one splits its messages of 1 MiB and more.
+  if (g.algo == "mailbox") o.env.push_back({"HOSTCCL_P2P_SPLIT_BYTES", "0"});
   if (g.place == Place::kHosts && g.mode == Mode::kProcesses && !g.algo.empty() && g.algo == "node")
     o.env.push_back({"HOSTCCL_TRANSPORT", "auto"});
   return o;
@@ -253,6 +261,41 @@ std::string Name(const ::testing::TestParamInfo<GridConfig>& info) { return grid
 
 INSTANTIATE_TEST_SUITE_P(Default, SendRecvGrid, ::testing::ValuesIn(Configs(false)), Name);
 INSTANTIATE_TEST_SUITE_P(Full, SendRecvGrid, ::testing::ValuesIn(Configs(true)), Name);
+
+// Split copies (sendrecv_mailbox.cc): a single HcclSend of 16 MiB between two processes is
+// copied by both ends, each taking 256 KiB chunks from one counter, so the sender writes some of
+// the receiver's buffer (mapped device memory, or process_vm_writev into heap memory) while the
+// receiver reads the rest (mapped or process_vm_readv). Every combination of buffer kinds; every
+// byte, the guard and the send buffer are checked (a sender that skipped its chunks leaves the
+// receiver's 0xEE there).
+TEST(SendRecvSplit, BothEndsCopyEveryByte) {
+  GridConfig g{0, 2, Mode::kProcesses, Place::kShm, "", 0, false, 1};
+  RunOptions o = OptionsFor(g);
+  o.env.push_back({"HOSTCCL_P2P_SPLIT_BYTES", "1048576"});
+  RunResult res = RunRanks(2, Mode::kProcesses, [&](RankContext& c) {
+    constexpr size_t kBytes = (16u << 20) + 5;  // a last chunk of 5 bytes
+    for (int k = 0; k < 4; ++k) {
+      const bool send_dev = (k & 1) != 0, recv_dev = (k & 2) != 0;
+      if (c.rank == 0) {
+        Buf out(kBytes, send_dev);
+        out.Fill(0, 1, 20 + k);
+        P2P_OK(HcclSend(out.p, kBytes, HCCL_DATA_TYPE_INT8, 1, c.comm, c.stream));
+        P2P_SYNC();
+        std::string e = out.Check(0, 1, 20 + k, "split (send buffer)");
+        if (!e.empty()) return c.Fail(e);
+      } else {
+        Buf in(kBytes, recv_dev);
+        P2P_OK(HcclRecv(in.p, kBytes, HCCL_DATA_TYPE_INT8, 0, c.comm, c.stream));
+        P2P_SYNC();
+        std::string e = in.Check(0, 1, 20 + k, send_dev ? (recv_dev ? "split dev->dev" : "split dev->heap")
+                                                          : (recv_dev ? "split heap->dev" : "split heap->heap"));
+        if (!e.empty()) return c.Fail(e);
+      }
+    }
+    return true;
+  }, o);
+  EXPECT_TRUE(res.ok) << res.message;
+}
 
 #if HOSTCCL_GRID_HAS_REGISTRY
 // Every P2P algorithm of the registry is forced somewhere in the default subset.

@@ -207,6 +207,51 @@ TEST_P(SendRecvPeerDeath, SenderFailsNamingTheDeadRank) {
   EXPECT_TRUE(Contains(res.message, "rank 1: killed by signal 9")) << res.message;
 }
 
+// A sender killed in the middle of a stream of 64 MiB messages (on one host: split copies, the
+// receiver waits for the sender's chunks): the receiver fails with HCCL_E_REMOTE naming rank 0,
+// long before the exec timeout (20 s).
+TEST_P(SendRecvPeerDeath, ReceiverFailsNamingTheDeadSender) {
+  const Place p = GetParam();
+  constexpr size_t kBytes = 64 << 20;
+  auto res = RunRanks(2, p.mode, [&](RankContext& c) {
+    DevBuf buf;
+    if (!buf.Alloc(kBytes, 1.0f, false)) return c.Fail("aclrtMalloc");
+    if (c.rank == 0) {
+      if (HcclSend(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream) != HCCL_SUCCESS ||
+          aclrtSynchronizeStream(c.stream) != ACL_SUCCESS)
+        return c.Fail("first send failed");
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        raise(SIGKILL);
+      }).detach();
+      for (int i = 0; i < 50; ++i) (void)HcclSend(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+      (void)aclrtSynchronizeStream(c.stream);
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+      return c.Fail("the victim survived");
+    }
+    const int64_t start = NowMs();
+    for (int i = 0; i < 51; ++i)
+      if (HcclRecv(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream) != HCCL_SUCCESS) break;
+    Verdict v = Finish(c, start);
+    if (v.sync == ACL_SUCCESS) return c.Fail("51 receives from a dead rank succeeded");
+    if (v.async != HCCL_E_REMOTE) return c.Fail("async error " + std::to_string(v.async) + ": " + v.msg);
+    if (!Contains(v.msg, "rank 0")) return c.Fail("message does not name rank 0: " + v.msg);
+    if (v.ms > 10000) return c.Fail("took " + std::to_string(v.ms) + " ms");
+    return true;
+  }, Options(p, "20000"));
+  std::string other;
+  size_t pos = 0;
+  while (pos < res.message.size()) {
+    size_t e = res.message.find('\n', pos);
+    if (e == std::string::npos) e = res.message.size();
+    std::string line = res.message.substr(pos, e - pos);
+    if (!line.empty() && line.rfind("rank 0: killed by signal 9", 0) != 0) other += line + "\n";
+    pos = e + 1;
+  }
+  EXPECT_TRUE(other.empty()) << other;
+  EXPECT_TRUE(Contains(res.message, "rank 0: killed by signal 9")) << res.message;
+}
+
 INSTANTIATE_TEST_SUITE_P(P, SendRecvPeerDeath, ::testing::ValuesIn(kPlaces + 1, kPlaces + 3),
                          [](const ::testing::TestParamInfo<Place>& i) { return std::string(i.param.name); });
 

@@ -6,9 +6,16 @@
 // buffer into the receiver's. Per ordered pair (sender, receiver) a ring of kMailSlots slots in the
 // segment carries the pair's messages in issue order: the sender writes the message fingerprint
 // (dtype, count, pair number), its buffer's address and, up to MailSlot::kInline (472) bytes, the
-// payload itself, then publishes the slot (`full` = message number). The receiver compares the
-// fingerprint with its own, copies the payload (out of the slot, or for larger payloads straight
-// out of the sender's buffer with process_vm_readv, one copy, any memory) and answers `taken`.
+// payload itself (larger payloads: the buffer's descriptor instead, Split), then publishes the
+// slot (`full` = message number). The receiver compares the fingerprint with its own, copies the
+// payload (out of the slot, or for larger payloads straight out of the sender's buffer: through
+// the mapping of its device memory when the descriptor allows, else process_vm_readv; one copy,
+// any memory) and answers `taken`.
+// Split copies: a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES (1 MiB) flags its slot; the
+// receiver publishes its buffer's descriptor (`claim`), and both ends take 256 KiB chunks from
+// one counter: the receiver reads chunks, the sender writes chunks into the receiver's buffer
+// (mapped, or process_vm_writev). The receiver answers `taken` only when every chunk is done, so
+// nothing is written into its buffer after its Recv completed.
 // Rendezvous: a send completes only when its `taken` arrived, so no Send completes before its Recv
 // took the data. A fingerprint that differs is answered with verdict 1 and the receiver's
 // fingerprint, so both ranks fail with the same HCCL_E_PARA message naming both.
@@ -21,19 +28,26 @@
 // Steps and bytes per rank: repeat until every item completed: post every send whose slot is free
 // (in list order per peer; a full ring waits for the receiver to free a slot), take every receive
 // whose slot is published (in list order per peer), collect answers. The receiver copies `bytes`
-// per transfer (once). Sends never wait for this rank's receives (posts, takes and answers progress
+// per transfer (once; a split message: the two ends copy disjoint chunks, `bytes` in all). Sends never wait for this rank's receives (posts, takes and answers progress
 // together), so any set of pairwise-matching items completes in any item order.
 // In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
 // Example: ping-pong of 8 bytes, rank 0 {send to 1}, rank 1 {recv from 0}: rank 0 writes one cache
 // line (message 1 in slot 0 of ring 0->1) and spins on the answer line; rank 1 sees `full` == 1,
-// copies 8 bytes, writes `taken` = 1; both calls complete.
+// copies 8 bytes, writes `taken` = 1; both calls complete. 64 MiB instead: rank 0 flags the slot
+// split and waits for `claim`; rank 1 claims, both take chunk numbers 0..255 from the counter
+// (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...), rank 1 waits until `done` = 256 and
+// answers.
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "algo/sendrecv/sendrecv_algorithms.h"
+#include "common/env.h"
 #include "common/log.h"
+#include "kernels/copy.h"
 #include "transport/shm/cma.h"
 #include "transport/shm/shm_group.h"
 
@@ -41,6 +55,89 @@ namespace hostccl::algo {
 namespace {
 
 constexpr uint64_t kSlots = net::ShmGroup::kMailSlots;
+
+// Split copies (a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES, 1 MiB by default, and
+// above kInline): the receiver copies chunks out of the sender's buffer while the sender copies
+// chunks into the receiver's buffer, both taking chunk numbers from one counter in the slot, so
+// two cores move one message. The sender decides (Split::split), so ranks with different settings
+// still agree.
+constexpr uint64_t kChunkBytes = 256 << 10;
+constexpr uint64_t kStreamMinBytes = 4 << 20;  // whole messages from this size: streaming stores
+
+// Lives in MailSlot::payload (unused by payloads above kInline). The sender writes sdesc and
+// zeroes the counters before publishing `full`; the receiver writes rdesc before `claim` = m.
+struct Split {
+  net::BufDesc sdesc;  // the sender's buffer (serial 0: not shareable, read with CMA)
+  net::BufDesc rdesc;  // the receiver's buffer (serial 0: written with CMA)
+  uint64_t split;      // sender: the message number when this message is split (else 0)
+  uint64_t claim;      // receiver: message number whose rdesc is valid (copying started)
+  uint64_t next;       // chunks handed out (both ends)
+  uint64_t done;       // chunks copied (both ends)
+  uint64_t failed;     // message number whose sender-side copy failed
+};
+static_assert(sizeof(Split) <= net::MailSlot::kInline, "the split record fits the slot's payload");
+static_assert(offsetof(net::MailSlot, payload) % alignof(uint64_t) == 0, "the split record's words are aligned");
+
+Split* SplitOf(net::MailSlot* s) { return reinterpret_cast<Split*>(s->payload); }
+
+// The sender's choice for a payload of `bytes` (single HcclSend only).
+bool SplitSend(uint64_t bytes) {
+  static const uint64_t min_bytes = static_cast<uint64_t>(std::max<int64_t>(0, EnvInt(Knob::kP2PSplitBytes, 1 << 20)));
+  return min_bytes > 0 && bytes >= min_bytes && bytes > net::MailSlot::kInline;
+}
+std::atomic_ref<uint64_t> Word(uint64_t& w) { return std::atomic_ref<uint64_t>(w); }
+uint64_t Chunks(uint64_t bytes) { return (bytes + kChunkBytes - 1) / kChunkBytes; }
+
+// Peer r's buffer `d` as a pointer in this process, or nullptr (copy with CMA).
+char* PeerPtr(net::ShmGroup* g, int r, const net::BufDesc& d) {
+  if (g->SameProcess(r)) return reinterpret_cast<char*>(d.addr);
+  if (d.serial == 0) return nullptr;
+  std::string why;
+  return static_cast<char*>(g->MapPeer(r, d, &why));
+}
+
+void CopyChunk(char* dst, const char* src, uint64_t len, bool stream) {
+  if (stream)
+    kern::CopyStreaming(dst, src, len);
+  else
+    std::memcpy(dst, src, len);
+}
+
+// The chunks one end takes until none are left. `remote` is the peer's buffer mapped here, or
+// nullptr: `send` writes it with CMA at `remote_addr`, a receiver reads it with CMA. A failed
+// chunk is still counted as done (the peer must not wait for it) and reported through *st.
+void CopyChunks(net::ShmGroup* g, int peer, Split* sp, bool send, char* local, char* remote, uint64_t remote_addr,
+                uint64_t bytes, uint64_t m, Status* st) {
+  const uint64_t n = Chunks(bytes);
+  const bool stream = bytes >= kStreamMinBytes;
+  while (true) {
+    const uint64_t k = Word(sp->next).fetch_add(1, std::memory_order_acq_rel);
+    if (k >= n) return;
+    const uint64_t off = k * kChunkBytes, len = std::min(kChunkBytes, bytes - off);
+    if (st->ok()) {
+      if (remote != nullptr)
+        CopyChunk(send ? remote + off : local + off, send ? local + off : remote + off, len, stream);
+      else if (send)
+        *st = net::CmaWrite(g->Pid(peer), peer, remote_addr + off, local + off, len);
+      else
+        *st = net::CmaRead(g->Pid(peer), peer, remote_addr + off, local + off, len);
+      if (!st->ok() && send) Word(sp->failed).store(m, std::memory_order_relaxed);
+    }
+    if (Word(sp->done).fetch_add(1, std::memory_order_acq_rel) + 1 == n) g->Notify();
+  }
+}
+
+struct SplitWait {
+  net::ShmGroup* g;
+  Split* sp;
+  uint64_t n;
+  int peer;
+};
+bool AllChunksDone(const void* a) {
+  const SplitWait* w = static_cast<const SplitWait*>(a);
+  return Word(w->sp->done).load(std::memory_order_acquire) >= w->n;
+}
+std::string SplitPeer(const void* a) { return std::to_string(static_cast<const SplitWait*>(a)->peer); }
 
 struct ItemState {
   uint64_t m = 0;  // message number in its ring (sends: once posted)
@@ -67,12 +164,22 @@ Status Mismatch(const P2PItem& it, const Fingerprint& recv_fp, int recv_rank, co
 }
 
 // Writes message m of (me -> it.peer) into its (free) slot and publishes it.
-void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m) {
+// `desc`: the sender's buffer when core described it (a single HcclSend), else nullptr. `split`:
+// this sender will help copy (RunOne).
+void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const net::BufDesc* desc = nullptr,
+          bool split = false) {
   net::MailSlot* s = g->Mail(ctx.rank, it.peer, m);
   const uint64_t bytes = it.bytes();
   s->fp = P2PMessageFp(ctx, it, kP2PData);
   s->addr = reinterpret_cast<uint64_t>(it.buf);
   if (bytes > 0 && bytes <= net::MailSlot::kInline) std::memcpy(s->payload, it.buf, bytes);
+  if (bytes > net::MailSlot::kInline) {
+    Split* sp = SplitOf(s);
+    sp->sdesc = desc != nullptr && desc->addr == s->addr ? *desc : net::BufDesc{};
+    sp->sdesc.addr = s->addr;
+    sp->split = split ? m : 0;
+    if (split) sp->claim = sp->next = sp->done = sp->failed = 0;
+  }
   s->full.store(m, std::memory_order_release);
   g->MailSent(it.peer) = m;
 }
@@ -81,8 +188,31 @@ bool SlotFree(const net::ShmGroup* g, int me, int peer, uint64_t m) {
   return m <= kSlots || g->Mail(me, peer, m)->taken.load(std::memory_order_acquire) >= m - kSlots;
 }
 
-// Takes message m of (it.peer -> me) (published): compares, copies, answers.
-Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m) {
+// The receiver's side of a split message: publishes its buffer, copies chunks, waits for the
+// sender's chunks in flight.
+Status TakeSplit(Context& ctx, net::ShmGroup* g, const P2PItem& it, net::MailSlot* s, uint64_t m,
+                 const net::BufDesc* desc) {
+  Split* sp = SplitOf(s);
+  const uint64_t bytes = it.bytes();
+  sp->rdesc = desc != nullptr && desc->addr == reinterpret_cast<uint64_t>(it.buf) ? *desc : net::BufDesc{};
+  sp->rdesc.addr = reinterpret_cast<uint64_t>(it.buf);
+  Word(sp->claim).store(m, std::memory_order_release);
+  g->Notify();
+  Status st;
+  CopyChunks(g, it.peer, sp, false, static_cast<char*>(it.buf), PeerPtr(g, it.peer, sp->sdesc), sp->sdesc.addr, bytes,
+             m, &st);
+  SplitWait w{g, sp, Chunks(bytes), it.peer};
+  Status waited = g->WaitFor(&AllChunksDone, &w, ctx.deadline, &it.peer, 1, &SplitPeer);
+  if (st.ok() && !waited.ok()) st = waited;
+  if (st.ok() && Word(sp->failed).load(std::memory_order_relaxed) == m)
+    st = MakeStatus(Code::kRemote, "rank %d could not write its part of message #%llu into rank %d's buffer", it.peer,
+                    static_cast<unsigned long long>(it.pair_seq), ctx.rank);
+  return st;
+}
+
+// Takes message m of (it.peer -> me) (published): compares, copies, answers. `desc`: this rank's
+// buffer when core described it (a single HcclRecv), else nullptr.
+Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const net::BufDesc* desc = nullptr) {
   net::MailSlot* s = g->Mail(it.peer, ctx.rank, m);
   const Fingerprint mine = P2PMessageFp(ctx, it, kP2PData);
   Status copied;
@@ -94,8 +224,10 @@ Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m) {
     const uint64_t bytes = it.bytes();
     if (bytes > 0 && bytes <= net::MailSlot::kInline) {
       std::memcpy(it.buf, s->payload, bytes);
-    } else if (bytes > 0 && g->SameProcess(it.peer)) {
-      std::memcpy(it.buf, reinterpret_cast<const void*>(s->addr), bytes);
+    } else if (bytes > net::MailSlot::kInline && SplitOf(s)->split == m) {
+      copied = TakeSplit(ctx, g, it, s, m, desc);
+    } else if (const char* src = bytes > 0 ? PeerPtr(g, it.peer, SplitOf(s)->sdesc) : nullptr) {
+      std::memcpy(it.buf, src, bytes);  // the sender's device buffer, mapped (or this process's)
     } else if (bytes > 0) {
       copied = net::CmaRead(g->Pid(it.peer), it.peer, s->addr, it.buf, bytes);
     }
@@ -130,6 +262,12 @@ bool OneTaken(const void* a) {
   const One* o = static_cast<const One*>(a);
   return o->g->Mail(o->from, o->to, o->m)->taken.load(std::memory_order_acquire) >= o->m;
 }
+bool OneClaimedOrTaken(const void* a) {
+  const One* o = static_cast<const One*>(a);
+  net::MailSlot* s = o->g->Mail(o->from, o->to, o->m);
+  return Word(SplitOf(s)->claim).load(std::memory_order_acquire) == o->m ||
+         s->taken.load(std::memory_order_acquire) >= o->m;
+}
 bool OneFull(const void* a) {
   const One* o = static_cast<const One*>(a);
   return o->g->Mail(o->from, o->to, o->m)->full.load(std::memory_order_acquire) == o->m;
@@ -139,15 +277,29 @@ std::string OnePeer(const void* a) {
   return std::to_string(o->from == o->g->rank() ? o->to : o->from);
 }
 
-Status RunOne(Context& ctx, net::ShmGroup* g, const P2PItem& it) {
+Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it) {
   const int me = ctx.rank;
   if (it.send) {
     One o{g, me, it.peer, g->MailSent(it.peer) + 1};
     Status w = g->WaitFor(&OneFree, &o, ctx.deadline, &it.peer, 1, &OnePeer);
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
-    Post(ctx, g, it, o.m);
+    const bool split = SplitSend(it.bytes());
+    Post(ctx, g, it, o.m, &a.send_desc, split);
     g->Notify();
+    Status copied;
+    if (split) {
+      // Help: once the receiver published its buffer, copy chunks into it alongside.
+      w = g->WaitFor(&OneClaimedOrTaken, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+      if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+      net::MailSlot* s = g->Mail(me, it.peer, o.m);
+      Split* sp = SplitOf(s);
+      if (Word(sp->claim).load(std::memory_order_acquire) == o.m)
+        CopyChunks(g, it.peer, sp, true, static_cast<char*>(it.buf), PeerPtr(g, it.peer, sp->rdesc), sp->rdesc.addr,
+                   it.bytes(), o.m, &copied);
+    }
+    // Even after a failed copy: the receiver may still read this buffer until it answers.
     w = g->WaitFor(&OneTaken, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+    if (!copied.ok()) return copied;
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
     const net::MailSlot* s = g->Mail(me, it.peer, o.m);
     if (s->verdict != 0) return Mismatch(it, s->rfp, it.peer, P2PMessageFp(ctx, it, kP2PData), me);
@@ -156,7 +308,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const P2PItem& it) {
   One o{g, it.peer, me, g->MailTaken(it.peer) + 1};
   Status w = g->WaitFor(&OneFull, &o, ctx.deadline, &it.peer, 1, &OnePeer);
   if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
-  Status st = Take(ctx, g, it, o.m);
+  Status st = Take(ctx, g, it, o.m, &a.recv_desc);
   g->Notify();
   return st;
 }
@@ -251,7 +403,7 @@ Status P2PMailbox(Context& ctx, const OpArgs& a) {
   }
   const auto& items = *a.items;
   if (HasSelfItems(ctx, items)) HOSTCCL_RETURN_IF_ERROR(P2PSelfCopies(ctx, a));
-  if (items.size() == 1 && items[0].peer != ctx.rank) return RunOne(ctx, g, items[0]);
+  if (items.size() == 1 && items[0].peer != ctx.rank) return RunOne(ctx, g, a, items[0]);
   thread_local Call c;
   c.ctx = &ctx;
   c.g = g;

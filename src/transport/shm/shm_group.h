@@ -110,6 +110,14 @@ class ShmGroup : public PeerMemory {
   size_t PayloadLimit() const override { return kInlineBytes; }
   Status Barrier(int rank, Deadline deadline, uint64_t seq) override { (void)rank; return Barrier(deadline, seq); }
 
+  // Peer r's buffer described by `d` when a message carries the descriptor instead of a slot
+  // (point-to-point): a pointer in this process (mapped and cached as PeerSend's), or nullptr and
+  // *why when it is not shareable. Drops mappings of allocations their owners freed first.
+  void* MapPeer(int r, const BufDesc& d, std::string* why) {
+    DropFreedMappings();
+    return Resolve(r, d, why);
+  }
+
   // Point-to-point mailboxes (groups of at most kMailMaxRanks members; none above, identically on
   // every member): per ordered pair (from, to) a ring of kMailSlots slots in the segment; message m
   // (1, 2, ...) of the pair uses slot (m - 1) % kMailSlots. nullptr when the group has none.
