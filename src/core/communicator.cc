@@ -267,6 +267,7 @@ void Communicator::ApplyConfig(const CommConfig& config) {
   if (mb < 1) mb = EnvInt(Knob::kHcclBuffSize, 200);  // range-checked, warned once
   staging_bytes_ = static_cast<uint64_t>(mb) << 20;
   exec_timeout_ms_ = ResolveExecTimeoutMs(config.exec_timeout_s);
+  sym_win_max_bytes_ = config.sym_win_max_gb << 30;
 }
 
 void Communicator::ClassifyRanks() {

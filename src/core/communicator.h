@@ -41,6 +41,7 @@ struct CommConfig {
   // Known before rendezvous (set by HcclCommInitAll, not by users): every rank is a thread of
   // this process, so no data listener is opened unless a TCP mesh is asked for.
   bool threads_of_one_process = false;
+  uint64_t sym_win_max_gb = 16;   // hcclSymWinMaxMemSizePerRank: bound of a symmetric window
 };
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
@@ -63,6 +64,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool multi_node() const { return multi_node_; }
   // Hardware profile (HOSTCCL_SOC) read at creation; nullptr = host (core/profiles.h).
   const char* profile() const { return profile_; }
+  // Largest symmetric window (HcclCommSymWinRegister) this rank may register, in bytes.
+  uint64_t sym_win_max_bytes() const { return sym_win_max_bytes_; }
 
   // The sticky error (ok while healthy).
   Status error() const;
@@ -148,6 +151,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<int> inflight_{0};
   std::atomic<bool> failed_{false};
   std::atomic<bool> destroyed_{false};
+  uint64_t sym_win_max_bytes_ = 16ull << 30;
   mutable std::mutex err_mu_;
   Status error_;
   std::unique_ptr<FlightRecorder> fr_;  // set up by FinishSetup; its hooks are Record* below
