@@ -20,7 +20,7 @@ for f in include/hccl/hccl.h include/hccl/hccl_types.h include/hccl/hccl_comm.h 
          lib64/cmake/hostccl/hostcclConfigVersion.cmake lib64/pkgconfig/hostccl.pc set_env.sh; do
   [ -e "$prefix/$f" ] || fail "missing $prefix/$f"
 done
-for alias in hcomm ascendcl acl_rt msprofiler; do
+for alias in hcomm ascendcl acl acl_rt msprofiler; do
   [ -L "$prefix/lib64/lib$alias.so" ] || fail "lib$alias.so is not a symlink"
   [ "$(readlink -f "$prefix/lib64/lib$alias.so")" = "$(readlink -f "$prefix/lib64/libhccl.so")" ] ||
     fail "lib$alias.so does not resolve to libhccl.so"
