@@ -1,8 +1,8 @@
 # Install layout (`cmake --install build --prefix <p>`), shaped like a CANN toolkit prefix so
 # unchanged HCCL programs build with ASCEND_HOME_PATH=<p> / ASCEND_DIR=<p>:
 #   <p>/include/{hccl,acl,hostccl}/         public headers
-#   <p>/lib64/libhccl.so*                   the library, plus libhcomm/libascendcl/libacl/libacl_rt/
-#                                           libmsprofiler.so -> libhccl.so; <p>/lib -> lib64
+#   <p>/lib64/libhccl.so*                   the library, plus libhcomm/libascendcl/libacl/
+#                                           libacl_rt/libmsprofiler.so -> libhccl.so; <p>/lib -> lib64
 #   <p>/bin/                                hcclrun, hccl_info, reduce_test, ... (those built)
 #   <p>/set_env.sh                          exports ASCEND_HOME_PATH & co. (source it)
 #   <p>/lib64/cmake/hostccl/                find_package(hostccl): hostccl::hccl, hostccl::ascendcl

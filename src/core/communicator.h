@@ -64,8 +64,6 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool multi_node() const { return multi_node_; }
   // Hardware profile (HOSTCCL_SOC) read at creation; nullptr = host (core/profiles.h).
   const char* profile() const { return profile_; }
-  // Largest symmetric window (HcclCommSymWinRegister) this rank may register, in bytes.
-  uint64_t sym_win_max_bytes() const { return sym_win_max_bytes_; }
 
   // The sticky error (ok while healthy).
   Status error() const;
@@ -87,6 +85,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   // The flight recorder (nullptr when HOSTCCL_FR_ENTRIES=0 and HOSTCCL_TRACE is unset).
   FlightRecorder* flight_recorder() const { return fr_.get(); }
+
+  // Largest symmetric window (HcclCommSymWinRegister) this rank may register, in bytes
+  // (hcclSymWinMaxMemSizePerRank; core/comm_memory.h).
+  uint64_t sym_win_max_bytes() const { return sym_win_max_bytes_; }
 
  private:
   Communicator() = default;
