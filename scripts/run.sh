@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's main command: install what is missing, build, run the four-step examples (Reduce,
-# AllReduce, Broadcast, AllGather, ReduceScatter, AlltoAll, Send/Recv), then short reduce_test /
+# AllReduce, Broadcast, AllGather, ReduceScatter, AlltoAll, Send/Recv, an AllReduce captured and
+# replayed with aclmdlRI), then short reduce_test /
 # all_reduce_test / broadcast_test / all_gather_test / scatter_test / reduce_scatter_test /
 # alltoall_test sweeps on 4 local ranks and a send_recv_test ping-pong on 2.
 set -euo pipefail
@@ -9,7 +10,7 @@ bash scripts/deps.sh
 bash scripts/build.sh
 echo "== examples/01_reduce: 4 ranks, 8 floats each, sum, root 2"
 ./build/bin/01_reduce
-for ex in 02_allreduce 03_broadcast 04_allgather 05_reduce_scatter 06_alltoall 07_send_recv; do
+for ex in 02_allreduce 03_broadcast 04_allgather 05_reduce_scatter 06_alltoall 07_send_recv 08_aclgraph; do
   echo "== examples/$ex"
   ./build/bin/$ex
 done

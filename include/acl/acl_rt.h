@@ -33,6 +33,21 @@ extern "C" {
 
 typedef void *aclrtDrvMemHandle;
 
+/* Stream capture (aclmdlRICaptureBegin .. aclmdlRICaptureEnd) into a model run instance. */
+typedef void *aclmdlRI;
+
+typedef enum {
+  ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0, /* no thread may make unsafe calls during a capture */
+  ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL, /* only the capturing thread may not */
+  ACL_MODEL_RI_CAPTURE_MODE_RELAXED /* unsafe calls are not restricted */
+} aclmdlRICaptureMode;
+
+typedef enum {
+  ACL_MODEL_RI_CAPTURE_STATUS_NONE = 0, /* the stream is not being captured */
+  ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE, /* the stream is being captured */
+  ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED /* the capture failed and ends with an error */
+} aclmdlRICaptureStatus;
+
 typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
 
 typedef enum aclrtMemcpyKind {
@@ -200,6 +215,19 @@ ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
 ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
                                                               aclrtMemGranularityOptions option,
                                                               size_t *granularity);
+
+/* Stream capture: work issued on a capturing stream (HCCL operators, async copies/memsets) is
+ * recorded into a model instead of running; aclmdlRIExecuteAsync issues it again, in order, on a
+ * stream (each HCCL operator as a new call). Unsafe calls (aclrtMemcpy, aclrtMemset,
+ * aclrtSynchronizeDevice/Event) during a capture depend on the thread's capture mode. */
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status,
+                                                    aclmdlRI *modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode);
+ACL_FUNC_VISIBILITY aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRIDebugPrint(aclmdlRI modelRI);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 // the profiler no-ops in acl_prof_api.cc.
 #include "acl/acl.h"
 #include "api/export.h"
+#include "runtime/capture.h"
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
@@ -47,7 +48,10 @@ HOSTCCL_API aclError aclrtResetDevice(int32_t deviceId) { return rt::ResetDevice
 HOSTCCL_API aclError aclrtResetDeviceForce(int32_t deviceId) { return rt::ResetDeviceForce(deviceId); }
 HOSTCCL_API aclError aclrtGetDevice(int32_t* deviceId) { return rt::GetDevice(deviceId); }
 HOSTCCL_API aclError aclrtGetDeviceCount(uint32_t* count) { return rt::GetDeviceCount(count); }
-HOSTCCL_API aclError aclrtSynchronizeDevice(void) { return rt::SynchronizeDevice(); }
+HOSTCCL_API aclError aclrtSynchronizeDevice(void) {
+  if (int rc = rt::CheckCaptureSafe("aclrtSynchronizeDevice"); rc != 0) return rc;
+  return rt::SynchronizeDevice();
+}
 
 HOSTCCL_API aclError aclrtGetRunMode(aclrtRunMode* runMode) {
   if (runMode == nullptr) return rt::Fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is null");

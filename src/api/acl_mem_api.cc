@@ -2,6 +2,7 @@
 // the virtual-memory calls. Thin wrappers over src/runtime/{memory,vmm}.cc.
 #include "acl/acl.h"
 #include "api/export.h"
+#include "runtime/capture.h"
 #include "runtime/error.h"
 #include "runtime/memory.h"
 #include "runtime/vmm.h"
@@ -16,6 +17,7 @@ HOSTCCL_API aclError aclrtMallocHost(void** hostPtr, size_t size) { return rt::M
 HOSTCCL_API aclError aclrtFreeHost(void* hostPtr) { return rt::FreeHost(hostPtr); }
 
 HOSTCCL_API aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
+  if (int rc = rt::CheckCaptureSafe("aclrtMemcpy"); rc != 0) return rc;
   return rt::Memcpy(dst, destMax, src, count, static_cast<int>(kind));
 }
 HOSTCCL_API aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count,
@@ -23,6 +25,7 @@ HOSTCCL_API aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src
   return rt::MemcpyAsync(dst, destMax, src, count, static_cast<int>(kind), stream);
 }
 HOSTCCL_API aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
+  if (int rc = rt::CheckCaptureSafe("aclrtMemset"); rc != 0) return rc;
   return rt::Memset(devPtr, maxCount, value, count);
 }
 HOSTCCL_API aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count,

@@ -48,6 +48,13 @@ Status ReadCommConfig(const HcclCommConfig* config, core::CommConfig* out) {
       return MakeStatus(Code::kPara, "config hcclExecTimeOut %d must be >= 0 seconds", c.hcclExecTimeOut);
     out->exec_timeout_s = c.hcclExecTimeOut;
   }
+  // hcclSymWinMaxMemSizePerRank (GB, since v10); 0 keeps the default.
+  if (version >= 10 && size >= 2240 && c.hcclSymWinMaxMemSizePerRank != 0) {
+    if (c.hcclSymWinMaxMemSizePerRank > (uint64_t{1} << 20))
+      return MakeStatus(Code::kPara, "config hcclSymWinMaxMemSizePerRank %llu GB is larger than 1 PiB",
+                        static_cast<unsigned long long>(c.hcclSymWinMaxMemSizePerRank));
+    out->sym_win_max_gb = c.hcclSymWinMaxMemSizePerRank;
+  }
   return Status::Ok();
 }
 

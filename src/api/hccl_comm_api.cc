@@ -11,6 +11,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/ranktable.h"
 #include "common/log.h"
+#include "core/comm_memory.h"
 #include "core/communicator.h"
 #include "hccl/hccl.h"
 #include "runtime/runtime.h"
@@ -288,6 +289,7 @@ HOSTCCL_API HcclResult HcclCommDestroy(HcclComm comm) {
   if (comm == nullptr) return Fail("HcclCommDestroy", -1, Status(Code::kPtr, "comm is NULL"));
   auto c = core::UnregisterComm(comm);
   if (!c) return Fail("HcclCommDestroy", -1, Status(Code::kPara, "comm is not a live communicator (destroyed twice?)"));
+  core::DropCommWindows(c.get());
   c->Destroy();
   return HCCL_SUCCESS;
 }
@@ -336,16 +338,6 @@ HOSTCCL_API HcclResult HcclCommRegCommStateCallback(const char*, HcclCommStateCa
   return HOSTCCL_NOT_SUPPORTED(HcclCommRegCommStateCallback);
 }
 HOSTCCL_API HcclResult HcclCommGetStatus(const char*, HcclCommStatus*) { return HOSTCCL_NOT_SUPPORTED(HcclCommGetStatus); }
-HOSTCCL_API HcclResult HcclCommSetMemoryRange(HcclComm, void*, size_t, size_t, uint64_t) {
-  return HOSTCCL_NOT_SUPPORTED(HcclCommSetMemoryRange);
-}
-HOSTCCL_API HcclResult HcclCommUnsetMemoryRange(HcclComm, void*) { return HOSTCCL_NOT_SUPPORTED(HcclCommUnsetMemoryRange); }
-HOSTCCL_API HcclResult HcclCommActivateCommMemory(HcclComm, void*, size_t, size_t, aclrtDrvMemHandle, uint64_t) {
-  return HOSTCCL_NOT_SUPPORTED(HcclCommActivateCommMemory);
-}
-HOSTCCL_API HcclResult HcclCommDeactivateCommMemory(HcclComm, void*) {
-  return HOSTCCL_NOT_SUPPORTED(HcclCommDeactivateCommMemory);
-}
 HOSTCCL_API HcclResult HcclCommWorkingDevNicSet(HcclComm, uint32_t*, bool*, uint32_t) {
   return HOSTCCL_NOT_SUPPORTED(HcclCommWorkingDevNicSet);
 }
@@ -361,13 +353,71 @@ HOSTCCL_API HcclResult HcclGroupStatusGet(bool* isGroupEnabled) {
   *isGroupEnabled = hostccl::api::GroupDepth() > 0;
   return HCCL_SUCCESS;
 }
-HOSTCCL_API HcclResult HcclCommSymWinRegister(HcclComm, void*, uint64_t, HcclCommSymWindow*, uint32_t) {
-  return HOSTCCL_NOT_SUPPORTED(HcclCommSymWinRegister);
-}
-HOSTCCL_API HcclResult HcclCommSymWinDeregister(HcclCommSymWindow) { return HOSTCCL_NOT_SUPPORTED(HcclCommSymWinDeregister); }
-HOSTCCL_API HcclResult HcclCommSymWinGet(HcclComm, void*, size_t, HcclCommSymWindow*, size_t*) {
-  return HOSTCCL_NOT_SUPPORTED(HcclCommSymWinGet);
-}
 HOSTCCL_API HcclResult HcclConfigGetInfo(HcclComm, HcclConfigType, uint32_t, void*) {
   return HOSTCCL_NOT_SUPPORTED(HcclConfigGetInfo);
+}
+
+// ---- Memory registered with the communicator (core/comm_memory.h, docs/memory_registration.md) ----
+namespace {
+
+// The live communicator of a memory-registration call, or the failure to return. Pointer
+// arguments are checked first (HCCL_E_PTR), in the prototype's order, then the communicator.
+template <typename Fn>
+HcclResult WithComm(const char* fn, HcclComm comm, std::initializer_list<std::pair<const void*, const char*>> ptrs,
+                    Fn&& body) {
+  if (comm == nullptr) return Fail(fn, -1, Status(Code::kPtr, "comm is NULL"));
+  for (const auto& [p, name] : ptrs)
+    if (p == nullptr) return Fail(fn, -1, MakeStatus(Code::kPtr, "%s is NULL", name));
+  auto c = core::LookupComm(comm);
+  if (!c) return Fail(fn, core::DestroyedCommRank(comm), Status(Code::kPara, "comm is not a live communicator"));
+  Status st = body(c);
+  if (!st.ok()) return Fail(fn, c->rank(), st);
+  return HCCL_SUCCESS;
+}
+
+}  // namespace
+
+HOSTCCL_API HcclResult HcclCommSetMemoryRange(HcclComm comm, void* baseVirPtr, size_t size, size_t alignment,
+                                              uint64_t flags) {
+  return WithComm(__func__, comm, {{baseVirPtr, "baseVirPtr"}}, [&](const std::shared_ptr<core::Communicator>& c) {
+    return core::SetMemoryRange(*c, baseVirPtr, size, alignment, flags);
+  });
+}
+HOSTCCL_API HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void* baseVirPtr) {
+  return WithComm(__func__, comm, {{baseVirPtr, "baseVirPtr"}}, [&](const std::shared_ptr<core::Communicator>& c) {
+    return core::UnsetMemoryRange(*c, baseVirPtr);
+  });
+}
+HOSTCCL_API HcclResult HcclCommActivateCommMemory(HcclComm comm, void* virPtr, size_t size, size_t offset,
+                                                  aclrtDrvMemHandle handle, uint64_t flags) {
+  return WithComm(__func__, comm, {{virPtr, "virPtr"}, {handle, "handle"}},
+                  [&](const std::shared_ptr<core::Communicator>& c) {
+                    return core::ActivateCommMemory(*c, virPtr, size, offset, handle, flags);
+                  });
+}
+HOSTCCL_API HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void* virPtr) {
+  return WithComm(__func__, comm, {{virPtr, "virPtr"}}, [&](const std::shared_ptr<core::Communicator>& c) {
+    return core::DeactivateCommMemory(*c, virPtr);
+  });
+}
+HOSTCCL_API HcclResult HcclCommSymWinRegister(HcclComm comm, void* addr, uint64_t size, HcclCommSymWindow* winHandle,
+                                              uint32_t flag) {
+  return WithComm(__func__, comm, {{addr, "addr"}, {winHandle, "winHandle"}},
+                  [&](const std::shared_ptr<core::Communicator>& c) {
+                    return core::SymWinRegister(c, addr, size, winHandle, flag);
+                  });
+}
+HOSTCCL_API HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle) {
+  if (winHandle == nullptr) return Fail(__func__, -1, Status(Code::kPtr, "winHandle is NULL"));
+  int rank = -1;
+  Status st = core::SymWinDeregister(winHandle, &rank);
+  if (!st.ok()) return Fail(__func__, rank, st);
+  return HCCL_SUCCESS;
+}
+HOSTCCL_API HcclResult HcclCommSymWinGet(HcclComm comm, void* ptr, size_t size, HcclCommSymWindow* winHandle,
+                                         size_t* offset) {
+  return WithComm(__func__, comm, {{ptr, "ptr"}, {winHandle, "winHandle"}, {offset, "offset"}},
+                  [&](const std::shared_ptr<core::Communicator>& c) {
+                    return core::SymWinGet(*c, ptr, size, winHandle, offset);
+                  });
 }

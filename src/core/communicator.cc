@@ -268,6 +268,7 @@ void Communicator::ApplyConfig(const CommConfig& config) {
   if (mb < 1) mb = EnvInt(Knob::kHcclBuffSize, 200);  // range-checked, warned once
   staging_bytes_ = static_cast<uint64_t>(mb) << 20;
   exec_timeout_ms_ = ResolveExecTimeoutMs(config.exec_timeout_s);
+  sym_win_max_bytes_ = config.sym_win_max_gb << 30;
 }
 
 void Communicator::ClassifyRanks() {
@@ -663,6 +664,20 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
                              const std::optional<rt::Allocation>& send_alloc,
                              const std::optional<rt::Allocation>& recv_alloc) {
   if (failed()) return error();
+  if (stream->capturing()) {
+    // Stream capture (runtime/capture.h): the call is recorded and issued again at each execution
+    // of the model, as a new call with its own sequence number; its V arrays are copied now.
+    auto owned = std::make_shared<TaskArrays>();
+    algo::OpArgs captured = in;
+    if (captured.send_counts || captured.send_displs || captured.recv_counts || captured.recv_displs ||
+        captured.matrix)
+      CopyArrays(&captured, size_, rank_, owned.get());
+    auto self = shared_from_this();
+    if (stream->Capture([self, captured, owned, send_alloc, recv_alloc](rt::Stream* s) {
+          return self->Enqueue(s, captured, send_alloc, recv_alloc);
+        }))
+      return Status::Ok();
+  }
   algo::OpArgs args = in;
   if (shm_ || node_shm_) {
     args.send_desc = Describe(args.send, send_alloc);

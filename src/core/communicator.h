@@ -41,6 +41,7 @@ struct CommConfig {
   // Known before rendezvous (set by HcclCommInitAll, not by users): every rank is a thread of
   // this process, so no data listener is opened unless a TCP mesh is asked for.
   bool threads_of_one_process = false;
+  uint64_t sym_win_max_gb = 16;   // hcclSymWinMaxMemSizePerRank: bound of a symmetric window
 };
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
@@ -89,6 +90,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   // The flight recorder (nullptr when HOSTCCL_FR_ENTRIES=0 and HOSTCCL_TRACE is unset).
   FlightRecorder* flight_recorder() const { return fr_.get(); }
+
+  // Largest symmetric window (HcclCommSymWinRegister) this rank may register, in bytes
+  // (hcclSymWinMaxMemSizePerRank; core/comm_memory.h).
+  uint64_t sym_win_max_bytes() const { return sym_win_max_bytes_; }
 
  private:
   Communicator() = default;
@@ -154,6 +159,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<int> inflight_{0};
   std::atomic<bool> failed_{false};
   std::atomic<bool> destroyed_{false};
+  uint64_t sym_win_max_bytes_ = 16ull << 30;
   mutable std::mutex err_mu_;
   Status error_;
   std::unique_ptr<FlightRecorder> fr_;  // set up by FinishSetup; its hooks are Record* below

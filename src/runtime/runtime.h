@@ -33,6 +33,16 @@ class Stream {
   virtual Status Synchronize(Deadline deadline) = 0;
   // Device this stream was created on.
   virtual int device() const = 0;
+  // Stream capture (runtime/capture.h): while this stream captures, records `replay` (how to
+  // issue the work again on a given stream) into the capture and returns true; returns false
+  // when it does not capture, and the caller issues the work itself.
+  using Replay = std::function<Status(Stream*)>;
+  virtual bool Capture(const Replay& replay) {
+    (void)replay;
+    return false;
+  }
+  // Cheap hint that Capture would take work now (it may stop meanwhile: Capture decides).
+  virtual bool capturing() const { return false; }
 };
 
 // Resolves an aclrtStream handle; nullptr when it is not a live stream (never created,

@@ -60,15 +60,31 @@ std::thread::id StreamImpl::worker_id() {
 Status StreamImpl::Enqueue(Task task) {
   if (!task) return MakeStatus(Code::kPara, "stream %llu: empty task", static_cast<unsigned long long>(id_));
   bool wake = false;
+  std::shared_ptr<CaptureModel> cap;
   {
     std::lock_guard lk(mu_);
     if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
-    queue_.push_back(Entry{++enqueued_, 0, std::move(task)});
-    if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
-    wake = claimers_ == 0 && !executing_ && worker_asleep_;
+    if (capture_) {
+      cap = capture_;
+    } else {
+      queue_.push_back(Entry{++enqueued_, 0, std::move(task)});
+      if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+      wake = claimers_ == 0 && !executing_ && worker_asleep_;
+    }
+  }
+  if (cap) {  // capturing: record the task, run nothing (runtime/capture.h)
+    CaptureAppend(*cap, [task = std::move(task)](Stream* s) { return s->Enqueue(task); });
+    return Status::Ok();
   }
   if (wake) worker_cv_.notify_one();
   return Status::Ok();
+}
+
+bool StreamImpl::Capture(const Replay& replay) {
+  std::shared_ptr<CaptureModel> cap = capture();
+  if (!cap) return false;
+  CaptureAppend(*cap, replay);
+  return true;
 }
 
 void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {

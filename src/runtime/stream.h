@@ -37,6 +37,10 @@
 
 namespace hostccl::rt {
 
+class CaptureModel;  // runtime/capture.cc
+// Appends a replay step to a capture (runtime/capture.cc).
+void CaptureAppend(CaptureModel& model, Stream::Replay replay);
+
 class StreamImpl final : public Stream {
  public:
   static constexpr uint64_t kWorkerGraceNs = 100 * 1000;
@@ -54,6 +58,16 @@ class StreamImpl final : public Stream {
   Status Enqueue(Task task) override;
   Status Synchronize(Deadline deadline) override;
   int device() const override { return device_; }
+  // While a capture is set (aclmdlRICaptureBegin .. End), Enqueue records its task into it
+  // instead of queueing it, and Capture records `replay`.
+  bool Capture(const Replay& replay) override;
+  bool capturing() const override { return capturing_.load(std::memory_order_acquire); }
+  std::shared_ptr<CaptureModel> capture() { return Locked(capture_); }
+  void set_capture(std::shared_ptr<CaptureModel> model) {
+    std::lock_guard lk(mu_);
+    capturing_.store(model != nullptr, std::memory_order_release);
+    capture_ = std::move(model);
+  }
   // Someone waits for this stream's tasks without running them: poll at the shortest period
   // again and look at the queue now.
   void Urge();
@@ -93,6 +107,7 @@ class StreamImpl final : public Stream {
   const int device_;
   const uint64_t id_;
   std::atomic<bool> aborting_{false};
+  std::atomic<bool> capturing_{false};
   uint64_t failure_mode_ = 0;
 
   std::mutex mu_;
@@ -111,6 +126,7 @@ class StreamImpl final : public Stream {
   bool worker_asleep_ = false;         // worker waits for a notification (long idle)
   bool stop_ = false;
   Status error_;                       // first task error since the last report
+  std::shared_ptr<CaptureModel> capture_;  // set while capturing (runtime/capture.h)
   std::thread worker_;
 };
 

@@ -27,11 +27,15 @@ struct Physical {
 struct Mapping {
   size_t size;
   int fd;  // dup of the physical memfd: the mapping stays valid after aclrtFreePhysical
+  const void* handle;    // the physical handle mapped (identity only; it may be freed since)
+  size_t physical_size;  // its size
 };
 
 struct State {
   std::mutex mu;
   std::map<uintptr_t, size_t> reservations;  // base -> size
+  std::map<uintptr_t, uint64_t> serials;     // base -> reservation serial (never reused)
+  uint64_t next_serial = 0;
   std::set<Physical*> physicals;
   std::map<uintptr_t, Mapping> mappings;     // base -> mapping
 };
@@ -92,6 +96,7 @@ int ReserveMemAddress(void** vir_ptr, size_t size, size_t alignment, void* expec
   auto& s = St();
   std::lock_guard lk(s.mu);
   s.reservations[base] = size;
+  s.serials[base] = ++s.next_serial;
   *vir_ptr = reinterpret_cast<void*>(base);
   return kAclSuccess;
 }
@@ -110,6 +115,7 @@ int ReleaseMemAddress(void* vir_ptr) {
     m = next;
   }
   munmap(vir_ptr, it->second);
+  s.serials.erase(it->first);
   s.reservations.erase(it);
   return kAclSuccess;
 }
@@ -180,7 +186,7 @@ int MapMem(void* vir_ptr, size_t size, size_t offset, void* handle, uint64_t fla
     close(fd);
     return Fail(kAclRtMemoryAllocation, "aclrtMapMem: mmap at %p failed: %s", vir_ptr, strerror(err));
   }
-  s.mappings[p] = Mapping{size, fd};
+  s.mappings[p] = Mapping{size, fd, ph, ph->size};
   RegisterMapping(vir_ptr, size, fd, offset, ph->device);
   return kAclSuccess;
 }
@@ -193,6 +199,35 @@ int UnmapMem(void* vir_ptr) {
     return Fail(kAclInvalidParam, "aclrtUnmapMem: %p is not the start of a map", vir_ptr);
   UnmapLocked(s, it);
   return kAclSuccess;
+}
+
+bool VmmQuery(const void* ptr, size_t size, VmmInfo* out) {
+  *out = VmmInfo{};
+  auto& s = St();
+  std::lock_guard lk(s.mu);
+  uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  auto r = FindReservation(s, p, size);
+  if (r == s.reservations.end()) return false;
+  out->reservation_base = r->first;
+  out->reservation_size = r->second;
+  out->reservation_serial = s.serials[r->first];
+  auto m = s.mappings.upper_bound(p);
+  if (m != s.mappings.begin()) {
+    --m;
+    if (p < m->first + m->second.size) {
+      out->map_base = m->first;
+      out->map_size = m->second.size;
+      out->handle = m->second.handle;
+      out->physical_size = m->second.physical_size;
+    }
+  }
+  return true;
+}
+
+bool VmmIsPhysical(const void* handle) {
+  auto& s = St();
+  std::lock_guard lk(s.mu);
+  return s.physicals.count(static_cast<Physical*>(const_cast<void*>(handle))) != 0;
 }
 
 }  // namespace hostccl::rt

@@ -28,4 +28,20 @@ int MapMem(void* vir_ptr, size_t size, size_t offset, void* handle, uint64_t fla
 int UnmapMem(void* vir_ptr);
 int MemGetAllocationGranularity(int option, size_t* granularity);
 
+// What the VMM layer knows about an address range (for HCCL's memory registration, which must
+// check that a range was reserved / mapped through these calls).
+struct VmmInfo {
+  uintptr_t reservation_base = 0;  // reservation containing the range (0: none)
+  size_t reservation_size = 0;
+  uint64_t reservation_serial = 0;  // never reused: a released-and-reserved-again range differs
+  uintptr_t map_base = 0;          // map containing the range's first byte (0: not mapped)
+  size_t map_size = 0;
+  const void* handle = nullptr;    // physical handle that map was made from (identity only)
+  size_t physical_size = 0;        // size of that physical memory
+};
+// Describes [p, p + size): false when no reservation contains all of it.
+bool VmmQuery(const void* p, size_t size, VmmInfo* out);
+// True when `handle` is a live aclrtMallocPhysical handle.
+bool VmmIsPhysical(const void* handle);
+
 }  // namespace hostccl::rt

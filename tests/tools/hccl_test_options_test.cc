@@ -109,6 +109,24 @@ TEST(HcclTestOptions, AllTypesAndOps) {
   EXPECT_EQ(Parse({"-d", "int128"}).options.dtypes, std::vector<int>{12});
 }
 
+// -z / -m select hccl_test's zero-copy and symmetric-memory buffers: 0 or 1, not both, not with
+// --host-buffers.
+TEST(HcclTestOptions, ZeroCopyAndSymmetricMemory) {
+  ParseResult r = Parse({"-z", "1"});
+  ASSERT_EQ(r.error, "");
+  EXPECT_TRUE(r.options.zero_copy);
+  EXPECT_FALSE(r.options.symmetric);
+  EXPECT_TRUE(r.options.notes.empty());
+  r = Parse({"--symmetric_memory", "1"});
+  ASSERT_EQ(r.error, "");
+  EXPECT_TRUE(r.options.symmetric);
+  EXPECT_FALSE(Parse({"-z", "0"}).options.zero_copy);
+  EXPECT_NE(Parse({"-z", "2"}).error, "");
+  EXPECT_NE(Parse({"-m", "yes"}).error, "");
+  EXPECT_NE(Parse({"-z", "1", "-m", "1"}).error, "");
+  EXPECT_NE(Parse({"-m", "1", "--host-buffers"}).error, "");
+}
+
 TEST(HcclTestOptions, Extensions) {
   ParseResult r = Parse({"-W", "1", "-I", "--json", "/tmp/x.json", "-t", "1"});
   ASSERT_EQ(r.error, "");

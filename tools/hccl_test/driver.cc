@@ -36,23 +36,121 @@ bool Ok(int rc, int rank, const char* what) {
   return false;
 }
 
+// -z 1 / -m 1: sendBuf and recvBuf (slots 0 and 1) in memory registered with the communicator,
+// the way hccl_test's zero-copy and symmetric-memory paths get theirs:
+//   zero copy  one reserved address range announced with HcclCommSetMemoryRange; each buffer is
+//              its own aclrtMallocPhysical + aclrtMapMem + HcclCommActivateCommMemory at the
+//              start of its slot, undone when the buffer is freed;
+//   symmetric  one physical block mapped over the whole reservation and registered once with
+//              HcclCommSymWinRegister; the buffers are its two halves.
+// Prepare(bytes) makes each slot at least `bytes` long (every rank runs the same sweep, so every
+// rank grows at the same sizes); growing re-creates the range or window while no buffer is out.
+class RegisteredMemory {
+ public:
+  enum class Kind { kNone, kZeroCopy, kSymmetric };
+  Kind kind = Kind::kNone;
+  HcclComm comm = nullptr;
+  int rank = 0;
+
+  ~RegisteredMemory() { Close(); }
+  bool Prepare(uint64_t bytes) {
+    const uint64_t slot = RoundUp(std::max<uint64_t>(bytes, 64));
+    if (slot <= slot_bytes_) return true;
+    Close();
+    slot_bytes_ = slot;
+    if (!Ok(aclrtReserveMemAddress(&base_, 2 * slot, 0, nullptr, 1), rank, "aclrtReserveMemAddress")) return false;
+    if (kind == Kind::kZeroCopy)
+      return Ok(HcclCommSetMemoryRange(comm, base_, 2 * slot, 0, 0), rank, "HcclCommSetMemoryRange");
+    aclrtPhysicalMemProp prop = Prop();
+    return Ok(aclrtMallocPhysical(&window_handle_, 2 * slot, &prop, 0), rank, "aclrtMallocPhysical") &&
+           Ok(aclrtMapMem(base_, 2 * slot, 0, window_handle_, 0), rank, "aclrtMapMem") &&
+           Ok(HcclCommSymWinRegister(comm, base_, 2 * slot, &window_, 1), rank, "HcclCommSymWinRegister");
+  }
+  int Get(int slot, uint64_t bytes, void** ptr) {
+    char* p = static_cast<char*>(base_) + static_cast<uint64_t>(slot) * slot_bytes_;
+    if (base_ == nullptr || bytes > slot_bytes_) return ACL_ERROR_INVALID_PARAM;
+    if (kind == Kind::kZeroCopy) {
+      const uint64_t size = RoundUp(std::max<uint64_t>(bytes, 64));
+      aclrtPhysicalMemProp prop = Prop();
+      int rc = aclrtMallocPhysical(&handles_[slot], size, &prop, 0);
+      if (rc == 0) rc = aclrtMapMem(p, size, 0, handles_[slot], 0);
+      if (rc == 0) rc = HcclCommActivateCommMemory(comm, p, size, 0, handles_[slot], 0);
+      if (rc != 0) return rc;
+    }
+    *ptr = p;
+    return ACL_SUCCESS;
+  }
+  void Put(int slot) {
+    if (kind != Kind::kZeroCopy || handles_[slot] == nullptr) return;
+    char* p = static_cast<char*>(base_) + static_cast<uint64_t>(slot) * slot_bytes_;
+    (void)Ok(HcclCommDeactivateCommMemory(comm, p), rank, "HcclCommDeactivateCommMemory");
+    (void)aclrtUnmapMem(p);
+    (void)aclrtFreePhysical(handles_[slot]);
+    handles_[slot] = nullptr;
+  }
+  void Close() {
+    if (base_ == nullptr) return;
+    if (kind == Kind::kZeroCopy) {
+      Put(0);
+      Put(1);
+      (void)Ok(HcclCommUnsetMemoryRange(comm, base_), rank, "HcclCommUnsetMemoryRange");
+    } else {
+      if (window_ != nullptr) (void)Ok(HcclCommSymWinDeregister(window_), rank, "HcclCommSymWinDeregister");
+      (void)aclrtUnmapMem(base_);
+      if (window_handle_ != nullptr) (void)aclrtFreePhysical(window_handle_);
+      window_ = nullptr;
+      window_handle_ = nullptr;
+    }
+    (void)aclrtReleaseMemAddress(base_);
+    base_ = nullptr;
+    slot_bytes_ = 0;
+  }
+
+ private:
+  static uint64_t RoundUp(uint64_t v) {
+    const uint64_t g = 2ull << 20;  // aclrtMemGetAllocationGranularity's answer on failure too
+    return (v + g - 1) / g * g;
+  }
+  static aclrtPhysicalMemProp Prop() {
+    aclrtPhysicalMemProp prop{};
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = ACL_HBM_MEM_HUGE;
+    int32_t dev = 0;
+    (void)aclrtGetDevice(&dev);
+    prop.location.id = static_cast<uint32_t>(dev);
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    return prop;
+  }
+  void* base_ = nullptr;
+  uint64_t slot_bytes_ = 0;
+  aclrtDrvMemHandle handles_[2] = {nullptr, nullptr};
+  aclrtDrvMemHandle window_handle_ = nullptr;
+  HcclCommSymWindow window_ = nullptr;
+};
+
 // A device buffer from aclrtMalloc (or, with host = true, plain 64-byte-aligned heap memory,
-// pre-faulted like device memory: --host-buffers), freed on scope exit.
+// pre-faulted like device memory: --host-buffers; or a slot of the registered memory: -z/-m),
+// freed on scope exit.
 struct DeviceBuffer {
   void* ptr = nullptr;
   bool host = false;
+  RegisteredMemory* reg = nullptr;  // set: the buffer is slot `slot` of it
+  int slot = 0;
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() { Free(); }
   void Free() {
-    if (ptr && host) std::free(ptr);
-    if (ptr && !host) (void)aclrtFree(ptr);
+    if (ptr && reg) reg->Put(slot);
+    else if (ptr && host) std::free(ptr);
+    else if (ptr) (void)aclrtFree(ptr);
     ptr = nullptr;
   }
   int Alloc(uint64_t bytes, bool on_host = false) {
     // Zero-byte buffers still get a valid pointer (HCCL rejects null buffers before count checks).
     host = on_host;
+    if (reg) return reg->Get(slot, bytes, &ptr);
     if (!host) return aclrtMalloc(&ptr, std::max<uint64_t>(bytes, 64), ACL_MEM_MALLOC_HUGE_ONLY);
     bytes = std::max<uint64_t>(bytes, 64);
     if (posix_memalign(&ptr, 64, bytes) != 0) {
@@ -99,6 +197,7 @@ struct Context {
   aclrtEvent start = nullptr;
   aclrtEvent end = nullptr;
   DeviceBuffer stats_send, stats_recv;  // int64 x 4 for the over-ranks statistics
+  RegisteredMemory reg;                 // -z 1 / -m 1
 };
 
 // Reduces n (<= 4) int64 values with `op` to `root` through the library; `out` gets the result on
@@ -186,6 +285,11 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
   const bool single = m.one_buffer || in_place;
   const uint64_t image_bytes = in_place ? recv_bytes : send_bytes;
   DeviceBuffer send, recv;
+  if (c.reg.kind != RegisteredMemory::Kind::kNone) {
+    if (!c.reg.Prepare(std::max(image_bytes, recv_bytes))) return false;
+    send.reg = recv.reg = &c.reg;
+    recv.slot = 1;
+  }
   if (!Ok(send.Alloc(image_bytes, c.opt.host_buffers), c.rank,
           single ? "aclrtMalloc(buf)" : "aclrtMalloc(sendBuf)"))
     return false;
@@ -488,8 +592,14 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
     // --host-buffers is a hostccl mode: the communicator must accept malloc'd buffers (NPU fidelity).
   } else if (Ok(c.stats_send.Alloc(64), c.rank, "aclrtMalloc(stats)") &&
              Ok(c.stats_recv.Alloc(64), c.rank, "aclrtMalloc(stats)")) {
+    c.reg.comm = c.comm;
+    c.reg.rank = c.rank;
+    c.reg.kind = c.opt.zero_copy   ? RegisteredMemory::Kind::kZeroCopy
+                 : c.opt.symmetric ? RegisteredMemory::Kind::kSymmetric
+                                   : RegisteredMemory::Kind::kNone;
     status = RunSweep(c);
   }
+  c.reg.Close();
   c.stats_send.Free();
   c.stats_recv.Free();
   if (c.comm) (void)HcclCommDestroy(c.comm);

@@ -151,6 +151,26 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
       ENVIRONMENT "LD_LIBRARY_PATH=${libdir};HOSTCCL_ACCUMULATE=fp32;HOSTCCL_TRANSPORT=tcp;HOSTCCL_CHUNK_BYTES=65536"
       FAIL_REGULAR_EXPRESSION "failed")
   endforeach()
+  # -z 1 (zero copy: buffers activated inside a range set with HcclCommSetMemoryRange) and -m 1
+  # (symmetric memory: buffers in a window registered with HcclCommSymWinRegister), checked bit-exact,
+  # growing the range/window across the sweep; reduce with 3 ranks, all_reduce with 4 (in place too).
+  foreach(t reduce all_reduce)
+    foreach(flag z m)
+      add_test(NAME hccl_test_e2e_${t}_${flag}1
+        COMMAND $<TARGET_FILE:hcclrun> -n 3 --timeout 90 $<TARGET_FILE:${t}_test>
+                -b 8 -e 4M -f 8 -d fp32 -o sum -r 1 -n 3 -w 1 -c 1 -${flag} 1)
+      list(APPEND e2e_reg hccl_test_e2e_${t}_${flag}1)
+    endforeach()
+  endforeach()
+  add_test(NAME hccl_test_e2e_all_reduce_z1_4ranks_all_ops_in_place
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:all_reduce_test>
+            -b 8 -e 1M -f 16 -d all -o all -n 2 -w 1 -c 2 -z 1 --in-place)
+  add_test(NAME hccl_test_e2e_all_reduce_m1_4ranks_all_ops
+    COMMAND $<TARGET_FILE:hcclrun> -n 4 --timeout 90 $<TARGET_FILE:all_reduce_test>
+            -b 8 -e 1M -f 16 -d all -o all -n 2 -w 1 -c 2 -m 1)
+  list(APPEND e2e_reg hccl_test_e2e_all_reduce_z1_4ranks_all_ops_in_place hccl_test_e2e_all_reduce_m1_4ranks_all_ops)
+  set_tests_properties(${e2e_reg} PROPERTIES TIMEOUT 120 LABELS "tools;e2e" ENVIRONMENT "LD_LIBRARY_PATH=${libdir}"
+    PASS_REGULAR_EXPRESSION "check_result:.*success" FAIL_REGULAR_EXPRESSION "failed|not supported|rank [0-9]+: ")
   # The output format must stay hccl_test's (parsers depend on it): the header echoes -b/-e as given
   # (the -f 4 sweep itself stops at 2 MiB), then the table.
   set_tests_properties(hccl_test_e2e_reduce_4ranks_fp32 hccl_test_e2e_all_reduce_4ranks_fp32

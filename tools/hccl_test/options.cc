@@ -132,7 +132,11 @@ std::string UsageText(const char* prog) {
        "\t                  (from the warm-up's slowest rank; 3..5000 iterations; replaces -n)\n"
        "\t[--skip-unimplemented] exit 77 (skipped) when the library answers the first call with\n"
        "\t                  HCCL_E_NOT_SUPPORT because the operator is not implemented\n"
-       "\t[-t,-m,-z,-s,-a <value>] accepted for compatibility, no effect on a host\n"
+       "\t[-z,--zero_copy <0|1>] 1: buffers in memory activated with HcclCommActivateCommMemory\n"
+       "\t                  inside a range set with HcclCommSetMemoryRange (default 0)\n"
+       "\t[-m,--symmetric_memory <0|1>] 1: buffers in a window registered with\n"
+       "\t                  HcclCommSymWinRegister (default 0)\n"
+       "\t[-t,-s,-a <value>] accepted for compatibility, no effect on a host\n"
        "\t[-h,--help]\n"
        "Exit status: non-zero when any check fails (hccl_test itself exits 0).\n";
   return s;
@@ -316,9 +320,19 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
         o.time_budget_s = t;
         break;
       }
-      case 't':
       case 'm':
-      case 'z':
+      case 'z': {
+        // hccl_test's symmetric-memory (-m) and zero-copy (-z) paths: 0 or 1.
+        const std::string v = arg;
+        if (v != "0" && v != "1") {
+          r.error = std::string(opt == 'm' ? "Error: [-m,--symmetric_memory]" : "Error: [-z,--zero_copy]") +
+                    " must be 0 or 1, got '" + v + "'";
+          return r;
+        }
+        (opt == 'm' ? o.symmetric : o.zero_copy) = v == "1";
+        break;
+      }
+      case 't':
       case 's':
       case 'a':
         o.notes.push_back(std::string("note: -") + static_cast<char>(opt) + " " + arg +
@@ -364,6 +378,14 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
   if (o.step_factor > 1.0 && o.step_bytes_set) {
     o.notes.push_back(
         "Warning: [-f,--stepfactor] and [-i,--stepbytes] are set, [-f,--stepfactor] is used.");
+  }
+  if (o.zero_copy && o.symmetric) {
+    r.error = "Error: [-z,--zero_copy] 1 and [-m,--symmetric_memory] 1 cannot be combined";
+    return r;
+  }
+  if ((o.zero_copy || o.symmetric) && o.host_buffers) {
+    r.error = "Error: --host-buffers cannot be combined with -z 1 or -m 1 (registered device memory)";
+    return r;
   }
   return r;
 }

@@ -46,6 +46,8 @@ struct Options {
       0;                  // -T / --time-budget: iterations calibrated to this many seconds (0 = -n)
   bool host_buffers = false;  // --host-buffers: malloc'd buffers instead of aclrtMalloc
   bool in_place = false;      // --in-place: sendBuf inside recvBuf (the collective's in-place form)
+  bool zero_copy = false;     // -z 1: buffers in memory activated with HcclCommActivateCommMemory
+  bool symmetric = false;     // -m 1: buffers in a window registered with HcclCommSymWinRegister
   std::string json_path;  // --json FILE
   bool skip_unimplemented = false;  // --skip-unimplemented: exit 77 if the operator does not exist
   std::vector<std::string> notes;  // accepted-but-ignored options, reported by the root

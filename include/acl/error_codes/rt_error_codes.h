@@ -32,6 +32,19 @@
 #define ACL_ERROR_RT_SYSPARAMOPT_NOT_SET 107021      /* sysparamopt not set */
 #define ACL_ERROR_RT_DEVICE_TASK_ABORT 107022        /* device task aborting */
 #define ACL_ERROR_RT_STREAM_ABORT 107023             /* stream aborting */
+#define ACL_ERROR_RT_CAPTURE_DEPENDENCY 107024       /* capture dependency failure */
+#define ACL_ERROR_RT_STREAM_UNJOINED 107025          /* capture model has unjoined streams */
+#define ACL_ERROR_RT_MODEL_CAPTURED 107026           /* model is being captured */
+#define ACL_ERROR_RT_STREAM_CAPTURED 107027          /* stream is being captured */
+#define ACL_ERROR_RT_EVENT_CAPTURED 107028           /* event is being captured */
+#define ACL_ERROR_RT_STREAM_NOT_CAPTURED 107029      /* stream is not being captured */
+#define ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT 107030 /* the capture mode forbids this call */
+#define ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT 107031  /* implicit dependency on the default stream */
+#define ACL_ERROR_STREAM_CAPTURE_CONFLICT 107032     /* interdependent streams cannot begin capture together */
+#define ACL_ERROR_STREAM_TASK_GROUP_STATUS 107033    /* task group status error */
+#define ACL_ERROR_STREAM_TASK_GROUP_INTR 107034      /* task group interrupted */
+#define ACL_ERROR_RT_TASK_ABORT_STOP 107035          /* task abort stopped before post-processing */
+#define ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED 107036 /* the capture was not begun on this stream */
 
 #define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000 /* feature not supported */
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001   /* out of memory */
@@ -66,6 +79,7 @@
 #define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046   /* stream sync timed out */
 #define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047    /* event sync timed out */
 #define ACL_ERROR_RT_DRV_INTERNAL_ERROR 507899    /* driver internal error */
+#define ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED 507903 /* the capture was invalidated */
 #define ACL_ERROR_RT_COMM_OP_RETRY_FAIL 507904    /* hccl operation retry failed */
 
 #endif /* __INC_EXTERNEL_RT_ERROR_CODES_H__ */

@@ -120,6 +120,14 @@ const Entry kEntries[] = {
     HOSTCCL_ENTRY(aclrtMapMem),
     HOSTCCL_ENTRY(aclrtUnmapMem),
     HOSTCCL_ENTRY(aclrtMemGetAllocationGranularity),
+    // acl_rt.h: stream capture into models.
+    HOSTCCL_ENTRY(aclmdlRICaptureBegin),
+    HOSTCCL_ENTRY(aclmdlRICaptureGetInfo),
+    HOSTCCL_ENTRY(aclmdlRICaptureEnd),
+    HOSTCCL_ENTRY(aclmdlRICaptureThreadExchangeMode),
+    HOSTCCL_ENTRY(aclmdlRIExecuteAsync),
+    HOSTCCL_ENTRY(aclmdlRIDestroy),
+    HOSTCCL_ENTRY(aclmdlRIDebugPrint),
     // acl_prof.h: profiler.
     HOSTCCL_ENTRY(aclprofInit),
     HOSTCCL_ENTRY(aclprofFinalize),
