@@ -1,0 +1,73 @@
+"""hostccl.torch: every operation at 2, 3 and 4 ranks against Gloo and the rank-order fold, a
+mismatch, a killed rank, DDP (see dist_worker.py for what each job checks)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import WORKER, build_python_dir, free_port, launch, rank_env
+
+
+def results(job):
+    out = []
+    for o in job.outs:
+        for line in o.splitlines():
+            if line.startswith("RESULT "):
+                out.append(json.loads(line[7:]))
+    return out
+
+
+def test_backend_registered():
+    env = rank_env()
+    code = ("import torch.distributed as d, hostccl.torch as h; "
+            "print(h.BACKEND_NAMES, d.Backend('hostccl'))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "'hostccl'" in out.stdout and "'hccl'" in out.stdout
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_every_operation(size):
+    job = launch(size, "ops")
+    assert job.rcs == [0] * size, job.text()
+    assert len(results(job)) == size
+
+
+def test_torchrun_4_ranks():
+    torchrun = shutil.which("torchrun")
+    args = [torchrun] if torchrun else [sys.executable, "-m", "torch.distributed.run"]
+    env = rank_env()
+    port = free_port()
+    cmd = args + ["--nproc_per_node", "4", "--master_addr", "127.0.0.1", "--master_port", str(port),
+                  WORKER, "ops"]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count("RESULT ") == 4, p.stdout
+
+
+def test_mismatch_names_both_ranks():
+    job = launch(2, "mismatch", {"HOSTCCL_EXEC_TIMEOUT_MS": "10000"})
+    assert job.rcs == [0, 0], job.text()
+    for o in job.outs:
+        assert "mismatch" in o, o
+
+
+def test_killed_rank_fails_the_others():
+    job = launch(3, "kill", {"HOSTCCL_EXEC_TIMEOUT_MS": "10000"}, timeout=90)
+    assert job.rcs[2] == -9, job.text()
+    assert job.rcs[:2] == [0, 0], job.text()
+    for o in job.outs[:2]:
+        elapsed = float([l for l in o.splitlines() if l.startswith("ELAPSED")][0].split()[1])
+        assert elapsed < 15, o
+
+
+def test_ddp_deterministic_and_close_to_gloo():
+    job = launch(2, "ddp")
+    assert job.rcs == [0, 0], job.text()
+    res = results(job)
+    assert res[0]["hostccl"] == res[1]["hostccl"]  # every rank saw the same all-reduced losses
