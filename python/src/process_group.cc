@@ -8,9 +8,14 @@
 //    (seconds, rounded up; HOSTCCL_EXEC_TIMEOUT_MS still overrides, as for any communicator).
 //    The thread's device is LOCAL_RANK (else the rank) modulo the emulated device count; every
 //    thread that issues an operation gets it set once.
-//  - Streams: one for collectives, one for sends and one for receives (a Send completes only when
-//    its Recv is posted, so isend/irecv both ways on one stream would wait for each other).
-//    Operations are issued in program order under a mutex (DDP issues from autograd threads).
+//  - One stream per group; operations are issued in program order under a mutex (DDP issues from
+//    autograd threads).
+//  - send/recv/isend/irecv are deferred: they collect into a pending batch that is issued as one
+//    HcclBatchSendRecv at the first wait() on any of them, before the next collective, or when a
+//    second transfer in the same direction with the same peer joins (HCCL batches take one per
+//    direction and peer). So isend/irecv in both directions (a ring, batch_isend_irecv) progress
+//    together; a lone HcclSend would wait for its Recv and two ranks sending to each other first
+//    would wait for each other.
 //  - An operation enqueues its HCCL call and returns a Work holding its tensors. Work::wait()
 //    synchronizes the stream, then asks HcclGetCommAsyncError (a stream reports only its first
 //    failure): on failure it raises with hostccl's message (aclGetRecentErrMsg). After success it
@@ -116,13 +121,20 @@ struct Contig {
 
 class ProcessGroupHostccl;
 
+// Deferred send/recv items of one HcclBatchSendRecv (see the contract).
+struct P2PBatch {
+  std::vector<HcclSendRecvItem> items;
+  std::vector<at::Tensor> keep;
+  bool issued = false;
+};
+
 class WorkHostccl : public c10d::Work {
  public:
   WorkHostccl(ProcessGroupHostccl* pg, aclrtStream stream, OpType type, int rank,
               std::vector<at::Tensor> keep, std::vector<at::Tensor> outputs,
-              std::function<void()> epilogue)
+              std::function<void()> epilogue, std::shared_ptr<P2PBatch> batch = nullptr)
       : c10d::Work(rank, type), pg_(pg), stream_(stream), keep_(std::move(keep)),
-        outputs_(std::move(outputs)), epilogue_(std::move(epilogue)) {}
+        outputs_(std::move(outputs)), epilogue_(std::move(epilogue)), batch_(std::move(batch)) {}
 
   bool isCompleted() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -143,6 +155,7 @@ class WorkHostccl : public c10d::Work {
   std::vector<at::Tensor> keep_;     // alive until the stream is done with them
   std::vector<at::Tensor> outputs_;  // what result() and the future give
   std::function<void()> epilogue_;
+  std::shared_ptr<P2PBatch> batch_;  // send/recv: issued at the first wait when still pending
 };
 
 class ProcessGroupHostccl : public c10d::ProcessGroup {
@@ -180,14 +193,18 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
                                               static_cast<uint32_t>(rank), &cfg, &comm_);
     TORCH_CHECK(r == HCCL_SUCCESS, "hostccl: HcclCommInitRootInfoConfig (rank ", rank, " of ", size,
                 ") failed (", static_cast<int>(r), "): ", RecentError());
-    for (aclrtStream* s : {&coll_, &send_, &recv_}) {
+    for (aclrtStream* s : {&coll_}) {
       TORCH_CHECK(aclrtCreateStream(s) == ACL_SUCCESS, "hostccl: aclrtCreateStream failed: ",
                   RecentError());
     }
   }
 
   ~ProcessGroupHostccl() override {
-    for (aclrtStream s : {coll_, send_, recv_}) {
+    try {
+      FlushP2P();
+    } catch (...) {
+    }
+    for (aclrtStream s : {coll_}) {
       if (s) {
         aclrtSynchronizeStream(s);
         aclrtDestroyStream(s);
@@ -527,23 +544,17 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
   }
 
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int) override {
-    Contig c(Single(tensors, "send"));
-    HcclDataType dt = ToHccl(c.buf, false);
-    return Issue(OpType::SEND, "HcclSend", send_, {c.buf}, tensors, [] {},
-                 [&](aclrtStream s) {
-                   return HcclSend(c.buf.data_ptr(), c.buf.numel(), dt, static_cast<uint32_t>(dst),
-                                   comm_, s);
-                 });
+    return Defer(OpType::SEND, HCCL_SEND, tensors, dst);
   }
 
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int) override {
-    Contig c(Single(tensors, "recv"));
-    HcclDataType dt = ToHccl(c.buf, false);
-    return Issue(OpType::RECV, "HcclRecv", recv_, {c.buf}, tensors, [c] { c.CopyBack(); },
-                 [&](aclrtStream s) {
-                   return HcclRecv(c.buf.data_ptr(), c.buf.numel(), dt, static_cast<uint32_t>(src),
-                                   comm_, s);
-                 });
+    return Defer(OpType::RECV, HCCL_RECV, tensors, src);
+  }
+
+  // Issues the pending batch (if any): at a p2p wait, before a collective, at destruction.
+  void FlushP2P() {
+    std::lock_guard<std::mutex> lock(issue_mu_);
+    FlushLocked();
   }
 
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions&) override {
@@ -574,6 +585,44 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
                 t.scalar_type(), " and ", ref.scalar_type());
   }
 
+  c10::intrusive_ptr<c10d::Work> Defer(OpType type, HcclSendRecvType dir,
+                                       std::vector<at::Tensor>& tensors, int peer) {
+    Contig c(Single(tensors, dir == HCCL_SEND ? "send" : "recv"));
+    HcclDataType dt = ToHccl(c.buf, false);
+    TORCH_CHECK(peer >= 0 && peer < getSize() && peer != getRank(), "hostccl: ",
+                dir == HCCL_SEND ? "send to " : "recv from ", peer, " is not another rank of this group");
+    std::lock_guard<std::mutex> lock(issue_mu_);
+    if (pending_) {
+      for (const auto& it : pending_->items)
+        if (it.sendRecvType == dir && it.remoteRank == static_cast<uint32_t>(peer)) {
+          FlushLocked();
+          break;
+        }
+    }
+    if (!pending_) pending_ = std::make_shared<P2PBatch>();
+    pending_->items.push_back(HcclSendRecvItem{dir, c.buf.data_ptr(),
+                                               static_cast<uint64_t>(c.buf.numel()), dt,
+                                               static_cast<uint32_t>(peer)});
+    pending_->keep.push_back(c.buf);
+    std::function<void()> epi = [] {};
+    if (dir == HCCL_RECV) epi = [c] { c.CopyBack(); };
+    return c10::make_intrusive<WorkHostccl>(this, coll_, type, getRank(), std::vector<at::Tensor>{},
+                                            tensors, std::move(epi), pending_);
+  }
+
+  void FlushLocked() {
+    if (!pending_) return;
+    std::shared_ptr<P2PBatch> b = std::move(pending_);
+    pending_.reset();
+    EnsureDevice();
+    b->issued = true;
+    HcclResult r = HcclBatchSendRecv(b->items.data(), static_cast<uint32_t>(b->items.size()),
+                                     comm_, coll_);
+    TORCH_CHECK(r == HCCL_SUCCESS, "hostccl: HcclBatchSendRecv (", b->items.size(),
+                " send/recv items) failed on rank ", getRank(), " (HCCL code ",
+                static_cast<int>(r), "): ", RecentError());
+  }
+
   template <typename Call>
   c10::intrusive_ptr<c10d::Work> Issue(OpType type, const char* name, aclrtStream stream,
                                        std::vector<at::Tensor> keep,
@@ -582,6 +631,7 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
     HcclResult r;
     {
       std::lock_guard<std::mutex> lock(issue_mu_);
+      FlushLocked();
       EnsureDevice();
       r = call(stream);
     }
@@ -598,9 +648,10 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
   std::chrono::milliseconds timeout_;
   int32_t device_ = 0;
   HcclComm comm_ = nullptr;
-  aclrtStream coll_ = nullptr, send_ = nullptr, recv_ = nullptr;
+  aclrtStream coll_ = nullptr;
   std::mutex issue_mu_, err_mu_;
   std::string first_error_;
+  std::shared_ptr<P2PBatch> pending_;  // deferred send/recv items, guarded by issue_mu_
 };
 
 bool WorkHostccl::wait(std::chrono::milliseconds timeout) {
@@ -611,6 +662,7 @@ bool WorkHostccl::wait(std::chrono::milliseconds timeout) {
       return true;
     }
   }
+  if (batch_ && !batch_->issued) pg_->FlushP2P();
   aclError rc = timeout.count() > 0
                     ? aclrtSynchronizeStreamWithTimeout(
                           stream_, static_cast<int32_t>(std::min<int64_t>(timeout.count(), INT32_MAX)))
@@ -627,6 +679,7 @@ bool WorkHostccl::wait(std::chrono::milliseconds timeout) {
     ex = std::make_exception_ptr(std::runtime_error(failure));
   }
   keep_.clear();
+  batch_.reset();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     completed_ = true;
