@@ -6,6 +6,8 @@
                              naming both ranks
     dist_worker.py kill      the last rank is killed before an all_reduce: the others must raise
                              within the bound
+    dist_worker.py timeout   a group with a 1 s timeout, rank 1 enters the second all_reduce 3 s
+                             late: rank 0 must raise a timeout after about 1 s
     dist_worker.py ddp       an MLP trained 20 steps with DDP: 3 hostccl runs and 1 Gloo run
 
 The rank reads RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (env://). It prints "FAIL <what>" lines for
@@ -264,6 +266,26 @@ def run_kill(rank, size):
         check(f"rank {size - 1}" in str(e), f"kill: message names the dead rank: {e}")
 
 
+def run_timeout(rank, size):
+    """A group's timeout (TEST_GROUP_TIMEOUT_S) bounds each operation: rank 1 comes late."""
+    g = dist.new_group(backend="hostccl",
+                       timeout=timedelta(seconds=float(os.environ["TEST_GROUP_TIMEOUT_S"])))
+    t = torch.ones(100)
+    dist.all_reduce(t, group=g)
+    if rank == 1:
+        time.sleep(float(os.environ["TEST_LATE_S"]))
+    t0 = time.monotonic()
+    try:
+        dist.all_reduce(t, group=g)
+        check(rank == 1, "timeout: rank 0's all_reduce returned although rank 1 was late")
+    except RuntimeError as e:
+        print("ERROR", str(e), flush=True)
+        print("ELAPSED %.2f" % (time.monotonic() - t0), flush=True)
+        if rank == 0:
+            check("HCCL_E_TIMEOUT" in str(e) or "timed out" in str(e).lower(),
+                  f"timeout: the error is a timeout: {e}")
+
+
 def run_ddp(rank, size):
     import torch.nn as nn
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -301,18 +323,21 @@ def main():
     timeout = timedelta(seconds=float(os.environ.get("TEST_PG_TIMEOUT_S", "60")))
     dist.init_process_group("hostccl", timeout=timeout)
     rank, size = dist.get_rank(), dist.get_world_size()
-    result = {"rank": rank, "size": size}
+    result = {"rank": rank, "size": size, "backends": hostccl.torch.BACKEND_NAMES,
+              "default_backend": str(dist.get_backend())}
     if mode == "ops":
         run_ops(rank, size, dist.new_group(backend="gloo"))
     elif mode == "mismatch":
         run_mismatch(rank, size)
     elif mode == "kill":
         run_kill(rank, size)
+    elif mode == "timeout":
+        run_timeout(rank, size)
     elif mode == "ddp":
         result.update(run_ddp(rank, size))
     result["failures"] = failures
     print("RESULT", json.dumps(result), flush=True)
-    if mode in ("mismatch", "kill"):
+    if mode in ("mismatch", "kill", "timeout"):
         os._exit(1 if failures else 0)  # the group is failed: skip the orderly teardown
     dist.destroy_process_group()
     sys.exit(1 if failures else 0)

@@ -21,16 +21,6 @@ def results(job):
     return out
 
 
-def test_backend_registered():
-    env = rank_env()
-    code = ("import torch.distributed as d, hostccl.torch as h; "
-            "print(h.BACKEND_NAMES, d.Backend('hostccl'))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert "'hostccl'" in out.stdout and "'hccl'" in out.stdout
-
-
 @pytest.mark.parametrize("size", [2, 3])
 def test_every_operation(size):
     # 2 ranks here and 4 under torchrun (below) in the default suite; 3 with the long label
@@ -38,7 +28,9 @@ def test_every_operation(size):
         pytest.skip("3 ranks run under the ctest label long (python.torch_backend_long)")
     job = launch(size, "ops")
     assert job.rcs == [0] * size, job.text()
-    assert len(results(job)) == size
+    res = results(job)
+    assert len(res) == size
+    assert res[0]["backends"] == ["hostccl", "hccl"]  # import hostccl.torch registered both
 
 
 def test_torchrun_4_ranks(tmp_path):
@@ -70,6 +62,15 @@ def test_killed_rank_fails_the_others():
     for o in job.outs[:2]:
         elapsed = float([l for l in o.splitlines() if l.startswith("ELAPSED")][0].split()[1])
         assert elapsed < 15, o
+
+
+def test_group_timeout_bounds_an_operation():
+    env = {"TEST_GROUP_TIMEOUT_S": "1", "TEST_LATE_S": "3"}
+    env_clean = dict(env)
+    job = launch(2, "timeout", env_clean, timeout=90)
+    assert job.rcs == [0, 0], job.text()
+    elapsed = float([l for l in job.outs[0].splitlines() if l.startswith("ELAPSED")][0].split()[1])
+    assert 0.8 < elapsed < 2.9, job.text()
 
 
 def test_ddp_deterministic_and_close_to_gloo():
