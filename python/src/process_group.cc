@@ -565,6 +565,23 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
   HcclComm comm() const { return comm_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  // For bench/torch_bench.py: `iters` in-place SUM all-reduces of t straight through the C API
+  // (HcclAllReduce + aclrtSynchronizeStream on this group's communicator and stream), the
+  // baseline of the backend's per-call overhead. Returns the seconds they took.
+  double TimeCApiAllReduce(const at::Tensor& t, int iters) {
+    TORCH_CHECK(t.is_contiguous() && t.device().is_cpu(), "hostccl: a contiguous CPU tensor");
+    HcclDataType dt = ToHccl(t, true);
+    EnsureDevice();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) {
+      HcclResult r = HcclAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), dt, HCCL_REDUCE_SUM, comm_,
+                                   coll_);
+      TORCH_CHECK(r == HCCL_SUCCESS && aclrtSynchronizeStream(coll_) == ACL_SUCCESS,
+                  "hostccl: C API all-reduce failed: ", RecentError());
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
  private:
   void EnsureDevice() {
     thread_local int32_t tls_device = -1;
@@ -718,6 +735,13 @@ PYBIND11_MODULE(_c10d, m) {
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
            py::call_guard<py::gil_scoped_release>());
+  m.def("_time_c_api_all_reduce",
+        [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Tensor& t, int iters) {
+          auto* h = dynamic_cast<hostccl_torch::ProcessGroupHostccl*>(pg.get());
+          TORCH_CHECK(h, "hostccl: not a hostccl process group");
+          return h->TimeCApiAllReduce(t, iters);
+        },
+        py::arg("pg"), py::arg("tensor"), py::arg("iters"), py::call_guard<py::gil_scoped_release>());
   m.def("create_process_group", &hostccl_torch::ProcessGroupHostccl::Create, py::arg("store"),
         py::arg("rank"), py::arg("size"), py::arg("timeout"),
         py::call_guard<py::gil_scoped_release>());
