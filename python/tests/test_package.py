@@ -86,3 +86,17 @@ def test_numpy_errors():
             c.all_reduce(np.zeros(4, np.complex64))
 
     assert run_threads(2, body) == []
+
+
+def test_example_allreduce_numpy():
+    import os
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    example = os.path.join(here, "..", "..", "examples", "python", "allreduce.py")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
+    env["PYTHONPATH"] = build_python_dir()
+    out = subprocess.run([sys.executable, example], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("expected [60. 64. 68. 72. 76. 80. 84. 88.]") == 4, out.stdout
