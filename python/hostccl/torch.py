@@ -19,6 +19,16 @@ ProcessGroupHostccl = _c10d.ProcessGroupHostccl
 BACKEND_NAMES = []
 
 
+def set_shared_allocator(min_bytes=1 << 20):
+    """Where large CPU tensors live. The first hostccl group installs a torch CPU allocator that
+    takes allocations of at least ``min_bytes`` (default 1 MiB) from aclrtMalloc: memory the other
+    ranks on this host map, so collectives work on such tensors in place (several times faster
+    than staging malloc'd memory). ``set_shared_allocator(0)`` before or after creating the group
+    restores torch's allocator for new tensors. Caveat: that memory is a shared mapping, so a child
+    made by fork() that writes a large tensor it inherited changes the parent's too."""
+    _c10d.set_shared_allocator(int(min_bytes))
+
+
 def _create(store, rank, world_size, timeout):
     return _c10d.create_process_group(store, rank, world_size, timeout)
 

@@ -40,6 +40,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/python.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -121,6 +122,49 @@ struct Contig {
 
 class ProcessGroupHostccl;
 
+// The CPU allocator the backend installs at its first group (unless disabled): allocations of at
+// least min_bytes come from aclrtMalloc (memfd-backed memory the other ranks of this host map), so
+// the shared-memory algorithms work on tensors in place instead of staging them; smaller ones, and
+// any aclrtMalloc failure, go to torch's own CPU allocator. Fork caveat: aclrtMalloc memory is a
+// shared mapping, so a forked child's writes to a large tensor it inherited reach the parent.
+class SharedCpuAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) const override {
+    size_t min = min_bytes_.load(std::memory_order_relaxed);
+    if (min == 0 || n < min) return base_->allocate(n);
+    thread_local int32_t tls_device = -1;
+    if (tls_device != device_) {
+      if (aclrtSetDevice(device_) != ACL_SUCCESS) return base_->allocate(n);
+      tls_device = device_;
+    }
+    void* p = nullptr;
+    if (aclrtMalloc(&p, n, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS || p == nullptr)
+      return base_->allocate(n);
+    return {p, p, &Free, c10::Device(c10::DeviceType::CPU)};
+  }
+  static void Free(void* p) { aclrtFree(p); }
+
+  // Installs (min_bytes > 0) or removes (0) the allocator; the device is the one aclrtMalloc uses.
+  static void Configure(size_t min_bytes, int32_t device) {
+    static SharedCpuAllocator* self = new SharedCpuAllocator();  // lives to the end of the process
+    std::lock_guard<std::mutex> lock(self->mu_);
+    if (!self->base_) self->base_ = c10::GetAllocator(c10::DeviceType::CPU);
+    if (device >= 0) self->device_ = device;
+    self->min_bytes_.store(min_bytes);
+    c10::SetAllocator(c10::DeviceType::CPU, min_bytes ? static_cast<c10::Allocator*>(self) : self->base_);
+  }
+
+ private:
+  c10::Allocator* base_ = nullptr;
+  int32_t device_ = 0;
+  std::atomic<size_t> min_bytes_{0};
+  std::mutex mu_;
+};
+
+// -1: not chosen yet (the first group installs the default); 0: off; else the threshold.
+std::atomic<int64_t> g_alloc_min_bytes{-1};
+constexpr int64_t kDefaultAllocMinBytes = int64_t{1} << 20;
+
 // Deferred send/recv items of one HcclBatchSendRecv (see the contract).
 struct P2PBatch {
   std::vector<HcclSendRecvItem> items;
@@ -169,6 +213,9 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
     int local = lr && *lr ? std::atoi(lr) : rank;
     device_ = static_cast<int32_t>(static_cast<uint32_t>(local < 0 ? 0 : local) % count);
     EnsureDevice();
+    int64_t expected = -1;
+    if (g_alloc_min_bytes.compare_exchange_strong(expected, kDefaultAllocMinBytes))
+      SharedCpuAllocator::Configure(static_cast<size_t>(kDefaultAllocMinBytes), device_);
     HcclRootInfo info;
     const std::string key = "hostccl/root";
     if (rank == 0) {
@@ -223,7 +270,7 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
   }
 
   // The failure a wait() saw: thrown again by every later wait (the communicator stays failed).
-  std::string Failure(const char* op, aclError rc) {
+  std::string Failure(OpType op, aclError rc) {
     std::lock_guard<std::mutex> lock(err_mu_);
     HcclResult async = HCCL_SUCCESS;
     HcclGetCommAsyncError(comm_, &async);
@@ -233,7 +280,7 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
       if (first_error_ == "(no message)")
         first_error_ = "communicator failed (HCCL code " + std::to_string(async) + ")";
     }
-    return std::string("hostccl: ") + op + " failed on rank " + std::to_string(getRank()) + ": " +
+ return std::string("hostccl: ") + c10d::opTypeToString(op) + " failed on rank " + std::to_string(getRank()) + ": " +
            first_error_;
   }
 
@@ -684,7 +731,7 @@ bool WorkHostccl::wait(std::chrono::milliseconds timeout) {
                     ? aclrtSynchronizeStreamWithTimeout(
                           stream_, static_cast<int32_t>(std::min<int64_t>(timeout.count(), INT32_MAX)))
                     : aclrtSynchronizeStream(stream_);
-  std::string failure = pg_->Failure(c10d::opTypeToString(opType_).c_str(), rc);
+  std::string failure = pg_->Failure(opType_, rc);
   std::exception_ptr ex;
   if (failure.empty()) {
     try {
@@ -742,6 +789,18 @@ PYBIND11_MODULE(_c10d, m) {
           return h->TimeCApiAllReduce(t, iters);
         },
         py::arg("pg"), py::arg("tensor"), py::arg("iters"), py::call_guard<py::gil_scoped_release>());
+  m.def("set_shared_allocator",
+        [](int64_t min_bytes) {
+          TORCH_CHECK(min_bytes >= 0, "hostccl: min_bytes must be >= 0");
+          hostccl_torch::g_alloc_min_bytes.store(min_bytes);
+          uint32_t count = 0;
+          if (aclrtGetDeviceCount(&count) != ACL_SUCCESS || count == 0) count = 1;
+          const char* lr = std::getenv("LOCAL_RANK");
+          int32_t dev = static_cast<int32_t>(static_cast<uint32_t>(lr && *lr ? std::atoi(lr) : 0) % count);
+          hostccl_torch::SharedCpuAllocator::Configure(static_cast<size_t>(min_bytes), dev);
+        },
+        py::arg("min_bytes"));
+  m.def("shared_allocator_min_bytes", [] { return hostccl_torch::g_alloc_min_bytes.load(); });
   m.def("create_process_group", &hostccl_torch::ProcessGroupHostccl::Create, py::arg("store"),
         py::arg("rank"), py::arg("size"), py::arg("timeout"),
         py::call_guard<py::gil_scoped_release>());

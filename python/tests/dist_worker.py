@@ -234,6 +234,21 @@ def run_ops(rank, size, gloo):
     rreq.wait()
     check(same(rbuf, data(prv, big, torch.float32)), "isend/irecv ring")
 
+    # Large tensors: from aclrtMalloc (the backend's CPU allocator, >= 1 MiB) and, with the
+    # allocator off, from torch's own (the library stages them)
+    check(hostccl.torch._c10d.shared_allocator_min_bytes() == 1 << 20, "shared allocator installed")
+    for label in ("aclrtMalloc", "malloc"):
+        t = data(rank, big, torch.float32)
+        dist.all_reduce(t)
+        check(same(t, fold([data(r, big, torch.float32) for r in range(size)], "sum")),
+              f"all_reduce 1.2 MB ({label})")
+        out = torch.empty(size * big, dtype=torch.float32)
+        dist.all_gather_into_tensor(out, data(rank, big, torch.float32))
+        check(same(out, torch.cat([data(r, big, torch.float32) for r in range(size)])),
+              f"all_gather_into_tensor 1.2 MB ({label})")
+        hostccl.torch.set_shared_allocator(0)
+    hostccl.torch.set_shared_allocator(1 << 20)
+
     dist.barrier()
     w = dist.barrier(async_op=True)
     w.wait()
