@@ -359,7 +359,7 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
     Contig ci(Single(ins, "allgather"));
     TORCH_CHECK(outs.size() == 1 && outs[0].size() == static_cast<size_t>(getSize()),
                 "hostccl: allgather needs one output list of ", getSize(), " tensors");
-    for (const auto& o : outs[0]) CheckSame(o, ci.buf, "allgather");
+    for (const auto& o : outs[0]) CheckSame(o, ci.buf, "allgather", true);
     HcclDataType dt = ToHccl(ci.buf, false);
     at::Tensor flat = at::empty({getSize() * ci.buf.numel()}, ci.buf.options());
     std::vector<at::Tensor> list = outs[0];
@@ -403,7 +403,7 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
     Contig co(Single(outs, "reduce_scatter"));
     TORCH_CHECK(ins.size() == 1 && ins[0].size() == static_cast<size_t>(getSize()),
                 "hostccl: reduce_scatter needs one input list of ", getSize(), " tensors");
-    for (const auto& t : ins[0]) CheckSame(t, co.buf, "reduce_scatter");
+    for (const auto& t : ins[0]) CheckSame(t, co.buf, "reduce_scatter", true);
     HcclDataType dt = ToHccl(co.buf, true);
     bool avg = false;
     HcclReduceOp op = ToHccl(opts.reduceOp, co.buf, &avg);
@@ -530,7 +530,7 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
     if (root) {
       TORCH_CHECK(outs.size() == 1 && outs[0].size() == n, "hostccl: gather needs one output list of ",
                   n, " tensors on the root");
-      for (const auto& o : outs[0]) CheckSame(o, ci.buf, "gather");
+      for (const auto& o : outs[0]) CheckSame(o, ci.buf, "gather", true);
     } else {
       TORCH_CHECK(outs.empty() || (outs.size() == 1 && outs[0].empty()),
                   "hostccl: gather takes output tensors only on the root");
@@ -571,7 +571,7 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
                   n, " tensors on the root");
       std::vector<at::Tensor> parts;
       for (const auto& t : ins[0]) {
-        CheckSame(t, co.buf, "scatter");
+        CheckSame(t, co.buf, "scatter", true);
         parts.push_back(t.reshape({-1}));
       }
       flat = at::cat(parts);
@@ -643,10 +643,14 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
                 getSize(), ")");
   }
 
-  static void CheckSame(const at::Tensor& t, const at::Tensor& ref, const char* what) {
+  // Same dtype as ref (and, with numel, as many elements).
+  static void CheckSame(const at::Tensor& t, const at::Tensor& ref, const char* what,
+                        bool numel = false) {
     CheckCpu(t);
     TORCH_CHECK(t.scalar_type() == ref.scalar_type(), "hostccl: ", what, ": tensors have dtypes ",
                 t.scalar_type(), " and ", ref.scalar_type());
+    TORCH_CHECK(!numel || t.numel() == ref.numel(), "hostccl: ", what, ": a list tensor has ",
+                t.numel(), " elements, the single tensor ", ref.numel());
   }
 
   c10::intrusive_ptr<c10d::Work> Defer(OpType type, HcclSendRecvType dir,

@@ -253,6 +253,23 @@ def run_ops(rank, size, gloo):
     w = dist.barrier(async_op=True)
     w.wait()
 
+    # Bad arguments are refused at the call, on this rank, before anything is sent
+    for what, call in (
+            ("list size", lambda: dist.all_gather([torch.empty(3)] * size, torch.empty(4))),
+            ("dtype", lambda: dist.all_gather_into_tensor(torch.empty(2 * size, dtype=torch.float64),
+                                                          torch.empty(2))),
+            ("bool reduction", lambda: dist.all_reduce(torch.zeros(4, dtype=torch.bool))),
+            ("bitwise op", lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32),
+                                                   op=dist.ReduceOp.BAND))):
+        try:
+            call()
+            check(False, f"bad argument ({what}) accepted")
+        except (RuntimeError, ValueError) as e:
+            check("hostccl" in str(e), f"bad argument ({what}): hostccl's message: {e}")
+    t = data(rank, n, torch.float32)
+    dist.all_reduce(t)  # the group still works
+    check(same(t, fold([data(r, n, torch.float32) for r in range(size)], "sum")), "after bad arguments")
+
 
 def run_mismatch(rank, size):
     t = torch.ones(8 if rank == 0 else 16)
