@@ -10,9 +10,11 @@
 
 namespace hostccl::fr {
 
-// initial-exec: one %fs-relative access, no __tls_get_addr call (libhccl is linked, not dlopen'ed late;
-// one pointer fits the static TLS surplus glibc keeps for libraries loaded with dlopen).
-inline thread_local std::atomic<int32_t>* t_wait_word __attribute__((tls_model("initial-exec"))) = nullptr;
+// Default TLS model, not initial-exec: one initial-exec variable marks all of libhccl STATIC_TLS, and
+// then its whole TLS block (~2 KiB) must fit glibc's small surplus when the library is loaded with
+// dlopen (Python's `import hostccl`, torch) - it does not ("cannot allocate memory in static TLS
+// block"). The wait word is read once per operation and stored only before a blocking wait.
+inline thread_local std::atomic<int32_t>* t_wait_word = nullptr;
 
 // This thread's running operation now waits for `rank` (-1: no longer waiting).
 inline void NoteWaiting(int rank) {
