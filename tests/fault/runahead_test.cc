@@ -5,17 +5,18 @@
 //  - BoundedRunAhead: with the root absent, a non-root completes exactly kRing calls (the ring of
 //    arrival slots, net::ShmGroup::RingSlots: 64 at 2 ranks) and no more; when the root comes,
 //    every call's result is the rank-order fold of that call's inputs and both synchronizes pass.
-//  - MismatchMidQueue: 4 ranks queue 200 calls; rank 3's call 100 differs (count). Every rank's
-//    synchronize fails within 2 s, naming rank 3 and another rank and saying "mismatch"; the
-//    communicator then fails later calls.
-//  - RootDisagreementMidQueue: 2 ranks; at call 100 each names the other as root, so both only
-//    post (nobody folds): the fingerprint history still catches it on both ranks.
+//  - MismatchMidQueue: 4 ranks queue 200 calls; rank 3's call 100 (then 190) differs (count).
+//    Every rank's synchronize fails within 2 s, naming rank 3 and another rank and saying
+//    "mismatch"; the communicator then fails later calls.
+//  - RootDisagreementMidQueue: 2 ranks; at call 100 (then 190) each names the other as root, so
+//    both only post (nobody folds): the fingerprint history still catches it on both ranks.
 //  - RootDiesMidQueue: 3 ranks; the root kills itself after 50 of 200 calls; the non-roots'
 //    synchronizes fail within 2 s naming rank 0 (bounded: flow control plus peer-death checks).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -130,12 +131,12 @@ TEST(RunAhead, BoundedRunAhead) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-// Every rank queues kCalls small Reduces (root 0) and synchronizes once; call kOddCall of rank
-// `odd` is changed by `odd_call`. Every rank's synchronize must fail within kFailWithinMs of the
-// slowest rank's enqueue, with a message naming `odd` and `other`, saying "mismatch".
+// Every rank queues kCalls small Reduces (root 0) and synchronizes once; `enqueue` makes one call
+// differ. Every rank's synchronize must fail within kFailWithinMs, with a message naming `odd`
+// and `other`, saying "mismatch".
+constexpr int kCalls = 200;
 void ExpectQueueFails(int nranks, int odd, int other,
                       const std::function<HcclResult(RankContext&, void*, void*, int call)>& enqueue) {
-  constexpr int kCalls = 200;
   auto res = RunRanks(nranks, Mode::kProcesses, [&](RankContext& ctx) {
     DevBuf send, recv;
     if (!send.Alloc(64, 1.0f) || !recv.Alloc(64, 0.0f)) return ctx.Fail("aclrtMalloc failed");
@@ -158,20 +159,31 @@ void ExpectQueueFails(int nranks, int odd, int other,
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-constexpr int kOddCall = 100;
+// Call 100 of 200: the non-roots then meet the failure in a later call (flow control: they cannot
+// get more than a ring past the root, which stopped at call 100). Call 190: they have queued
+// everything before the root stops, and only the synchronize (the settle) can report it.
+constexpr int kMidCall = 100, kLateCall = 190;
 
 TEST(RunAhead, MismatchMidQueueFailsEveryRanksSynchronize) {
-  ExpectQueueFails(4, 3, 0, [](RankContext& ctx, void* s, void* r, int i) {
-    const uint64_t count = ctx.rank == 3 && i == kOddCall ? 3 : 2;
-    return HcclReduce(s, r, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
-  });
+  for (int odd_call : {kMidCall, kLateCall}) {
+    SCOPED_TRACE("odd call " + std::to_string(odd_call));
+    ExpectQueueFails(4, 3, 0, [odd_call](RankContext& ctx, void* s, void* r, int i) {
+      const uint64_t count = ctx.rank == 3 && i == odd_call ? 3 : 2;
+      return HcclReduce(s, r, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
+    });
+  }
 }
 
+// Nobody folds call kOddCall (each rank only posts), so only the compared fingerprint histories
+// can find it: at a later post (call 100) or at the synchronize (call 190).
 TEST(RunAhead, RootDisagreementMidQueueIsCaughtWithoutAFolder) {
-  ExpectQueueFails(2, 1, 0, [](RankContext& ctx, void* s, void* r, int i) {
-    const uint32_t root = i == kOddCall ? static_cast<uint32_t>(1 - ctx.rank) : 0;
-    return HcclReduce(s, r, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, root, ctx.comm, ctx.stream);
-  });
+  for (int odd_call : {kMidCall, kLateCall}) {
+    SCOPED_TRACE("odd call " + std::to_string(odd_call));
+    ExpectQueueFails(2, 1, 0, [odd_call](RankContext& ctx, void* s, void* r, int i) {
+      const uint32_t root = i == odd_call ? static_cast<uint32_t>(1 - ctx.rank) : 0;
+      return HcclReduce(s, r, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, root, ctx.comm, ctx.stream);
+    });
+  }
 }
 
 TEST(RunAhead, RootDiesMidQueue) {
