@@ -189,8 +189,9 @@ class ShmGroup : public PeerMemory {
   ShmGroup() = default;
   ArrivalSlot* Slot(int r, uint64_t ticket) const;
   bool AllArrived(uint64_t ticket) const;
-  // Ticket t may be written: every other member is done with ticket t - ring.
-  bool SlotFree(uint64_t t) const;
+  // Every other member is done with ticket u (arrived later or marked it done): the slots of
+  // ticket u + ring may be written.
+  bool Released(uint64_t u) const;
   // Every other member is done with ticket t (marked it done or arrived later).
   bool Settled(uint64_t t) const;
   // Takes the next ticket, waits for its slot (flow control) and publishes fp, payload and the
