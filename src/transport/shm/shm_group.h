@@ -198,6 +198,10 @@ class ShmGroup : public PeerMemory {
   // fingerprint history entry; *known: fingerprints of tickets <= *known are published by all.
   Status Announce(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
                   uint64_t* ticket, const std::function<Status()>* also_check, uint64_t* known);
+  // Waits until (this->*ready)(arg) holds without a waker (flow control, Settle); bounded by the
+  // deadline, abort and peer death. `missing_ticket`: for the timeout message.
+  Status PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg, Deadline deadline,
+                   const std::function<Status()>* also_check, uint64_t missing_ticket);
   // Compares this rank's posted fingerprints up to `upto` with the others' history entries.
   Status VerifyUpTo(uint64_t upto);
   BarrierOptions WaitOptions(const std::function<Status()>* also_check);
