@@ -358,7 +358,8 @@ bool ShmGroup::Released(uint64_t u) const {
 // Waits of a rank that ran ahead (flow control, Settle) need no waker: nobody bumps the futex
 // for them, so the ranks they wait for pay nothing (no fence or wake-up per call on their path).
 // Spin ~2 us when the group fits on the cores, poll with sched_yield up to 200 us, then sleep
-// in growing steps (50 us to 1 ms); abort, peer death (every ~100 ms, and `also_check`) and the
+// in growing steps (20 us to 200 us: a rank that waited out a full ring must be back soon once
+// the slower rank caught up); abort, peer death (every ~100 ms, and `also_check`) and the
 // deadline end it.
 Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg, Deadline deadline,
                            const std::function<Status()>* also_check, uint64_t missing_ticket) {
@@ -371,7 +372,7 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
       if ((i & 63) == 0 && NowNs() - start >= 2000) break;
     }
   }
-  uint64_t nap_us = 50;
+  uint64_t nap_us = 20;
   uint64_t next_check = start + 100000000;
   while (true) {
     if ((this->*ready)(arg)) return Status::Ok();
@@ -390,7 +391,7 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
       sched_yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(nap_us));
-      nap_us = std::min<uint64_t>(nap_us * 2, 1000);
+      nap_us = std::min<uint64_t>(nap_us * 2, 200);
     }
   }
 }

@@ -78,8 +78,8 @@ class ShmGroup : public PeerMemory {
   // cache-line transfer per peer and there is no shared counter to contend on. The slots of
   // ticket t stay readable (ArrivedFp/ArrivedPayload) until this rank's next arrival or MarkDone:
   // a member reuses its slot of ticket t only at ticket t + ring, after every member arrived past
-  // t or marked t done (flow control: a member runs at most ring - 1 tickets ahead of the
-  // slowest).
+  // t or marked t done (flow control: a member gets at most ring tickets ahead of the slowest;
+  // with a ring of 8 or more, one that finds its ring full waits until half of it is free).
   static constexpr size_t kInlineBytes = 4096;
   // Slots per rank: 64 up to 8 ranks, 32 up to 16, 8 up to 64, else 2 (at most ~2 MiB of slots
   // per group). Deep enough that a rank descheduled on a busy host still finds work queued.
