@@ -111,6 +111,10 @@ struct Context {
   // HOSTCCL_ACCUMULATE=fp32: fp16/bf16 sums and products accumulate in fp32 and round once
   // (FoldInputs in primitives.h; chains carry fp32 partials). Equal on every rank.
   bool accumulate_fp32 = false;
+  // Set by an algorithm that returned before its peers confirmed the operation (a non-root of
+  // the small Reduce: its input is copied out, ShmGroup::Post): the communicator settles it at
+  // the stream's next synchronize (Communicator::Settle), which reports the operation's errors.
+  net::ShmGroup* ran_ahead = nullptr;
 };
 
 }  // namespace hostccl::algo

@@ -660,6 +660,39 @@ void CopyArrays(algo::OpArgs* a, int n, int rank, TaskArrays* t) {
 }
 }  // namespace
 
+namespace {
+// Set by Run on the thread that ran an operation that completed ahead of its peers; the task
+// that called Run hands the settle to its stream.
+thread_local bool t_ran_ahead = false;
+}  // namespace
+
+void Communicator::DeferSettle(rt::Stream* stream) {
+  t_ran_ahead = false;
+  stream->DeferSettle(this, [w = weak_from_this()](Deadline d) {
+    auto self = w.lock();
+    return self ? self->Settle(d) : Status::Ok();
+  });
+}
+
+Status Communicator::Settle(Deadline deadline) {
+  std::lock_guard<std::mutex> lk(exec_mu_);
+  net::ShmGroup* g = ran_ahead_;
+  if (g == nullptr || !g->ran_ahead()) return Status::Ok();
+  // A failure of this communicator was returned by the task that met it; after Destroy the
+  // peers are told from the next operation on (Destroy settled what it could).
+  if (failed() || destroyed_.load()) return Status::Ok();
+  SetLogRank(rank_);
+  const Deadline op = OpDeadline();
+  Status st = g->Settle(deadline.Earlier(op));
+  if (st.ok()) return st;
+  // The synchronize's own bound passed first: not a failure of the operations; they stay pending.
+  if (st.code() == Code::kTimeout && !deadline.infinite() && deadline.Expired() && deadline.at_ns() <= op.at_ns())
+    return st;
+  return Finish(0, StrFormat("%s #%llu and the calls before it that completed ahead of their peers",
+                             CollKindName(ran_ahead_kind_), static_cast<unsigned long long>(ran_ahead_seq_)),
+                std::move(st));
+}
+
 Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
                              const std::optional<rt::Allocation>& send_alloc,
                              const std::optional<rt::Allocation>& recv_alloc) {
@@ -731,10 +764,15 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_, accumulate_fp32_);
   if (fr_) RecordEnqueued(fp, args);
   if (arrays.words.capacity() == 0)
-    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
-  return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays)]() mutable {
+    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), stream]() {
+      Status st = self->Run(fp, args);
+      if (t_ran_ahead) self->DeferSettle(stream);
+      return st;
+    });
+  return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
     arrays.Bind(&args);
     Status st = self->Run(fp, args);
+    if (t_ran_ahead) self->DeferSettle(stream);
     std::lock_guard<std::mutex> lk(self->arrays_mu_);
     if (self->arrays_pool_.size() < 8) self->arrays_pool_.push_back(std::move(arrays.words));
     return st;
@@ -810,6 +848,12 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   }
   Status st = a->run(ctx, args);
   fr::t_wait_word = nullptr;
+  if (ctx.ran_ahead != nullptr && st.ok()) {
+    ran_ahead_ = ctx.ran_ahead;
+    ran_ahead_seq_ = seq;
+    ran_ahead_kind_ = args.kind;
+    t_ran_ahead = true;
+  }
   inflight_.fetch_sub(1);
   // A mismatch of arrays that must match: name the first differing index when both ranks' copies
   // are in this process (the message the aborting rank passes on already has it).
@@ -837,6 +881,18 @@ Status Communicator::Finish(uint64_t fr_seq, const std::string& what, Status st)
 }
 
 void Communicator::Destroy() {
+  // Operations that completed ahead of their peers: wait (bounded by the exec timeout and peer
+  // death) until the peers are done with them, so telling the peers below that this rank left
+  // fails none of them. Skipped when an operation is running (it holds exec_mu_).
+  if (!failed() && !destroyed_.load()) {
+    std::unique_lock<std::mutex> lk(exec_mu_, std::try_to_lock);
+    if (lk.owns_lock() && ran_ahead_ != nullptr && ran_ahead_->ran_ahead()) {
+      SetLogRank(rank_);
+      Status st = ran_ahead_->Settle(OpDeadline());
+      if (!st.ok()) HLOG_WARN(kColl, "rank %d destroys communicator '%s' with calls that ran ahead unsettled: %s", rank_,
+                              name_.c_str(), st.message().c_str());
+    }
+  }
   destroyed_.store(true);
   // Peers that wait for this rank behind shared memory must learn it is gone now, not when its
   // process exits (a rank that skipped a call and destroyed). Safe for peers that already passed

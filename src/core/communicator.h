@@ -84,6 +84,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                  const std::optional<rt::Allocation>& send_alloc = std::nullopt,
                  const std::optional<rt::Allocation>& recv_alloc = std::nullopt);
   Status EnqueueBarrier(rt::Stream* stream);  // Enqueue of an OpArgs of kind kBarrier
+  // Pipelined completion: operations that returned before their peers confirmed them (the
+  // algorithm set algo::Context::ran_ahead) are settled here, at the stream's next synchronize
+  // (rt::Stream::DeferSettle): waits, bounded by `deadline` and the exec timeout, until every
+  // peer is done with them, and reports their mismatch or failure (then fails the communicator,
+  // as a failed operation does). Ok when nothing is pending.
+  Status Settle(Deadline deadline);
 
   // Interrupts running operations and marks the communicator destroyed.
   void Destroy();
@@ -113,6 +119,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Deadline OpDeadline() const;
   // The one run path of every operator: select, log, run the algorithm, finish.
   Status Run(const Fingerprint& fp, const algo::OpArgs& args);
+  // Hands this communicator's pending settle to `stream` (after a task whose operation ran ahead).
+  void DeferSettle(rt::Stream* stream);
   // fr_seq: the flight-recorder entry to close (0: none).
   Status Finish(uint64_t fr_seq, const std::string& what, Status st);
 
@@ -155,6 +163,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::mutex p2p_mu_;
   std::vector<uint64_t> p2p_sent_, p2p_received_;
   std::atomic<uint64_t> running_seq_{0};  // operation being executed (or last executed)
+  net::ShmGroup* ran_ahead_ = nullptr;  // group of the last operation that ran ahead (exec_mu_)
+  uint64_t ran_ahead_seq_ = 0;
+  CollKind ran_ahead_kind_ = CollKind::kReduce;
   std::mutex exec_mu_;  // one operation at a time per communicator
   std::atomic<int> inflight_{0};
   std::atomic<bool> failed_{false};

@@ -43,6 +43,13 @@ class Stream {
   }
   // Cheap hint that Capture would take work now (it may stop meanwhile: Capture decides).
   virtual bool capturing() const { return false; }
+
+  // Work a task left unconfirmed (a collective that returned before its peers confirmed it, its
+  // data out and safe): `settle` runs at the stream's next synchronize, after the tasks, bounded by
+  // the synchronize's deadline, and its error is reported like a task's. One per key: a later one
+  // replaces it (settling an owner's last operation settles its earlier ones).
+  using Settle = std::function<Status(Deadline)>;
+  virtual void DeferSettle(const void* key, Settle settle) = 0;
 };
 
 // Resolves an aclrtStream handle; nullptr when it is not a live stream (never created,

@@ -155,6 +155,50 @@ void StreamImpl::Urge() {
   if (wake) worker_cv_.notify_one();
 }
 
+void StreamImpl::DeferSettle(const void* key, Settle settle) {
+  std::lock_guard lk(mu_);
+  for (auto& [k, fn] : settles_)
+    if (k == key) {
+      fn = std::move(settle);
+      return;
+    }
+  settles_.emplace_back(key, std::move(settle));
+}
+
+bool StreamImpl::RunSettles(std::unique_lock<std::mutex>& lk, Deadline deadline) {
+  while (settling_) done_cv_.wait(lk);  // another synchronizer settles: wait for its verdicts
+  if (settles_.empty()) return true;
+  settling_ = true;
+  std::vector<std::pair<const void*, Settle>> mine;
+  mine.swap(settles_);
+  lk.unlock();
+  bool in_time = true;
+  std::vector<Status> errors;
+  size_t i = 0;
+  for (; i < mine.size(); ++i) {
+    Status st = mine[i].second(deadline);
+    if (!st.ok() && st.code() == Code::kTimeout && !deadline.infinite() && deadline.Expired()) {
+      in_time = false;  // the synchronize's bound, not the operation's: keep it and the rest
+      break;
+    }
+    if (!st.ok()) errors.push_back(std::move(st));
+  }
+  lk.lock();
+  for (; i < mine.size(); ++i) {
+    bool replaced = false;
+    for (auto& [k, fn] : settles_) replaced = replaced || k == mine[i].first;
+    if (!replaced) settles_.push_back(std::move(mine[i]));
+  }
+  for (auto& st : errors) {
+    HLOG_INFO(kRuntime, "stream %llu (device %d): a settled task failed: %s", static_cast<unsigned long long>(id_),
+              device_, st.ToString().c_str());
+    if (error_.ok()) error_ = std::move(st);
+  }
+  settling_ = false;
+  done_cv_.notify_all();
+  return in_time;
+}
+
 bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
   std::unique_lock lk(mu_);
   const uint64_t target = enqueued_;
@@ -170,6 +214,7 @@ bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
     }
     --claimers_;
     if (claimers_ == 0 && !queue_.empty()) worker_cv_.notify_one();
+    (void)RunSettles(lk, deadline);
   } else {
     ++timed_waiters_;
     worker_cv_.notify_one();
@@ -179,6 +224,7 @@ bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
     }
     --timed_waiters_;
     if (completed_ < target) return false;
+    if (!RunSettles(lk, deadline)) return false;
   }
   *task_error = std::move(error_);
   error_ = Status();

@@ -22,6 +22,10 @@
 //  - A synchronizer with a finite deadline never runs tasks itself (a task may block past the
 //    deadline); it urges the worker and waits.
 //  - The first failing task's Status is kept until a synchronize reports it; later tasks run.
+//  - Settles (DeferSettle): a task that completed before its peers confirmed it (the non-root of
+//    a small Reduce, pipelined completion) leaves a settle; every synchronize runs the pending
+//    settles after the tasks it waits for, on its own thread, and reports their first error
+//    like a task's. A timed synchronize whose deadline passes during a settle keeps it.
 //  - Destroy unregisters the handle, makes pending event waits give up, drains the queue and
 //    joins the worker. Tasks bound their own waits, so destroy is bounded too.
 #pragma once
@@ -32,6 +36,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "runtime/runtime.h"
 
@@ -68,6 +74,10 @@ class StreamImpl final : public Stream {
     capturing_.store(model != nullptr, std::memory_order_release);
     capture_ = std::move(model);
   }
+
+  void DeferSettle(const void* key, Settle settle) override;
+  // Settles waiting for a synchronize (tests, diagnostics).
+  size_t pending_settles() { std::lock_guard lk(mu_); return settles_.size(); }
   // Someone waits for this stream's tasks without running them: poll at the shortest period
   // again and look at the queue now.
   void Urge();
@@ -103,6 +113,9 @@ class StreamImpl final : public Stream {
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
   void RunFront(std::unique_lock<std::mutex>& lk);
   void WorkerLoop();
+  // Runs the pending settles (mu_ released meanwhile; one settler at a time). False when the
+  // deadline passed during one (it stays pending).
+  bool RunSettles(std::unique_lock<std::mutex>& lk, Deadline deadline);
 
   const int device_;
   const uint64_t id_;
@@ -127,6 +140,9 @@ class StreamImpl final : public Stream {
   bool stop_ = false;
   Status error_;                       // first task error since the last report
   std::shared_ptr<CaptureModel> capture_;  // set while capturing (runtime/capture.h)
+
+  std::vector<std::pair<const void*, Settle>> settles_;  // DeferSettle, by key
+  bool settling_ = false;              // a synchronizer runs settles
   std::thread worker_;
 };
 

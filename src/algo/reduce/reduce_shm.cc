@@ -6,8 +6,13 @@
 //   aclrtMalloc buffers and folds its slice of all ranks' inputs, in rank order, straight into the
 //   root's recvBuf. A second barrier ends the operation.
 // Small inputs (<= ShmGroup::kInlineBytes) travel in the arrival slot itself (the ticket, the
-//   fingerprint and the first 32 bytes share one cache line); after the arrival only the root
-//   folds, from the slots, and nobody waits for a second barrier.
+//   fingerprint and the first 32 bytes share one cache line). Pipelined completion: a non-root
+//   posts its slot (ShmGroup::Post) and returns at once, its input copied out, so its stream
+//   moves on to the next queued call; the ring of slots bounds how far it runs ahead (ring - 1
+//   tickets, ShmGroup::RingSlots). The root waits for every slot, compares the fingerprints,
+//   folds from the slots in rank order and marks the ticket done; a non-root's synchronize
+//   waits for that (Communicator::Settle) and reports a mismatch or failure of any call it ran
+//   ahead of. Nobody waits for a second barrier.
 // Plan (identical on every rank, since all read the same descriptors):
 //   all sendBufs and the root's recvBuf shareable -> slice-parallel (reads n x S/n, writes S/n per rank);
 //   a sendBuf not shareable, or the root's recvBuf not and process_vm_writev allowed ->
@@ -35,17 +40,22 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   const bool inline_data = bytes <= net::ShmGroup::kInlineBytes;
   if (!inline_data) g->Publish(ctx.rank, a.send_desc, a.recv_desc);
   uint64_t t = 0;
+  if (inline_data && ctx.rank != a.root) {
+    // Small, non-root: the input is in the segment once posted; the sendBuf is no longer read.
+    HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, a.send, bytes, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t));
+    ctx.ran_ahead = g;
+    return Status::Ok();
+  }
   HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, a.send, inline_data ? bytes : 0, ctx.deadline, ctx.fp.seq, &t));
   if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
     return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
   if (inline_data) {
-    // Small: every input is in the segment now, so non-roots are done (their sendBufs are no
-    // longer read) and the root folds alone; one arrival per operation.
-    if (ctx.rank != a.root) return Status::Ok();
+    // Small, root: every input is in the segment; fold alone, then release the slots.
     thread_local std::vector<const void*> in;
     in.resize(static_cast<size_t>(ctx.size));
     for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = r == ctx.rank ? a.send : g->ArrivedPayload(r, t);
     FoldInputs(ctx, a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
+    g->MarkDone(t);
     return Status::Ok();
   }
 

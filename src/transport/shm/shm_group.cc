@@ -10,9 +10,11 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "common/futex.h"
 #include "common/log.h"
@@ -23,7 +25,7 @@ namespace hostccl::net {
 
 namespace {
 constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;  // 3: a ring of arrival slots, done words, fingerprint history
 constexpr size_t kMaxMappings = 512;
 
 constexpr uint64_t kFreedRing = 64;
@@ -61,6 +63,21 @@ struct alignas(64) ShmGroup::ArrivalSlot {
   char payload[ShmGroup::kInlineBytes];
 };
 
+// Per rank: the last ticket it finished with (it reads none of that ticket's slots any more), for
+// operations that return before their peers (ShmGroup::Post, MarkDone). Its own cache line.
+struct alignas(64) DoneLine {
+  std::atomic<uint64_t> done;
+};
+// Per rank: the fingerprints of its last 4 x ring arrivals, so a rank that ran ahead can compare
+// them later (ShmGroup::Post). Entry of ticket t: t % (4 x ring). A member compares tickets newer
+// than its own minus 2 x ring and no member is more than ring tickets ahead of it (flow control),
+// so 2 x ring would do; 4 x ring is the margin.
+constexpr uint64_t kHistoryPerSlot = 4;
+struct FpEntry {
+  std::atomic<uint64_t> ticket;
+  Fingerprint fp;
+};
+
 struct ShmSegment {
   uint64_t magic;
   uint32_t version;
@@ -70,15 +87,24 @@ struct ShmSegment {
   char abort_reason[440];
   BarrierWords barrier;  // wake word, sleepers and the abort flag (arrivals use the slots)
   alignas(64) std::atomic<uint64_t> work;  // PeerMemory::WorkWord (its own cache line)
-  // followed by ArrivalSlot[nranks][2] (ticket parity), then SlotData[nranks], then (groups of
-  // at most kMailMaxRanks) MailSlot[nranks][nranks][kMailSlots]
+  // followed by ArrivalSlot[nranks][ring] (ring = ShmGroup::RingSlots(nranks); ticket t in slot
+  // t % ring), SlotData[nranks], DoneLine[nranks], FpEntry[nranks][4 x ring] (each rank's block
+  // padded to 64 bytes), then (groups of at most kMailMaxRanks) MailSlot[nranks][nranks][kMailSlots]
+  static size_t Ring(int n) { return static_cast<size_t>(ShmGroup::RingSlots(n)); }
+  static size_t HistoryBytes(int n) { return (kHistoryPerSlot * Ring(n) * sizeof(FpEntry) + 63) & ~size_t{63}; }
   ShmGroup::ArrivalSlot* arrivals() { return reinterpret_cast<ShmGroup::ArrivalSlot*>(this + 1); }
-  SlotData* slots() { return reinterpret_cast<SlotData*>(arrivals() + 2 * nranks); }
-  MailSlot* mail() { return reinterpret_cast<MailSlot*>(slots() + nranks); }
+  SlotData* slots() { return reinterpret_cast<SlotData*>(arrivals() + Ring(static_cast<int>(nranks)) * nranks); }
+  DoneLine* done() { return reinterpret_cast<DoneLine*>(slots() + nranks); }
+  FpEntry* history(int r) {
+    return reinterpret_cast<FpEntry*>(reinterpret_cast<char*>(done() + nranks) +
+                                      static_cast<size_t>(r) * HistoryBytes(static_cast<int>(nranks)));
+  }
+  MailSlot* mail() { return reinterpret_cast<MailSlot*>(reinterpret_cast<char*>(history(static_cast<int>(nranks)))); }
   static bool HasMail(int n) { return n <= ShmGroup::kMailMaxRanks; }
   static size_t Bytes(int n) {
     const size_t un = static_cast<size_t>(n);
-    return sizeof(ShmSegment) + 2 * sizeof(ShmGroup::ArrivalSlot) * un + sizeof(SlotData) * un +
+    return sizeof(ShmSegment) + Ring(n) * sizeof(ShmGroup::ArrivalSlot) * un + sizeof(SlotData) * un +
+           sizeof(DoneLine) * un + HistoryBytes(n) * un +
            (HasMail(n) ? sizeof(MailSlot) * un * un * ShmGroup::kMailSlots : 0);
   }
 };
@@ -89,6 +115,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
                         size_t staging_bytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
   std::unique_ptr<ShmGroup> g(new ShmGroup());
   const int size = static_cast<int>(members.size());
+  g->ring_ = static_cast<uint64_t>(RingSlots(size));
   g->rank_ = rank;
   g->size_ = size;
   g->pids_ = pids;
@@ -241,7 +268,7 @@ void ShmGroup::Publish(int rank, const BufDesc& send, const BufDesc& recv) {
 }
 
 ShmGroup::ArrivalSlot* ShmGroup::Slot(int r, uint64_t ticket) const {
-  return seg_->arrivals() + 2 * static_cast<size_t>(r) + (ticket & 1);
+  return seg_->arrivals() + ring_ * static_cast<size_t>(r) + (ticket % ring_);
 }
 const Fingerprint& ShmGroup::ArrivedFp(int r, uint64_t ticket) const { return Slot(r, ticket)->fp; }
 const char* ShmGroup::ArrivedPayload(int r, uint64_t ticket) const { return Slot(r, ticket)->payload; }
@@ -319,13 +346,109 @@ Status ShmGroup::CheckPeersAlive() {
   return Status::Ok();
 }
 
-Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
-                        uint64_t* ticket, const std::function<Status()>* also_check) {
+bool ShmGroup::Released(uint64_t u) const {
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    if (Slot(r, u + 1)->ticket.load(std::memory_order_seq_cst) > u) continue;
+    if (seg_->done()[r].done.load(std::memory_order_seq_cst) >= u) continue;
+    return false;
+  }
+  return true;
+}
+
+// Waits of a rank that ran ahead (flow control, Settle) need no waker: nobody bumps the futex
+// for them, so the ranks they wait for pay nothing (no fence or wake-up per call on their path).
+// Spin ~2 us when the group fits on the cores, poll with sched_yield up to 200 us, then sleep
+// in growing steps (20 us to 200 us: a rank that waited out a full ring must be back soon once
+// the slower rank caught up); abort, peer death (every ~100 ms, and `also_check`) and the
+// deadline end it.
+Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg, Deadline deadline,
+                           const std::function<Status()>* also_check, uint64_t missing_ticket) {
+  if ((this->*ready)(arg)) return Status::Ok();
+  const uint64_t start = NowNs();
+  if (!Oversubscribed(size_)) {
+    for (int i = 1;; ++i) {
+      if ((this->*ready)(arg)) return Status::Ok();
+      __builtin_ia32_pause();
+      if ((i & 63) == 0 && NowNs() - start >= 2000) break;
+    }
+  }
+  uint64_t nap_us = 20;
+  uint64_t next_check = start + 100000000;
+  while (true) {
+    if ((this->*ready)(arg)) return Status::Ok();
+    if (seg_->barrier.aborted.load(std::memory_order_acquire) != 0) return Status(Code::kRemote, "aborted");
+    const uint64_t now = NowNs();
+    if (now >= next_check) {
+      next_check = now + 100000000;
+      Status alive = CheckPeersAlive();
+      if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
+      if (!alive.ok()) return (this->*ready)(arg) ? Status::Ok() : alive;
+    }
+    if (deadline.Expired())
+      return MakeStatus(Code::kTimeout, "timed out waiting for rank(s) %s to be done with the calls this rank ran ahead of",
+                        Missing(missing_ticket, true).c_str());
+    if (now - start < 200000) {
+      sched_yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(nap_us));
+      nap_us = std::min<uint64_t>(nap_us * 2, 200);
+    }
+  }
+}
+
+BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) {
+  BarrierOptions opt;
+  opt.shared = true;
+  opt.spin = !Oversubscribed(size_);
+  opt.what = "rank(s)";
+  opt.check = [this, also_check] {
+    Status alive = CheckPeersAlive();
+    if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
+    return alive;
+  };
+  return opt;
+}
+
+std::string ShmGroup::Missing(uint64_t t, bool done_too) const {
+  std::string m;
+  for (int r = 0; r < size_; ++r) {
+    const bool late = done_too ? seg_->done()[r].done.load(std::memory_order_acquire) < t &&
+                                     Slot(r, t + 1)->ticket.load(std::memory_order_acquire) <= t
+                               : Slot(r, t)->ticket.load(std::memory_order_acquire) < t;
+    if (late) m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
+  }
+  // Communicator ranks, not indices in the group: a host's group of several hosts' communicator
+  // holds ranks 2 and 3 as members 0 and 1.
+  bool identity = true;
+  for (int r = 0; r < size_; ++r) identity = identity && members_[static_cast<size_t>(r)] == r;
+  return m + (identity ? " of " : " of this host's ") + std::to_string(size_);
+}
+
+Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
+                          uint64_t* ticket, const std::function<Status()>* also_check, uint64_t* known) {
   const uint64_t t = ++ticket_;
   *ticket = t;
+  // Flow control: ticket t reuses the slots of t - ring, which every member must be done with
+  // (it arrived later, or marked it done). After a completed arrival at t - ring + 1 or later
+  // nothing needs checking (the usual case when no operation ran ahead).
+  *known = all_arrived_;
+  if (all_arrived_ + ring_ <= t && !Released(t - ring_)) {
+    // Full ring: wait until half of it is free (a ring of at least 8), so that a rank which runs
+    // ahead of a slower one posts half a ring per wait instead of one call per hand-off. No two
+    // members can wait for each other here: each waits only for tickets below its own.
+    ++flow_waits_;
+    const uint64_t u = ring_ >= 8 ? t - ring_ / 2 : t - ring_;
+    Status st = PollUntil(&ShmGroup::Released, u, deadline, also_check, u);
+    if (!st.ok()) return AfterWait(std::move(st), seq);
+  }
+  if (t > ring_) *known = std::max(*known, t - ring_);
   ArrivalSlot* mine = Slot(rank_, t);
   if (bytes > 0) std::memcpy(mine->payload, payload, bytes);
   mine->fp = fp;
+  FpEntry& h = seg_->history(rank_)[t % (kHistoryPerSlot * ring_)];
+  h.fp = fp;
+  h.ticket.store(t, std::memory_order_release);
   // Waking sleepers (a rank that went to the futex before our ticket was visible): whoever sees
   // every ticket — here, or in WaitUntil below — runs a seq_cst fence and then looks at `sleepers`.
   // A sleeper counts itself with a seq_cst RMW and then loads the tickets (seq_cst), so in the
@@ -338,32 +461,108 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
 #else
   mine->ticket.store(t, std::memory_order_release);
 #endif
+  return Status::Ok();
+}
+
+Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
+                        uint64_t* ticket, const std::function<Status()>* also_check) {
+  uint64_t known = 0;
+  HOSTCCL_RETURN_IF_ERROR(Announce(fp, payload, bytes, deadline, seq, ticket, also_check, &known));
+  const uint64_t t = *ticket;
+  Status st;
   if (AllArrived(t)) {
     WakeSleepers();
-    return AfterWait(Status::Ok(), seq);
+  } else {
+    st = WaitUntil([this, t] { return AllArrived(t); }, &seg_->barrier, deadline, WaitOptions(also_check),
+                   [this, t] { return Missing(t, false); });
+    if (st.ok()) WakeSleepers();
   }
-  BarrierOptions opt;
-  opt.shared = true;
-  opt.spin = !Oversubscribed(size_);
-  opt.what = "rank(s)";
-  opt.check = [this, also_check] {
-    Status alive = CheckPeersAlive();
-    if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
-    return alive;
-  };
-  Status st = WaitUntil([this, t] { return AllArrived(t); }, &seg_->barrier, deadline, opt, [this, t] {
-    std::string m;
-    for (int r = 0; r < size_; ++r)
-      if (Slot(r, t)->ticket.load(std::memory_order_acquire) < t)
-        m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
-    // Communicator ranks, not indices in the group: a host's group of several hosts' communicator
-    // holds ranks 2 and 3 as members 0 and 1.
-    bool identity = true;
-    for (int r = 0; r < size_; ++r) identity = identity && members_[static_cast<size_t>(r)] == r;
-    return m + (identity ? " of " : " of this host's ") + std::to_string(size_);
-  });
-  if (st.ok()) WakeSleepers();
+  if (st.ok()) {
+    all_arrived_ = t;
+    if (verify_hi_ != 0) st = VerifyUpTo(t);
+  }
   return AfterWait(std::move(st), seq);
+}
+
+Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
+                      bool check, uint64_t* ticket) {
+  HOSTCCL_RETURN_IF_ERROR(AfterWait(Status::Ok(), seq));  // the group gave up on this operation
+  uint64_t known = 0;
+  HOSTCCL_RETURN_IF_ERROR(Announce(fp, payload, bytes, deadline, seq, ticket, nullptr, &known));
+  const uint64_t t = *ticket;
+  // Compare earlier posts before marking t done: until then no member gets past ticket
+  // t + ring - 1, so the history entries compared here (tickets > t - 2 x ring) are intact.
+  if (verify_hi_ != 0) HOSTCCL_RETURN_IF_ERROR(VerifyUpTo(known));
+  if (check) {
+    if (verify_lo_ == 0) verify_lo_ = t;
+    verify_hi_ = t;
+  }
+  ran_ahead_ = true;
+  last_post_ = t;
+  last_post_seq_ = seq;
+  seg_->done()[rank_].done.store(t, std::memory_order_release);  // it reads none of the slots
+  // The last arrival of ticket t wakes members sleeping for it (as Arrive does). The fence
+  // orders our ticket before the loads (a member that counted itself asleep and then missed
+  // our ticket is seen here; one that did not count itself yet sees our ticket).
+#if !defined(__SANITIZE_THREAD__)
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+  if (AllArrived(t)) WakeSleepers();
+  return Status::Ok();
+}
+
+void ShmGroup::MarkDone(uint64_t ticket) {
+  seg_->done()[rank_].done.store(ticket, std::memory_order_release);  // pollers see it (PollUntil)
+}
+
+Status ShmGroup::VerifyUpTo(uint64_t upto) {
+  const uint64_t h = kHistoryPerSlot * ring_;
+  const FpEntry* own = seg_->history(rank_);
+  for (uint64_t v = verify_lo_; v != 0 && v <= std::min(upto, verify_hi_); ++v) {
+    const Fingerprint& mine = own[v % h].fp;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const FpEntry& e = seg_->history(r)[v % h];
+      const uint64_t tk = e.ticket.load(std::memory_order_acquire);
+      if (tk < v) return Status::Ok();  // not written yet: verified later
+      if (tk > v)
+        return MakeStatus(Code::kInternal, "fingerprint history of rank %d overran (ticket %llu, found %llu)",
+                          members_[static_cast<size_t>(r)], static_cast<unsigned long long>(v),
+                          static_cast<unsigned long long>(tk));
+      if (e.fp != mine) {
+        const int me = members_[static_cast<size_t>(rank_)], other = members_[static_cast<size_t>(r)];
+        Status st(Code::kPara, r < rank_ ? FormatMismatch(e.fp, other, mine, me) : FormatMismatch(mine, me, e.fp, other));
+        Abort(st.code(), st.message(), mine.seq);
+        return st;
+      }
+    }
+    verify_lo_ = v + 1;
+  }
+  if (verify_lo_ > verify_hi_) verify_lo_ = verify_hi_ = 0;
+  return Status::Ok();
+}
+
+bool ShmGroup::Settled(uint64_t t) const {
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    if (seg_->done()[r].done.load(std::memory_order_seq_cst) >= t) continue;
+    if (Slot(r, t + 1)->ticket.load(std::memory_order_seq_cst) > t) continue;
+    return false;
+  }
+  return true;
+}
+
+Status ShmGroup::Settle(Deadline deadline) {
+  if (!ran_ahead_) return Status::Ok();
+  const uint64_t t = last_post_;
+  Status st;
+  st = PollUntil(&ShmGroup::Settled, t, deadline, nullptr, t);
+  st = AfterWait(std::move(st), last_post_seq_);
+  if (st.ok() && verify_hi_ != 0) st = VerifyUpTo(t);
+  if (st.ok() && verify_hi_ != 0)
+    st = Status(Code::kInternal, "fingerprints of operations that ran ahead were not all published after they settled");
+  if (st.ok()) ran_ahead_ = false;  // the arrivals since settled by themselves
+  return st;
 }
 
 Status ShmGroup::PeerGone(int r) const {

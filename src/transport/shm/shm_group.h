@@ -35,6 +35,7 @@
 namespace hostccl::net {
 
 struct ShmSegment;  // layout private to shm_group.cc
+struct BarrierOptions;  // transport/sync/group_barrier.h
 
 // One slot of a point-to-point mailbox (ShmGroup::Mail): the sender fills the first part and
 // publishes it with `full`; the receiver answers in the second cache line with `taken` (so neither
@@ -68,22 +69,46 @@ class ShmGroup : public PeerMemory {
   int size() const { return size_; }
   int rank() const { return rank_; }
 
-  // Arrivals. Members call Arrive/Barrier in the same order; each call takes this rank's next
+  // Arrivals. Members call Arrive/Post/Barrier in the same order; each call takes this rank's next
   // ticket (1, 2, ...). Arrive writes `fp` and up to kInlineBytes of `payload` into this rank's
   // slot for the ticket, announces it, and returns when every member has arrived at that ticket
-  // (or with the abort/timeout/peer-death status). Each rank has two slots (ticket parity), each
-  // starting with one cache line that holds the ticket, the fingerprint and the first 32 payload
-  // bytes, so a small operation costs the reader one cache-line transfer per peer and there is no
-  // shared counter to contend on. The slots of ticket t stay readable (ArrivedFp/ArrivedPayload)
-  // until this rank's next arrival: a peer can only reuse a slot two tickets later, which needs
-  // this rank's next arrival.
+  // (or with the abort/timeout/peer-death status). Each rank has a ring of RingSlots(n) slots
+  // (ticket t in slot t % ring), each starting with one cache line that holds the ticket, the
+  // fingerprint and the first 32 payload bytes, so a small operation costs the reader one
+  // cache-line transfer per peer and there is no shared counter to contend on. The slots of
+  // ticket t stay readable (ArrivedFp/ArrivedPayload) until this rank's next arrival or MarkDone:
+  // a member reuses its slot of ticket t only at ticket t + ring, after every member arrived past
+  // t or marked t done (flow control: a member gets at most ring tickets ahead of the slowest;
+  // with a ring of 8 or more, one that finds its ring full waits until half of it is free).
   static constexpr size_t kInlineBytes = 4096;
+  // Slots per rank: 64 up to 8 ranks, 32 up to 16, 8 up to 64, else 2 (at most ~2 MiB of slots
+  // per group). Deep enough that a rank descheduled on a busy host still finds work queued.
+  static constexpr int RingSlots(int n) { return n <= 8 ? 64 : n <= 16 ? 32 : n <= 64 ? 8 : 2; }
   struct ArrivalSlot;  // layout private to shm_group.cc
   // `also_check`, when given, runs with the peer-death check while this rank sleeps (every 100 ms):
   // e.g. Transport::Progress, so peers on other hosts that wait on this rank get their probes
   // answered; a non-ok status ends the wait with it.
   Status Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
                 uint64_t* ticket, const std::function<Status()>* also_check = nullptr);
+  // Running ahead (pipelined completion of small operations): Post announces this rank's next
+  // ticket like Arrive (same flow control) and returns at once, without waiting for the others;
+  // this rank must read none of that ticket's slots (it marks the ticket done). Its fingerprint
+  // is compared later, with `check`: against the others' as they publish them (each rank keeps
+  // its last 4 x ring fingerprints in the segment), at its later Posts and arrivals, and at Settle.
+  // A mismatch found there aborts the group (naming both ranks) and is returned.
+  Status Post(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq, bool check,
+              uint64_t* ticket);
+  // A member that reads slots of `ticket` after a Post of others (the root of a small Reduce):
+  // it is done with them; members that ran ahead may reuse them and settle.
+  void MarkDone(uint64_t ticket);
+  // Waits until every member is done with this rank's last Post (marked it done or arrived
+  // later), then compares the remaining fingerprints; the abort's status when the group gave up
+  // on one of them, a dead peer's, or kTimeout at the deadline. Ok at once when nothing ran ahead.
+  Status Settle(Deadline deadline);
+  bool ran_ahead() const { return ran_ahead_; }
+  // How often an arrival waited for a slot to be released (flow control; tests, diagnostics).
+  uint64_t flow_waits() const { return flow_waits_; }
+  uint64_t ring() const { return ring_; }
   const Fingerprint& ArrivedFp(int r, uint64_t ticket) const;
   const char* ArrivedPayload(int r, uint64_t ticket) const;
   // First member whose fingerprint for `ticket` differs from member 0's, or -1.
@@ -173,6 +198,24 @@ class ShmGroup : public PeerMemory {
   ShmGroup() = default;
   ArrivalSlot* Slot(int r, uint64_t ticket) const;
   bool AllArrived(uint64_t ticket) const;
+  // Every other member is done with ticket u (arrived later or marked it done): the slots of
+  // ticket u + ring may be written.
+  bool Released(uint64_t u) const;
+  // Every other member is done with ticket t (marked it done or arrived later).
+  bool Settled(uint64_t t) const;
+  // Takes the next ticket, waits for its slot (flow control) and publishes fp, payload and the
+  // fingerprint history entry; *known: fingerprints of tickets <= *known are published by all.
+  Status Announce(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
+                  uint64_t* ticket, const std::function<Status()>* also_check, uint64_t* known);
+  // Waits until (this->*ready)(arg) holds without a waker (flow control, Settle); bounded by the
+  // deadline, abort and peer death. `missing_ticket`: for the timeout message.
+  Status PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg, Deadline deadline,
+                   const std::function<Status()>* also_check, uint64_t missing_ticket);
+  // Compares this rank's posted fingerprints up to `upto` with the others' history entries.
+  Status VerifyUpTo(uint64_t upto);
+  BarrierOptions WaitOptions(const std::function<Status()>* also_check);
+  // Members late for ticket t (done_too: not yet done with it), for timeout messages.
+  std::string Missing(uint64_t t, bool done_too) const;
   // After this rank saw every ticket of an arrival: wakes ranks sleeping on the futex, if any.
   void WakeSleepers();
   Status AfterWait(Status st, uint64_t seq);
@@ -185,6 +228,12 @@ class ShmGroup : public PeerMemory {
 
   int rank_ = 0;
   uint64_t ticket_ = 0;         // this rank's arrivals so far
+  uint64_t ring_ = 2;           // arrival slots per rank (RingSlots)
+  uint64_t all_arrived_ = 0;    // the last ticket this rank saw every member arrive at
+  bool ran_ahead_ = false;      // a Post since the last Settle
+  uint64_t last_post_ = 0, last_post_seq_ = 0;
+  uint64_t verify_lo_ = 0, verify_hi_ = 0;  // posted tickets whose fingerprints are not compared yet
+  uint64_t flow_waits_ = 0;
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd

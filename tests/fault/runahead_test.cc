@@ -1,0 +1,240 @@
+// Pipelined completion of small calls (issue 18): a non-root of a small HcclReduce over shared
+// memory (processes of one host) completes once its input is in its arrival slot, so its stream
+// moves on to the next queued call; aclrtSynchronizeStream then waits until the peers are done
+// with those calls and reports their errors (docs/semantics.md "When errors surface").
+//  - BoundedRunAhead: with the root absent, a non-root completes exactly kRing calls (the ring of
+//    arrival slots, net::ShmGroup::RingSlots: 64 at 2 ranks) and no more; when the root comes,
+//    every call's result is the rank-order fold of that call's inputs and both synchronizes pass.
+//  - MismatchMidQueue: 4 ranks queue 200 calls; rank 3's call 100 (then 190) differs (count).
+//    Every rank's synchronize fails within 2 s, naming rank 3 and another rank and saying
+//    "mismatch"; the communicator then fails later calls.
+//  - RootDisagreementMidQueue: 2 ranks; at call 100 (then 190) each names the other as root, so
+//    both only post (nobody folds): the fingerprint history still catches it on both ranks.
+//  - RootDiesMidQueue: 3 ranks; the root kills itself after 50 of 200 calls; the non-roots'
+//    synchronizes fail within 2 s naming rank 0 (bounded: flow control plus peer-death checks).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fault/fault_util.h"
+
+namespace {
+
+using hostccl::faulttest::DevBuf;
+using hostccl::faulttest::NowMs;
+using hostccl::test::Mode;
+using hostccl::test::RankContext;
+using hostccl::test::RunOptions;
+using hostccl::test::RunRanks;
+
+constexpr int kRing = 64;  // net::ShmGroup::RingSlots(2)
+constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
+
+RunOptions ShmOptions() {
+  RunOptions o;
+  o.env = hostccl::faulttest::TransportEnv("shm");
+  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "20000"});
+  o.timeout_s = 90;
+  return o;
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// "rank R" followed by something other than a digit.
+bool NamesRank(const std::string& msg, int r) {
+  const std::string key = "rank " + std::to_string(r);
+  for (size_t p = msg.find(key); p != std::string::npos; p = msg.find(key, p + 1)) {
+    const size_t e = p + key.size();
+    if (e >= msg.size() || msg[e] < '0' || msg[e] > '9') return true;
+  }
+  return false;
+}
+
+// Input of rank r for call i, element e (small integers: exact in fp32).
+float Input(int r, int i, int e) { return static_cast<float>(r * 1000 + i * 2 + e); }
+
+TEST(RunAhead, BoundedRunAhead) {
+  constexpr int kCalls = 3 * kRing;
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  RunOptions opts = ShmOptions();
+  opts.env.push_back({hostccl::faulttest::kDirVar, dir});
+  auto res = RunRanks(2, Mode::kProcesses, [](RankContext& ctx) {
+    DevBuf send, recv;
+    if (!send.Alloc(kCalls * 2 * sizeof(float), 0) || !recv.Alloc(kCalls * 2 * sizeof(float), -1))
+      return ctx.Fail("aclrtMalloc failed");
+    std::vector<float> host(kCalls * 2);
+    for (int i = 0; i < kCalls; ++i)
+      for (int e = 0; e < 2; ++e) host[static_cast<size_t>(i * 2 + e)] = Input(ctx.rank, i, e);
+    if (aclrtMemcpy(send.ptr, send.bytes, host.data(), send.bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+      return ctx.Fail("aclrtMemcpy failed");
+    auto call = [&](int i) {
+      return HcclReduce(static_cast<float*>(send.ptr) + i * 2, static_cast<float*>(recv.ptr) + i * 2, 2,
+                        HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
+    };
+    if (ctx.rank == 1) {
+      // Root absent: queue every call with a 1-byte marker set after it (aclrtMemsetAsync on the
+      // same stream) and count the markers set.
+      DevBuf marks;
+      if (!marks.Alloc(kCalls, 0)) return ctx.Fail("aclrtMalloc failed");
+      for (int i = 0; i < kCalls; ++i) {
+        if (call(i) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+        if (aclrtMemsetAsync(static_cast<char*>(marks.ptr) + i, 1, 1, 1, ctx.stream) != ACL_SUCCESS)
+          return ctx.Fail("aclrtMemsetAsync failed");
+      }
+      auto completed = [&] {
+        std::vector<char> m(kCalls);
+        (void)aclrtMemcpy(m.data(), kCalls, marks.ptr, kCalls, ACL_MEMCPY_DEVICE_TO_HOST);
+        int n = 0;
+        for (char c : m) n += c == 1;
+        return n;
+      };
+      int done = 0;
+      for (int round = 0; round < 30 && done < kRing; ++round) {  // up to 3 s for the worker to get there
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        done = completed();
+      }
+      // Stays there: the next call needs the root to release a slot.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const int again = completed();
+      hostccl::faulttest::WriteMark("ahead", again);  // lets the root start
+      if (done != kRing || again != kRing)
+        return ctx.Fail("the non-root completed " + std::to_string(done) + " then " + std::to_string(again) +
+                        " calls with the root absent; expected exactly " + std::to_string(kRing));
+      const aclError rc = aclrtSynchronizeStream(ctx.stream);
+      if (rc != ACL_SUCCESS) return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+      return true;
+    }
+    // The root waits for the non-root to report how far it got (bounded).
+    if (hostccl::faulttest::ReadMark("ahead", 10000) < 0) return ctx.Fail("rank 1 never reported");
+    for (int i = 0; i < kCalls; ++i)
+      if (call(i) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
+      return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+    std::vector<float> out(kCalls * 2);
+    (void)aclrtMemcpy(out.data(), recv.bytes, recv.ptr, recv.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+    for (int i = 0; i < kCalls; ++i)
+      for (int e = 0; e < 2; ++e) {
+        const float want = Input(0, i, e) + Input(1, i, e);
+        if (out[static_cast<size_t>(i * 2 + e)] != want)
+          return ctx.Fail("call " + std::to_string(i) + " element " + std::to_string(e) + ": " +
+                          std::to_string(out[static_cast<size_t>(i * 2 + e)]) + ", expected " + std::to_string(want));
+      }
+    return true;
+  }, opts);
+  hostccl::faulttest::RemoveScratchDir(dir);
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+// Every rank queues kCalls small Reduces (root 0) and synchronizes once; `enqueue` makes one call
+// differ. Every rank's synchronize must fail within kFailWithinMs, with a message naming `odd`
+// and `other`, saying "mismatch".
+constexpr int kCalls = 200;
+void ExpectQueueFails(int nranks, int odd, int other,
+                      const std::function<HcclResult(RankContext&, void*, void*, int call)>& enqueue) {
+  auto res = RunRanks(nranks, Mode::kProcesses, [&](RankContext& ctx) {
+    DevBuf send, recv;
+    if (!send.Alloc(64, 1.0f) || !recv.Alloc(64, 0.0f)) return ctx.Fail("aclrtMalloc failed");
+    for (int i = 0; i < kCalls; ++i)
+      if (enqueue(ctx, send.ptr, recv.ptr, i) != HCCL_SUCCESS) break;  // a later enqueue may see the failure
+    const int64_t t0 = NowMs();
+    const aclError rc = aclrtSynchronizeStream(ctx.stream);
+    const int64_t took = NowMs() - t0;
+    const std::string msg = aclGetRecentErrMsg();
+    if (rc == ACL_SUCCESS) return ctx.Fail("synchronize succeeded despite the mismatch");
+    if (took > kFailWithinMs) return ctx.Fail("synchronize took " + std::to_string(took) + " ms");
+    if (!Contains(msg, "mismatch")) return ctx.Fail("message does not say mismatch: " + msg);
+    if (!NamesRank(msg, odd) || !NamesRank(msg, other))
+      return ctx.Fail("message does not name ranks " + std::to_string(odd) + " and " + std::to_string(other) + ": " + msg);
+    // The communicator failed: the next call fails too (at enqueue or at its synchronize).
+    if (enqueue(ctx, send.ptr, recv.ptr, 0) == HCCL_SUCCESS && aclrtSynchronizeStream(ctx.stream) == ACL_SUCCESS)
+      return ctx.Fail("a call after the failure succeeded");
+    return true;
+  }, ShmOptions());
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+// Call 100 of 200: the non-roots then meet the failure in a later call (flow control: they cannot
+// get more than a ring past the root, which stopped at call 100). Call 190: they have queued
+// everything before the root stops, and only the synchronize (the settle) can report it.
+constexpr int kMidCall = 100, kLateCall = 190;
+
+TEST(RunAhead, MismatchMidQueueFailsEveryRanksSynchronize) {
+  for (int odd_call : {kMidCall, kLateCall}) {
+    SCOPED_TRACE("odd call " + std::to_string(odd_call));
+    ExpectQueueFails(4, 3, 0, [odd_call](RankContext& ctx, void* s, void* r, int i) {
+      const uint64_t count = ctx.rank == 3 && i == odd_call ? 3 : 2;
+      return HcclReduce(s, r, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
+    });
+  }
+}
+
+// Nobody folds call kOddCall (each rank only posts), so only the compared fingerprint histories
+// can find it: at a later post (call 100) or at the synchronize (call 190).
+TEST(RunAhead, RootDisagreementMidQueueIsCaughtWithoutAFolder) {
+  for (int odd_call : {kMidCall, kLateCall}) {
+    SCOPED_TRACE("odd call " + std::to_string(odd_call));
+    ExpectQueueFails(2, 1, 0, [odd_call](RankContext& ctx, void* s, void* r, int i) {
+      const uint32_t root = i == odd_call ? static_cast<uint32_t>(1 - ctx.rank) : 0;
+      return HcclReduce(s, r, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, root, ctx.comm, ctx.stream);
+    });
+  }
+}
+
+TEST(RunAhead, RootDiesMidQueue) {
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  RunOptions o = ShmOptions();
+  o.env.push_back({hostccl::faulttest::kDirVar, dir});
+  auto res = RunRanks(3, Mode::kProcesses, [](RankContext& ctx) {
+    DevBuf send, recv;
+    if (!send.Alloc(64, 1.0f) || !recv.Alloc(64, 0.0f)) return ctx.Fail("aclrtMalloc failed");
+    constexpr int kCalls = 200;
+    for (int i = 0; i < kCalls; ++i) {
+      if (ctx.rank == 0 && i == 50) {
+        (void)aclrtSynchronizeStream(ctx.stream);
+        hostccl::faulttest::WriteMark("death", NowMs());
+        raise(SIGKILL);
+      }
+      if (HcclReduce(send.ptr, recv.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream) !=
+          HCCL_SUCCESS)
+        break;
+    }
+    auto verdict = [&]() -> bool {
+      const aclError rc = aclrtSynchronizeStream(ctx.stream);
+      const int64_t end = NowMs();
+      const std::string msg = aclGetRecentErrMsg();
+      if (rc == ACL_SUCCESS) return ctx.Fail("synchronize succeeded although the root died");
+      const int64_t death = hostccl::faulttest::ReadMark("death", 5000);
+      if (death < 0) return ctx.Fail("no time of death recorded");
+      if (end - death > kFailWithinMs) return ctx.Fail("failed " + std::to_string(end - death) + " ms after the death");
+      if (!NamesRank(msg, 0)) return ctx.Fail("message does not name rank 0: " + msg);
+      return true;
+    };
+    const bool ok = verdict();
+    // Stay (bounded) until both survivors have a verdict: the only rank gone is the root.
+    hostccl::faulttest::WriteMark("verdict." + std::to_string(ctx.rank), 1);
+    for (int r = 1; r < 3; ++r) (void)hostccl::faulttest::ReadMark("verdict." + std::to_string(r), 10000);
+    return ok;
+  }, o);
+  hostccl::faulttest::RemoveScratchDir(dir);
+  std::istringstream in(res.message);
+  std::string line, unexpected;
+  bool root_killed = false;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (line.rfind("rank 0: killed by signal 9", 0) == 0) {
+      root_killed = true;
+      continue;
+    }
+    unexpected += line + "\n";
+  }
+  EXPECT_TRUE(root_killed) << res.message;
+  EXPECT_TRUE(unexpected.empty()) << unexpected;
+}
+
+}  // namespace
