@@ -45,6 +45,7 @@ namespace {
 
 using hostccl::faulttest::DevBuf;
 using hostccl::faulttest::NowMs;
+using hostccl::faulttest::FreeTcpPort;
 
 constexpr int kConnectTimeoutMs = 5000;
 constexpr uint64_t kCount = 1024;
@@ -531,7 +532,7 @@ TEST(BootstrapHardening, RootInfoWhoseListenerIsGoneTimesOut) {
 
 TEST(BootstrapHardening, RootInfoFromAnotherRunIsRefusedByTheNewRoot) {
   // Run 1's root info X on a port P in a fixed range; run 1 completes, X's listener closes.
-  const int base = 20000 + static_cast<int>(getpid() % 20000);
+  const int base = FreeTcpPort();
   setenv("HCCL_IF_BASE_PORT", std::to_string(base).c_str(), 1);
   HcclRootInfo stale;
   ASSERT_EQ(HcclGetRootInfo(&stale), HCCL_SUCCESS);
@@ -652,8 +653,8 @@ std::string WriteRankTable() {
   return path;
 }
 
-// A port of its own for each test process (other test binaries may use 60000 meanwhile).
-std::string TestPort(int offset) { return std::to_string(21000 + static_cast<int>(getpid() % 15000) + offset * 37); }
+// A port of its own for each test (other test processes run side by side).
+std::string TestPort() { return std::to_string(FreeTcpPort()); }
 
 Child SpawnRt(const RtRank& r, const std::string& path, const std::string& port, const std::string& job_env) {
   char v[32];
@@ -691,7 +692,7 @@ void ExpectNoMix(const std::vector<RtRank>& ranks, std::vector<Child>& cs, bool 
 // told "another job's root" and wait; B's rank 0 waits for the port; each job gets its own sum.
 TEST(BootstrapHardening, TwoJobsFromOneRankTableNeverMixStaged) {
   const std::string path = WriteRankTable();
-  const std::string port = TestPort(0);
+  const std::string port = TestPort();
   std::vector<RtRank> first = {{'A', 0, 1}, {'A', 1, 2}, {'B', 2, 103}, {'B', 3, 104}};
   std::vector<RtRank> second = {{'B', 0, 101}, {'B', 1, 102}, {'A', 2, 3}, {'A', 3, 4}};
   std::vector<Child> cs;
@@ -711,7 +712,7 @@ TEST(BootstrapHardening, TwoJobsFromOneRankTableNeverMixStaged) {
 // The same two jobs started at the same moment (each with its job id): each forms its own.
 TEST(BootstrapHardening, TwoJobsFromOneRankTableNeverMixTogether) {
   const std::string path = WriteRankTable();
-  const std::string port = TestPort(1);
+  const std::string port = TestPort();
   std::vector<RtRank> all = {{'A', 0, 1},   {'B', 0, 101}, {'A', 1, 2}, {'B', 1, 102},
                              {'B', 2, 103}, {'A', 2, 3},   {'B', 3, 104}, {'A', 3, 4}};
   std::vector<Child> cs;
@@ -727,7 +728,7 @@ TEST(BootstrapHardening, TwoJobsFromOneRankTableNeverMixTogether) {
 // naming the duplicate (and so would every rank of the first job that joined).
 TEST(BootstrapHardening, TwoRankZerosWithoutJobIdBothFail) {
   const std::string path = WriteRankTable();
-  const std::string port = TestPort(2);
+  const std::string port = TestPort();
   const std::vector<std::string> no_id = {"HOSTCCL_JOB_ID=", "PMIX_NAMESPACE=", "OMPI_MCA_ess_base_jobid=",
                                           "TORCHELASTIC_RUN_ID=", "SLURM_JOB_ID="};
   auto spawn = [&](int rank, float v) {

@@ -6,6 +6,8 @@
 
 #include <acl/acl.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <hccl/hccl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -32,6 +34,24 @@ inline constexpr int64_t kSlowdown = 3;
 #else
 inline constexpr int64_t kSlowdown = 1;
 #endif
+
+// A TCP port no process holds right now, chosen by the kernel (bind to port 0). Tests that need a
+// fixed root port (HCCL_IF_BASE_PORT) take one from here: ports derived from the pid collided
+// between test processes running side by side.
+inline int FreeTcpPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof(sa);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0)
+    port = ntohs(sa.sin_port);
+  close(fd);
+  return port;
+}
 
 inline int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

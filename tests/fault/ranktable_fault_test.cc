@@ -244,7 +244,7 @@ TEST(RankTableFault, TableInADirectoryTheReaderCannotSearch) {
 // --- control: a valid table forms a communicator (2 thread ranks, both API variants) ---
 
 TEST(RankTableFault, ValidTableFormsACommunicator) {
-  setenv("HCCL_IF_BASE_PORT", std::to_string(20000 + getpid() % 20000).c_str(), 1);
+  setenv("HCCL_IF_BASE_PORT", std::to_string(hostccl::faulttest::FreeTcpPort()).c_str(), 1);
   const std::string path = Write("valid.json", V10(Srv("a", Dev("0", "0") + "," + Dev("1", "1")), 1));
   std::string errors[2];
   std::vector<std::thread> ts;
