@@ -7,8 +7,10 @@
 //      records a device-to-device copy (input -> sendBuf) and the HcclAllReduce into a model;
 //   4. replay: for each step write a new input, aclmdlRIExecuteAsync the model, synchronize the
 //      stream and check the result; then aclmdlRIDestroy.
-// Each replay is a new AllReduce on every rank. Synchronous copies are "unsafe" during a capture:
-// the example switches its thread to RELAXED for one (aclmdlRICaptureThreadExchangeMode). Public
+// Each replay is a new AllReduce on every rank. Synchronous copies are "unsafe" during a capture.
+// The ranks are threads of one process, so each captures in THREAD_LOCAL mode: a GLOBAL capture
+// would forbid the other ranks' synchronous copies while it lasts. For one copy inside its own
+// capture the example switches its thread to RELAXED (aclmdlRICaptureThreadExchangeMode). Public
 // headers only; build:
 // g++ -std=c++14 main.cc -I$ASCEND_HOME_PATH/include -L$ASCEND_HOME_PATH/lib64 -lhccl -lascendcl
 // -lpthread
@@ -56,15 +58,16 @@ bool RunRank(int rank, const HcclRootInfo* root_info, bool* ok) {
 
   // Step 3: capture the copy and the all-reduce (nothing runs yet).
   aclmdlRI model = nullptr;
-  CHECK(aclmdlRICaptureBegin(stream, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  CHECK(aclmdlRICaptureBegin(stream, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL));
   CHECK(aclrtMemcpyAsync(send, bytes, input, bytes, ACL_MEMCPY_DEVICE_TO_DEVICE, stream));
   CHECK(HcclAllReduce(send, recv, kCount, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream));
-  // A synchronous copy is not captured; GLOBAL mode forbids it, RELAXED allows it (it runs now).
+  // A synchronous copy is not captured; THREAD_LOCAL mode forbids it in this thread, RELAXED
+  // allows it (it runs now).
   std::vector<float> zeros(kCount, 0.0f);
   aclmdlRICaptureMode mode = ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
   CHECK(aclmdlRICaptureThreadExchangeMode(&mode));
   CHECK(aclrtMemcpy(recv, bytes, zeros.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE));
-  CHECK(aclmdlRICaptureThreadExchangeMode(&mode));  // back to GLOBAL
+  CHECK(aclmdlRICaptureThreadExchangeMode(&mode));  // back to the previous mode
   aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
   CHECK(aclmdlRICaptureGetInfo(stream, &status, nullptr));
   if (status != ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE) *ok = false;
