@@ -363,7 +363,7 @@ bool ShmGroup::Released(uint64_t u) const {
 // the slower rank caught up); abort, peer death (every ~100 ms, and `also_check`) and the
 // deadline end it.
 Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg, Deadline deadline,
-                           const std::function<Status()>* also_check, uint64_t missing_ticket) {
+                           const std::function<Status()>* also_check, uint64_t missing_ticket, uint64_t seq) {
   if ((this->*ready)(arg)) return Status::Ok();
   const uint64_t start = NowNs();
   if (!Oversubscribed(size_)) {
@@ -377,7 +377,13 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
   uint64_t next_check = start + 100000000;
   while (true) {
     if ((this->*ready)(arg)) return Status::Ok();
-    if (seg_->barrier.aborted.load(std::memory_order_acquire) != 0) return Status(Code::kRemote, "aborted");
+    if (seg_->barrier.aborted.load(std::memory_order_acquire) != 0) {
+      // A published abort from a later operation leaves this wait alone (the peers it waits for
+      // finished this operation or are caught by the liveness check and the deadline); one still
+      // being published is looked at again on the next round.
+      const int32_t code = seg_->abort_code.load(std::memory_order_acquire);
+      if (code > 0 && seq >= seg_->abort_seq.load(std::memory_order_acquire)) return Status(Code::kRemote, "aborted");
+    }
     const uint64_t now = NowNs();
     if (now >= next_check) {
       next_check = now + 100000000;
@@ -412,12 +418,20 @@ BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) 
 
 std::string ShmGroup::Missing(uint64_t t, bool done_too) const {
   std::string m;
-  for (int r = 0; r < size_; ++r) {
-    const bool late = done_too ? seg_->done()[r].done.load(std::memory_order_acquire) < t &&
-                                     Slot(r, t + 1)->ticket.load(std::memory_order_acquire) <= t
-                               : Slot(r, t)->ticket.load(std::memory_order_acquire) < t;
-    if (late) m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
-  }
+  auto list = [&](bool arrivals_only) {
+    for (int r = 0; r < size_; ++r) {
+      const bool not_arrived = Slot(r, t)->ticket.load(std::memory_order_acquire) < t;
+      const bool late = !done_too || arrivals_only
+                            ? not_arrived
+                            : seg_->done()[r].done.load(std::memory_order_acquire) < t &&
+                                  Slot(r, t + 1)->ticket.load(std::memory_order_acquire) <= t;
+      if (late) m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
+    }
+  };
+  // Waiting for ranks to be done with t: name those that have not even arrived at t (the ranks
+  // the others wait for), and only when all arrived those that are not done yet.
+  if (done_too) list(true);
+  if (m.empty()) list(false);
   // Communicator ranks, not indices in the group: a host's group of several hosts' communicator
   // holds ranks 2 and 3 as members 0 and 1.
   bool identity = true;
@@ -439,7 +453,7 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
     // members can wait for each other here: each waits only for tickets below its own.
     ++flow_waits_;
     const uint64_t u = ring_ >= 8 ? t - ring_ / 2 : t - ring_;
-    Status st = PollUntil(&ShmGroup::Released, u, deadline, also_check, u);
+    Status st = PollUntil(&ShmGroup::Released, u, deadline, also_check, u, seq);
     if (!st.ok()) return AfterWait(std::move(st), seq);
   }
   if (t > ring_) *known = std::max(*known, t - ring_);
@@ -556,7 +570,7 @@ Status ShmGroup::Settle(Deadline deadline) {
   if (!ran_ahead_) return Status::Ok();
   const uint64_t t = last_post_;
   Status st;
-  st = PollUntil(&ShmGroup::Settled, t, deadline, nullptr, t);
+  st = PollUntil(&ShmGroup::Settled, t, deadline, nullptr, t, last_post_seq_);
   st = AfterWait(std::move(st), last_post_seq_);
   if (st.ok() && verify_hi_ != 0) st = VerifyUpTo(t);
   if (st.ok() && verify_hi_ != 0)

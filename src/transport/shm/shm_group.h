@@ -208,9 +208,11 @@ class ShmGroup : public PeerMemory {
   Status Announce(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
                   uint64_t* ticket, const std::function<Status()>* also_check, uint64_t* known);
   // Waits until (this->*ready)(arg) holds without a waker (flow control, Settle); bounded by the
-  // deadline, abort and peer death. `missing_ticket`: for the timeout message.
+  // deadline, abort and peer death. `missing_ticket`: for the timeout message. `seq`: the
+  // operation it waits for; an abort that applies only from a later operation (a peer that
+  // destroyed its communicator after its last call) does not end the wait.
   Status PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg, Deadline deadline,
-                   const std::function<Status()>* also_check, uint64_t missing_ticket);
+                   const std::function<Status()>* also_check, uint64_t missing_ticket, uint64_t seq);
   // Compares this rank's posted fingerprints up to `upto` with the others' history entries.
   Status VerifyUpTo(uint64_t upto);
   BarrierOptions WaitOptions(const std::function<Status()>* also_check);
