@@ -160,10 +160,34 @@ TEST_P(SendRecvFault, EarlyDestroyDoesNotBreakOtherPairs) {
 INSTANTIATE_TEST_SUITE_P(P, SendRecvFault, ::testing::ValuesIn(kPlaces),
                          [](const ::testing::TestParamInfo<Place>& i) { return std::string(i.param.name); });
 
-// A receiver killed in the middle of a stream of 16 MiB messages: the sender fails with
-// HCCL_E_REMOTE naming rank 1, long before the exec timeout (20 s).
 class SendRecvPeerDeath : public ::testing::TestWithParam<Place> {};
 
+// The victim kills itself 5 ms from now, in the middle of the transfers it issues next.
+void KillSelfIn5Ms() {
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    raise(SIGKILL);
+  }).detach();
+}
+
+// The run's failure lines: the victim's own "killed by signal 9" must be there, nothing else may fail.
+void ExpectOnlyTheVictimKilled(const std::string& message, int victim) {
+  const std::string killed = "rank " + std::to_string(victim) + ": killed by signal 9";
+  std::string other;
+  size_t pos = 0;
+  while (pos < message.size()) {
+    size_t e = message.find('\n', pos);
+    if (e == std::string::npos) e = message.size();
+    std::string line = message.substr(pos, e - pos);
+    if (!line.empty() && line.rfind(killed, 0) != 0) other += line + "\n";
+    pos = e + 1;
+  }
+  EXPECT_TRUE(other.empty()) << other;
+  EXPECT_TRUE(Contains(message, killed)) << message;
+}
+
+// A receiver killed in the middle of a stream of 16 MiB messages: the sender fails with
+// HCCL_E_REMOTE naming rank 1, long before the exec timeout (20 s).
 TEST_P(SendRecvPeerDeath, SenderFailsNamingTheDeadRank) {
   const Place p = GetParam();
   constexpr size_t kBytes = 16 << 20;
@@ -174,10 +198,7 @@ TEST_P(SendRecvPeerDeath, SenderFailsNamingTheDeadRank) {
       if (HcclRecv(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream) != HCCL_SUCCESS ||
           aclrtSynchronizeStream(c.stream) != ACL_SUCCESS)
         return c.Fail("first receive failed");
-      std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        raise(SIGKILL);
-      }).detach();
+      KillSelfIn5Ms();
       (void)HcclRecv(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream);
       (void)aclrtSynchronizeStream(c.stream);
       std::this_thread::sleep_for(std::chrono::seconds(10));
@@ -193,18 +214,7 @@ TEST_P(SendRecvPeerDeath, SenderFailsNamingTheDeadRank) {
     if (v.ms > 10000) return c.Fail("took " + std::to_string(v.ms) + " ms");
     return true;
   }, Options(p, "20000"));
-  // The victim's own line is expected; nothing else may fail.
-  std::string other;
-  size_t pos = 0;
-  while (pos < res.message.size()) {
-    size_t e = res.message.find('\n', pos);
-    if (e == std::string::npos) e = res.message.size();
-    std::string line = res.message.substr(pos, e - pos);
-    if (!line.empty() && line.rfind("rank 1: killed by signal 9", 0) != 0) other += line + "\n";
-    pos = e + 1;
-  }
-  EXPECT_TRUE(other.empty()) << other;
-  EXPECT_TRUE(Contains(res.message, "rank 1: killed by signal 9")) << res.message;
+  ExpectOnlyTheVictimKilled(res.message, 1);
 }
 
 // A sender killed in the middle of a stream of 64 MiB messages (on one host: split copies, the
@@ -220,10 +230,7 @@ TEST_P(SendRecvPeerDeath, ReceiverFailsNamingTheDeadSender) {
       if (HcclSend(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream) != HCCL_SUCCESS ||
           aclrtSynchronizeStream(c.stream) != ACL_SUCCESS)
         return c.Fail("first send failed");
-      std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        raise(SIGKILL);
-      }).detach();
+      KillSelfIn5Ms();
       for (int i = 0; i < 50; ++i) (void)HcclSend(buf.ptr, kBytes / 4, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
       (void)aclrtSynchronizeStream(c.stream);
       std::this_thread::sleep_for(std::chrono::seconds(10));
@@ -239,17 +246,7 @@ TEST_P(SendRecvPeerDeath, ReceiverFailsNamingTheDeadSender) {
     if (v.ms > 10000) return c.Fail("took " + std::to_string(v.ms) + " ms");
     return true;
   }, Options(p, "20000"));
-  std::string other;
-  size_t pos = 0;
-  while (pos < res.message.size()) {
-    size_t e = res.message.find('\n', pos);
-    if (e == std::string::npos) e = res.message.size();
-    std::string line = res.message.substr(pos, e - pos);
-    if (!line.empty() && line.rfind("rank 0: killed by signal 9", 0) != 0) other += line + "\n";
-    pos = e + 1;
-  }
-  EXPECT_TRUE(other.empty()) << other;
-  EXPECT_TRUE(Contains(res.message, "rank 0: killed by signal 9")) << res.message;
+  ExpectOnlyTheVictimKilled(res.message, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(P, SendRecvPeerDeath, ::testing::ValuesIn(kPlaces + 1, kPlaces + 3),
