@@ -635,6 +635,13 @@ const uint64_t* algo::OpArgs::*const TaskArrays::kFields[5] = {
     &algo::OpArgs::send_counts, &algo::OpArgs::send_displs, &algo::OpArgs::recv_counts, &algo::OpArgs::recv_displs,
     &algo::OpArgs::matrix};
 
+// Whether the call has V arrays (they are copied at the call: the caller may reuse them).
+bool HasArrays(const algo::OpArgs& a) {
+  for (const uint64_t* algo::OpArgs::*f : TaskArrays::kFields)
+    if (a.*f != nullptr) return true;
+  return false;
+}
+
 // Copies the arrays `a` points at (n entries each; the matrix n x n, plus for AlltoAllVC the
 // packed per-rank arrays derived from it) into t->words and re-points `a` at the copies.
 void CopyArrays(algo::OpArgs* a, int n, int rank, TaskArrays* t) {
@@ -702,9 +709,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     // of the model, as a new call with its own sequence number; its V arrays are copied now.
     auto owned = std::make_shared<TaskArrays>();
     algo::OpArgs captured = in;
-    if (captured.send_counts || captured.send_displs || captured.recv_counts || captured.recv_displs ||
-        captured.matrix)
-      CopyArrays(&captured, size_, rank_, owned.get());
+    if (HasArrays(captured)) CopyArrays(&captured, size_, rank_, owned.get());
     auto self = shared_from_this();
     if (stream->Capture([self, captured, owned, send_alloc, recv_alloc](rt::Stream* s) {
           return self->Enqueue(s, captured, send_alloc, recv_alloc);
@@ -750,7 +755,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
   }
   TaskArrays arrays;
-  if (args.send_counts || args.send_displs || args.recv_counts || args.recv_displs || args.matrix) {
+  if (HasArrays(args)) {
     {
       std::lock_guard<std::mutex> lk(arrays_mu_);
       if (!arrays_pool_.empty()) {
