@@ -418,20 +418,18 @@ BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) 
 
 std::string ShmGroup::Missing(uint64_t t, bool done_too) const {
   std::string m;
-  auto list = [&](bool arrivals_only) {
+  auto list = [&](bool not_done) {
     for (int r = 0; r < size_; ++r) {
-      const bool not_arrived = Slot(r, t)->ticket.load(std::memory_order_acquire) < t;
-      const bool late = !done_too || arrivals_only
-                            ? not_arrived
-                            : seg_->done()[r].done.load(std::memory_order_acquire) < t &&
-                                  Slot(r, t + 1)->ticket.load(std::memory_order_acquire) <= t;
+      const bool late = not_done ? seg_->done()[r].done.load(std::memory_order_acquire) < t &&
+                                       Slot(r, t + 1)->ticket.load(std::memory_order_acquire) <= t
+                                 : Slot(r, t)->ticket.load(std::memory_order_acquire) < t;
       if (late) m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
     }
   };
-  // Waiting for ranks to be done with t: name those that have not even arrived at t (the ranks
-  // the others wait for), and only when all arrived those that are not done yet.
-  if (done_too) list(true);
-  if (m.empty()) list(false);
+  // The ranks that have not arrived at t; waiting for ranks to be done with t and all arrived:
+  // those not done yet (naming the missing ranks first, not the ones waiting for them).
+  list(false);
+  if (m.empty() && done_too) list(true);
   // Communicator ranks, not indices in the group: a host's group of several hosts' communicator
   // holds ranks 2 and 3 as members 0 and 1.
   bool identity = true;
