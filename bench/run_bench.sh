@@ -22,7 +22,9 @@
 # from the slowest rank's warm-up, 1..5000) and the same exact check (on the first launch; later
 # launches only time). Each configuration is launched --reps times; the tables use the median over
 # launches of the per-call time (max over ranks). Libraries: hostccl, ompi-vader, ompi-tcp (only
-# when listed in --libs), mpich, gloo.
+# when listed in --libs), mpich, gloo; hostccl-nobind (only when listed) = hostccl launched with
+# `hcclrun --bind none` (hostccl's own default is --bind auto: bound round-robin when ranks > CPUs),
+# shown as a peer column, so 'x hostccl-nobind' = unbound time / bound time.
 # Writes results/<date>/: machine.txt, membw.txt (bench/membw before each collective and after the
 # launches: R = streaming read, W = non-temporal write, all cores; the bound uses the best), raw/
 # (every launch's output; not committed), summary.md (every collective at 64 MiB and 8 B: hostccl
@@ -159,7 +161,7 @@ ompi="mpirun.openmpi --allow-run-as-root --oversubscribe"
 libs=()
 for lib in $libs_req; do
   case $lib in
-    hostccl) [[ -x $bin/hostccl_coll_bench && -x $bin/hcclrun ]] && libs+=(hostccl) ;;
+    hostccl|hostccl-nobind) [[ -x $bin/hostccl_coll_bench && -x $bin/hcclrun ]] && libs+=("$lib") ;;
     ompi-vader|ompi-tcp) [[ -x $bin/mpi_coll_bench.openmpi ]] && command -v mpirun.openmpi >/dev/null && libs+=("$lib") ;;
     mpich) [[ -x $bin/mpi_coll_bench.mpich ]] && command -v mpiexec.mpich >/dev/null && libs+=(mpich) ;;
     gloo) [[ -x $bin/gloo_coll_bench ]] && libs+=(gloo) ;;
@@ -171,6 +173,7 @@ prefix_for() {  # lib nranks -> launcher and program
   case "$1" in
     hostccl) echo "$bin/hcclrun -n $2 $bin/hostccl_coll_bench" ;;
     hostccl-nocheck) echo "env HOSTCCL_CHECK_ARGS=0 $bin/hcclrun -n $2 $bin/hostccl_coll_bench" ;;
+    hostccl-nobind) echo "$bin/hcclrun --bind none -n $2 $bin/hostccl_coll_bench" ;;
     ompi-vader) echo "env OMPI_MCA_btl=self,vader $ompi -np $2 $bin/mpi_coll_bench.openmpi" ;;
     ompi-tcp) echo "env OMPI_MCA_btl=self,tcp $ompi -np $2 $bin/mpi_coll_bench.openmpi" ;;
     mpich) echo "mpiexec.mpich -n $2 $bin/mpi_coll_bench.mpich" ;;
@@ -346,10 +349,11 @@ tables() {  # op
     echo "## Isolated small calls (a barrier before each call; per-launch median over calls, max over ranks)"
     echo
     echo "Median over launches, in us, with the range over launches; 'check off' = HOSTCCL_CHECK_ARGS=0"
-    echo "(no fingerprint comparison). 'x ompi-vader' = Open MPI's time / hostccl's (check on)."
+    echo "(no fingerprint comparison); '--bind none' = launched unbound (hostccl-nobind in --iso-libs)."
+    echo "'x ompi-vader' = Open MPI's time / hostccl's (check on)."
     echo
-    echo "| ranks | size | hostccl (check on) | hostccl (check off) | ompi-vader | x ompi-vader |"
-    echo "|---:|---:|---:|---:|---:|---:|"
+    echo "| ranks | size | hostccl (check on) | hostccl (check off) | hostccl (--bind none) | ompi-vader | x ompi-vader |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|"
     median_tsv "$d/isolated.tsv" | awk -F'\t' -v na="$na_cell" '
       { med[$1, $2, $3] = $4; lo[$1, $2, $3] = $8; hi[$1, $2, $3] = $9;
         if (!(($2, $3) in row)) { row[$2, $3] = 1; rows[++nr] = $2 SUBSEP $3 } }
@@ -363,7 +367,19 @@ tables() {  # op
           ratio = "-";
           if ((("hostccl", n, s) in med) && (("ompi-vader", n, s) in med) && med["hostccl", n, s] > 0)
             ratio = sprintf("%.2f", med["ompi-vader", n, s] / med["hostccl", n, s]);
-          printf "| %s | %s | %s | %s | %s | %s |\n", n, human(s), cell("hostccl", n, s), cell("hostccl-nocheck", n, s), cell("ompi-vader", n, s), ratio } }'
+          printf "| %s | %s | %s | %s | %s | %s | %s |\n", n, human(s), cell("hostccl", n, s), cell("hostccl-nocheck", n, s), cell("hostccl-nobind", n, s), cell("ompi-vader", n, s), ratio } }'
+  fi
+  if [[ ${nreps:-0} -ge 3 ]]; then
+    echo
+    echo "## Launch spread (back to back, sizes up to 64 KiB): slowest launch / median launch"
+    echo
+    echo "Over the ${nreps} launches of each configuration (a launch far slower than the median is a slow mode)."
+    echo
+    echo "| lib | ranks | size | median us | slowest us | slowest / median |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    awk -F'\t' 'NR > 1 && $3 <= 65536 && $4 > 0 {
+        s = $3 >= 1024 ? $3 / 1024 " KiB" : $3 " B";
+        printf "| %s | %s | %s | %.2f | %.2f | %.2f |\n", $1, $2, s, $4, $9, $9 / $4 }' "$d/medians.tsv"
   fi
   echo
   echo "Launches that failed (exit status other than 0 and 3 = n/a):"
