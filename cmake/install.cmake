@@ -5,6 +5,7 @@
 #                                           libacl_rt/libmsprofiler.so -> libhccl.so; <p>/lib -> lib64
 #   <p>/bin/                                hcclrun, hccl_info, reduce_test, ... (those built)
 #   <p>/set_env.sh                          exports ASCEND_HOME_PATH & co. (source it)
+#   <p>/python/site-packages/hostccl/       the Python package, when built (python/CMakeLists.txt)
 #   <p>/lib64/cmake/hostccl/                find_package(hostccl): hostccl::hccl, hostccl::ascendcl
 #   <p>/lib64/pkgconfig/{hostccl,hccl}.pc   pkg-config --cflags --libs hostccl
 # Every path is relative to the prefix, so an installed tree can be moved.

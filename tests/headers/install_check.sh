@@ -79,4 +79,17 @@ inc=$(echo "$flags" | tr ' ' '\n' | sed -n 's/^-I//p' | head -1)
 # shellcheck disable=SC2086
 "$cxx" -std=c++11 "$consumer/main.cc" -o "$work/pc_consumer" $flags || fail "pkg-config build"
 (. "$prefix/set_env.sh" && "$work/pc_consumer") || fail "pkg-config consumer run"
+# The Python package, when this build made it: found through set_env.sh's PYTHONPATH, and its
+# extensions load the installed libhccl through their RUNPATH (no LD_LIBRARY_PATH).
+if [ -d "$build/python/hostccl" ]; then
+  pkg="$prefix/python/site-packages/hostccl"
+  [ -f "$pkg/__init__.py" ] && [ -f "$pkg/torch.py" ] || fail "python package not installed in $pkg"
+  out=$(cd "$work/elsewhere" && env -i HOME="$work" PATH=/usr/bin:/bin sh -c \
+        ". ../prefix/set_env.sh && unset LD_LIBRARY_PATH && /usr/bin/python3 -c 'import hostccl, hostccl.torch, os; print(os.path.dirname(hostccl.__file__)); print(hostccl.__version__)'") ||
+    fail "import hostccl from the installed prefix"
+  [ "$(echo "$out" | head -1)" = "$pkg" ] || fail "hostccl imported from '$(echo "$out" | head -1)', want $pkg"
+  lib=$(ldd "$pkg"/_hostccl*.so | awk '/libhccl.so/ { print $3 }')
+  [ "$(readlink -f "$lib")" = "$(readlink -f "$prefix/lib64/libhccl.so")" ] ||
+    fail "installed _hostccl resolves libhccl.so to '$lib', want $prefix/lib64/libhccl.so"
+fi
 echo "install layout OK: $prefix"
