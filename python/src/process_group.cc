@@ -20,7 +20,11 @@
 //    synchronizes the stream, then asks HcclGetCommAsyncError (a stream reports only its first
 //    failure): on failure it raises with hostccl's message (aclGetRecentErrMsg). After success it
 //    runs the op's epilogue: copy back into non-contiguous tensors, AVG's divide, splitting a
-//    staging buffer into a tensor list. getFuture() waits, then returns a completed future.
+//    staging buffer into a tensor list; it runs once, whichever thread waits first (the others
+//    wait for it). getFuture() returns at once: the group's completer thread (started by the first
+//    getFuture) waits for the works in the order their futures were asked for and completes each
+//    future (value: the output tensors) or sets its error, so callbacks chained with then() (DDP's
+//    comm hooks) run there and the caller's thread goes on meanwhile.
 //  - Zero copies: all_reduce, broadcast, reduce, barrier, send/recv, _allgather_base,
 //    _reduce_scatter_base and alltoall_base run on contiguous tensors in place. Tensor-list forms
 //    (allgather, reduce_scatter, alltoall, gather, scatter) stage through one flat tensor; a
@@ -43,11 +47,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace hostccl_torch {
@@ -192,6 +200,8 @@ class WorkHostccl : public c10d::Work {
   bool wait(std::chrono::milliseconds timeout) override;
   void synchronize() override { wait(kNoTimeout); }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  // The completer's end of getFuture(): waits for this work and completes its future.
+  void CompleteFuture();
 
  private:
   ProcessGroupHostccl* pg_;
@@ -200,6 +210,8 @@ class WorkHostccl : public c10d::Work {
   std::vector<at::Tensor> outputs_;  // what result() and the future give
   std::function<void()> epilogue_;
   std::shared_ptr<P2PBatch> batch_;  // send/recv: issued at the first wait when still pending
+  bool finishing_ = false;           // a thread runs the synchronize and epilogue (under mutex_)
+  c10::intrusive_ptr<c10::ivalue::Future> future_;  // made by the first getFuture (under mutex_)
 };
 
 class ProcessGroupHostccl : public c10d::ProcessGroup {
@@ -251,6 +263,12 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
   }
 
   ~ProcessGroupHostccl() override {
+    {
+      std::lock_guard<std::mutex> lock(cq_mu_);
+      cq_stop_ = true;
+    }
+    cq_cv_.notify_all();
+    if (completer_.joinable()) completer_.join();  // completes every future asked for so far
     try {
       FlushP2P();
     } catch (...) {
@@ -716,6 +734,30 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
                                             std::move(outputs), std::move(epilogue));
   }
 
+  // Hands a work whose future was asked for to the completer thread (started on first use).
+  void QueueFuture(c10::intrusive_ptr<WorkHostccl> work) {
+    {
+      std::lock_guard<std::mutex> lock(cq_mu_);
+      cq_.push_back(std::move(work));
+      if (!completer_.joinable()) completer_ = std::thread([this] { CompleterLoop(); });
+    }
+    cq_cv_.notify_one();
+  }
+  void CompleterLoop() {
+    EnsureDevice();
+    std::unique_lock<std::mutex> lock(cq_mu_);
+    for (;;) {
+      cq_cv_.wait(lock, [this] { return cq_stop_ || !cq_.empty(); });
+      if (cq_.empty()) return;  // stopping, nothing left
+      c10::intrusive_ptr<WorkHostccl> work = std::move(cq_.front());
+      cq_.pop_front();
+      lock.unlock();
+      work->CompleteFuture();
+      work.reset();
+      lock.lock();
+    }
+  }
+
   friend class WorkHostccl;
   std::chrono::milliseconds timeout_;
   int32_t device_ = 0;
@@ -724,15 +766,31 @@ class ProcessGroupHostccl : public c10d::ProcessGroup {
   std::mutex issue_mu_, err_mu_;
   std::string first_error_;
   std::shared_ptr<P2PBatch> pending_;  // deferred send/recv items, guarded by issue_mu_
+  std::mutex cq_mu_;                   // the completer's queue
+  std::condition_variable cq_cv_;
+  std::deque<c10::intrusive_ptr<WorkHostccl>> cq_;
+  bool cq_stop_ = false;
+  std::thread completer_;
 };
 
 bool WorkHostccl::wait(std::chrono::milliseconds timeout) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (finishing_ && !completed_) {
+      // Another thread (the completer, or a second waiter) synchronizes: wait for its verdict.
+      if (timeout.count() > 0) {
+        if (!cv_.wait_for(lock, timeout, [this] { return completed_; }))
+          throw std::runtime_error("hostccl: " + std::string(c10d::opTypeToString(opType_)) +
+                                   " timed out after " + std::to_string(timeout.count()) + " ms");
+      } else {
+        cv_.wait(lock, [this] { return completed_; });
+      }
+    }
     if (completed_) {
       if (exception_) std::rethrow_exception(exception_);
       return true;
     }
+    finishing_ = true;
   }
   if (batch_ && !batch_->issued) pg_->FlushP2P();
   aclError rc = timeout.count() > 0
@@ -763,14 +821,32 @@ bool WorkHostccl::wait(std::chrono::milliseconds timeout) {
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> WorkHostccl::getFuture() {
-  auto fut = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+  bool queue = false;
+  c10::intrusive_ptr<c10::ivalue::Future> fut;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!future_) {
+      future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+      queue = true;
+    }
+    fut = future_;
+  }
+  if (queue) pg_->QueueFuture(c10::intrusive_ptr<WorkHostccl>::reclaim_copy(this));
+  return fut;
+}
+
+void WorkHostccl::CompleteFuture() {
+  c10::intrusive_ptr<c10::ivalue::Future> fut;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fut = future_;
+  }
   try {
     wait(kNoTimeout);
     fut->markCompleted(c10::IValue(outputs_));
   } catch (...) {
     fut->setError(std::current_exception());
   }
-  return fut;
 }
 
 }  // namespace hostccl_torch

@@ -113,6 +113,27 @@ def run_ops(rank, size, gloo):
     res = fut.wait()
     check(same(res[0], fold([data(r, n, torch.float32) for r in range(size)], "sum")),
           "all_reduce future")
+    # get_future() returns before the operation completes (the others join 0.5 s later), and a
+    # callback chained with then() runs when it does, like DDP's comm hooks.
+    t = data(rank, n, torch.float32)
+    if rank != 0:
+        time.sleep(0.5)
+    work = dist.all_reduce(t, async_op=True)
+    fut = work.get_future()
+    if rank == 0:
+        check(not fut.done(), "get_future() waited for the operation")
+    doubled = fut.then(lambda f: f.value()[0] * 2)
+    want = fold([data(r, n, torch.float32) for r in range(size)], "sum")
+    check(same(doubled.wait(), want * 2), "future then()")
+    work.wait()  # a wait after the completer finished: no second epilogue
+    check(same(t, want), "all_reduce future, then wait()")
+    check(same(work.get_future().wait()[0], want), "get_future() asked again")
+    t = data(rank, n, torch.float32)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True).get_future().wait()
+    wa = dist.all_reduce(data(rank, n, torch.float32), op=dist.ReduceOp.AVG, async_op=True)
+    fa = wa.get_future()
+    wa.wait()
+    check(same(fa.wait()[0], want / size), "AVG through a future and wait(): divided once")
 
     # reduce: root only.
     for dt in (torch.float32, torch.bfloat16, torch.int32):
