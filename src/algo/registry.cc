@@ -131,6 +131,8 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 0, &AllGatherVFlat},
       {K::kAllGatherV, "ring", "TCP, pipelined ring over the blocks, straight into the recvBufs",
        kNeedsTransport, 512 << 10, &AllGatherVRing},
+      {K::kAllGatherV, "node", "several hosts: host leaders exchange their hosts' blocks over TCP, shared-memory copies inside hosts",
+       kNeedsNodes | kNeedsTransport, 512 << 10, &AllGatherVNode},
       // HcclScatter (sizes in the rules are one rank's block, recvCount x element size)
       {K::kScatter, "direct", "threads of one process: each rank copies its block out of the root's sendBuf",
        kNeedsLocal, 0, &ScatterDirect},
@@ -140,6 +142,8 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsShm, 0, &ScatterShm},
       {K::kScatter, "flat", "TCP: the root sends each rank its block, all at once; acknowledged",
        kNeedsTransport, 0, &ScatterFlat},
+      {K::kScatter, "node", "several hosts: ranks on the root's host copy out of its mapped sendBuf, the others get their block over TCP",
+       kNeedsNodes | kNeedsTransport, 0, &ScatterNode},
       // HcclBarrier
       {K::kBarrier, "local", "threads of one process: the group's adaptive barrier", kNeedsLocal, 0, &BarrierLocal},
       {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",

@@ -115,15 +115,17 @@ const char* DefaultRuleText(CollKind op) {
     case CollKind::kAllGather:
       return "allgather=direct#allgather:0-4097:shm_inline#allgather=shm#allgather:0-16385:flat#"
              "allgather=node#allgather=ring";
-    // AllGather's plans over blocks of their own sizes (sizes: the mean block); several hosts use
-    // the ring over all ranks (no node plan yet).
+    // AllGather's plans over blocks of their own sizes (sizes: the mean block); several hosts: node
+    // (leaders exchange their hosts' blocks).
     case CollKind::kAllGatherV:
-      return "allgatherv=direct#allgatherv:0-4097:shm_inline#allgatherv=shm#allgatherv:0-16385:flat#allgatherv=ring";
+      return "allgatherv=direct#allgatherv:0-4097:shm_inline#allgatherv=shm#allgatherv:0-16385:flat#"
+             "allgatherv=node#allgatherv=ring";
     // Sizes are one rank's block. Threads and processes of one host copy their block out of the
     // root's sendBuf (small: inline in the root's arrival; shm_inline re-plans to shm when the n
-    // blocks exceed 4 KiB); over TCP the root sends each block directly.
+    // blocks exceed 4 KiB); over TCP the root sends each block directly; several hosts: node (the
+    // root's host as shm, the others as flat).
     case CollKind::kScatter:
-      return "scatter=direct#scatter:0-1025:shm_inline#scatter=shm#scatter=flat";
+      return "scatter=direct#scatter:0-1025:shm_inline#scatter=shm#scatter=node#scatter=flat";
     case CollKind::kBarrier:
       return "barrier=local#barrier=shm#barrier=tcp";
     // Threads copy their blocks out of the peers' buffers in one pass; processes of one host send

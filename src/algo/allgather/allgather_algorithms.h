@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "transport/peer_memory.h"
 
@@ -29,6 +30,10 @@ Status AllGatherVShm(Context& ctx, const OpArgs& args);        // processes of o
 Status AllGatherVShmInline(Context& ctx, const OpArgs& args);  // processes, blocks <= 4 KiB: in the arrival
 Status AllGatherVFlat(Context& ctx, const OpArgs& args);       // TCP, small: every rank sends its block to all
 Status AllGatherVRing(Context& ctx, const OpArgs& args);       // TCP: pipelined ring over the V blocks
+Status AllGatherVNode(Context& ctx, const OpArgs& args);       // several hosts: leaders exchange blocks + shm inside
+
+// The V blocks in bytes: rank r's block is len[r] bytes at recv + off[r].
+void VBlocks(const Context& ctx, const OpArgs& a, std::vector<uint64_t>* off, std::vector<uint64_t>* len);
 
 // The operation with sendBuf == recvBuf rewritten to sendBuf == recvBuf + r*S: rank r != 0 first
 // moves its input (at block 0) to block r, which no other rank writes. Local; call it before any

@@ -1,4 +1,4 @@
-// HcclAllGatherV: "direct", "shm", "shm_inline", "flat", "ring" — the AllGather plans over blocks of
+// HcclAllGatherV: "direct", "shm", "shm_inline", "flat", "ring" ("node": allgatherv_node.cc) — the AllGather plans over blocks of
 // their own sizes and places.
 //
 // What: rank i's block is recvCounts[i] elements, written at recvDispls[i] of every rank's recvBuf
@@ -31,10 +31,7 @@
 #include "common/log.h"
 
 namespace hostccl::algo {
-namespace {
-
-// Byte offsets and lengths of the n blocks.
-void Blocks(const Context& ctx, const OpArgs& a, std::vector<uint64_t>* off, std::vector<uint64_t>* len) {
+void VBlocks(const Context& ctx, const OpArgs& a, std::vector<uint64_t>* off, std::vector<uint64_t>* len) {
   const uint64_t es = DataTypeSize(a.dtype);
   const size_t n = static_cast<size_t>(ctx.size);
   off->resize(n);
@@ -45,13 +42,11 @@ void Blocks(const Context& ctx, const OpArgs& a, std::vector<uint64_t>* off, std
   }
 }
 
-}  // namespace
-
 Status AllGatherVDirect(Context& ctx, const OpArgs& a) {
   net::LocalGroup* g = ctx.local;
   HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct allgatherv needs every rank in this process"));
   thread_local std::vector<uint64_t> off, len;
-  Blocks(ctx, a, &off, &len);
+  VBlocks(ctx, a, &off, &len);
   return PullBlocks(ctx, g, a.send, static_cast<char*>(a.recv), off.data(), len.data());
 }
 
@@ -59,7 +54,7 @@ Status AllGatherVShm(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
   HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm allgatherv needs a shared segment"));
   thread_local std::vector<uint64_t> off, len;
-  Blocks(ctx, a, &off, &len);
+  VBlocks(ctx, a, &off, &len);
   int unshared = -1;
   for (int r = 0; r < ctx.size && unshared < 0; ++r)
     if (len[static_cast<size_t>(r)] > 0 && g->SendDesc(r).serial == 0) unshared = r;
@@ -71,7 +66,7 @@ Status AllGatherVShmInline(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
   if (g == nullptr) return Status(Code::kInternal, "shm_inline allgatherv needs a shared segment");
   thread_local std::vector<uint64_t> off, len;
-  Blocks(ctx, a, &off, &len);
+  VBlocks(ctx, a, &off, &len);
   if (*std::max_element(len.begin(), len.end()) > net::ShmGroup::kInlineBytes) {
     if (g->FirstUse("allgatherv shm_inline -> shm"))
       HLOG_INFO(kAlgo, "HcclAllGatherV #%llu: a block exceeds the %zu-byte arrival slot; re-plan shm_inline -> shm",
@@ -93,7 +88,7 @@ Status AllGatherVShmInline(Context& ctx, const OpArgs& a) {
 Status AllGatherVFlat(Context& ctx, const OpArgs& a) {
   const int n = ctx.size;
   thread_local std::vector<uint64_t> off, len;
-  Blocks(ctx, a, &off, &len);
+  VBlocks(ctx, a, &off, &len);
   char* recv = static_cast<char*>(a.recv);
   const size_t me = static_cast<size_t>(ctx.rank);
   if (len[me] > 0) std::memcpy(recv + off[me], a.send, len[me]);
@@ -111,7 +106,7 @@ Status AllGatherVRing(Context& ctx, const OpArgs& a) {
   const int n = ctx.size;
   thread_local std::vector<uint64_t> off, len;
   thread_local std::vector<int> members;
-  Blocks(ctx, a, &off, &len);
+  VBlocks(ctx, a, &off, &len);
   char* recv = static_cast<char*>(a.recv);
   const size_t me = static_cast<size_t>(ctx.rank);
   if (len[me] > 0) std::memcpy(recv + off[me], a.send, len[me]);

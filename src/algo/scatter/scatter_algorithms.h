@@ -14,5 +14,6 @@ Status ScatterDirect(Context& ctx, const OpArgs& args);     // threads: each ran
 Status ScatterShm(Context& ctx, const OpArgs& args);        // processes of one host: the same over the mapped sendBuf
 Status ScatterShmInline(Context& ctx, const OpArgs& args);  // processes, n x S <= 4 KiB: the root's arrival carries it
 Status ScatterFlat(Context& ctx, const OpArgs& args);       // TCP: the root sends each rank its block
+Status ScatterNode(Context& ctx, const OpArgs& args);       // several hosts: shm on the root's host, TCP to the others
 
 }  // namespace hostccl::algo
