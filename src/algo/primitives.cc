@@ -58,6 +58,10 @@ Status FinishRooted(Context& ctx, int root) {
       if (r != root) HOSTCCL_RETURN_IF_ERROR(rq.Send(r, &kDone, 1));
     return rq.WaitAll();
   }
+  return AwaitRootDone(ctx, root);
+}
+
+Status AwaitRootDone(Context& ctx, int root) {
   // The root's own waits end at ctx.deadline and its abort names the rank that is really late;
   // give that abort a second to arrive before blaming the root.
   uint8_t done = 0;

@@ -42,6 +42,8 @@ Status RecvFrom(Context& ctx, int peer, void* buf, size_t len);
 // the root rejected (a mismatch found at the root reaches it as an abort instead). Costs the
 // non-roots one one-way latency; the root's result is not delayed.
 Status FinishRooted(Context& ctx, int root);
+// A non-root's half of FinishRooted alone (the root sent this rank a 1-byte notice).
+Status AwaitRootDone(Context& ctx, int root);
 
 // Ends an operation in which a rank may finish while its messages are still on their way (only
 // sending, or receiving its part before its peers receive theirs): every rank sends an empty

@@ -35,10 +35,7 @@ Status Acknowledge(Context& ctx, const OpArgs& a, int K, int jr, const LeaderOf&
   static const uint8_t kByte = 1;
   if (ctx.rank != a.root) {
     HOSTCCL_RETURN_IF_ERROR(SendTo(ctx, a.root, &kByte, 1));
-    uint8_t done = 0;
-    Context late = ctx;  // the root's waits end at ctx.deadline; its abort gets a second to arrive
-    if (!ctx.deadline.infinite()) late.deadline = Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
-    return RecvFrom(late, a.root, &done, 1);
+    return AwaitRootDone(ctx, a.root);
   }
   thread_local std::vector<uint8_t> acks;
   acks.assign(static_cast<size_t>(K), 0);

@@ -96,12 +96,7 @@ Status ScatterNode(Context& ctx, const OpArgs& a) {
   } else if (over_tcp(ctx.rank)) {
     HOSTCCL_RETURN_IF_ERROR(RecvFrom(ctx, a.root, a.recv, bytes));
     HOSTCCL_RETURN_IF_ERROR(SendTo(ctx, a.root, &kAck, 1));
-    // The root's waits end at ctx.deadline and its abort names the rank really late: give that
-    // abort a second to arrive before blaming the root.
-    uint8_t done = 0;
-    Context late = ctx;
-    if (!ctx.deadline.infinite()) late.deadline = Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
-    HOSTCCL_RETURN_IF_ERROR(RecvFrom(late, a.root, &done, 1));
+    HOSTCCL_RETURN_IF_ERROR(AwaitRootDone(ctx, a.root));
   } else {
     std::string why;
     const char* src = static_cast<const char*>(g->PeerSend(a.root - lo, &why));
