@@ -59,6 +59,8 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     tmp = static_cast<char*>(ctx.scratch->Get(std::min(a.count, piece) * es));
     if (tmp == nullptr) st = Status(Code::kMemory, "cannot allocate the allreduce piece scratch");
   }
+  // Every rank's sendBuf and recvBuf: beyond the cache, non-temporal stores (kern::StreamStores).
+  const bool stream = kern::StreamStores(2 * static_cast<uint64_t>(n) * a.count * es);
   uint64_t folded = 0;
   for (uint64_t p = st.ok() ? ClaimPiece(g, ctx.fp.seq, pieces) : pieces; p < pieces;
        p = ClaimPiece(g, ctx.fp.seq, pieces)) {
@@ -76,7 +78,7 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     // would read it for ownership and write it back).
     for (int k = 0; k < n; ++k) {
       const int r = (ctx.rank + k) % n;
-      kern::CopyStreaming(dsts[static_cast<size_t>(r)] + lo * es, tmp, (hi - lo) * es);
+      kern::CopyTo(dsts[static_cast<size_t>(r)] + lo * es, tmp, (hi - lo) * es, stream);
     }
     folded += (hi - lo) * es;
   }
