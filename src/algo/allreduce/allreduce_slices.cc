@@ -5,7 +5,8 @@
 //   64-byte aligned pieces (kAllReducePieceBytes; smaller for small inputs, about 4 per rank at
 //   least), which the ranks claim one at a time (ClaimPiece, algo/peer_fold.h): the rank that
 //   claims piece P folds P of all n sendBufs in rank order into a scratch piece that stays in
-//   cache, and streams it (non-temporal stores) into every rank's recvBuf at P, its own first. On
+//   cache, and streams it into every rank's recvBuf at P, its own first (non-temporal stores when
+//   the call's buffers, 2 n S bytes, exceed a quarter of the last-level cache: kern::StreamStores). On
 //   idle cores each rank does about 1/n of the pieces; a rank that waits for a core (2 ranks on 2
 //   busy cores) leaves its share to the running ones instead of holding them in the final
 //   barrier. The result does not depend on who folds a piece. One final barrier.
