@@ -113,7 +113,10 @@ Status PushBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv
   Status st;
   std::string why;
   uint64_t total = 0;
-  for (int r = 0; r < n && st.ok(); ++r) {
+  // Looked up only when some block is not empty (with none, a NULL recvBuf is allowed).
+  bool any = false;
+  for (int q = 0; q < n; ++q) any = any || len[q] > 0;
+  for (int r = 0; r < n && st.ok() && any; ++r) {
     recvs[static_cast<size_t>(r)] = r == ctx.rank ? recv : static_cast<char*>(g->PeerRecv(r, &why));
     if (recvs[static_cast<size_t>(r)] == nullptr) st = MakeStatus(Code::kRemote, "rank %d's recvBuf: %s", r, why.c_str());
   }

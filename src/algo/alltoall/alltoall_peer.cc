@@ -65,19 +65,25 @@ Status Push(Context& ctx, net::PeerMemory* g, const OpArgs& a, const uint64_t* c
   col.assign(un, 0);
   Status st;
   std::string why;
-  for (int r = 0; r < n && st.ok(); ++r) {
+  // A rank's buffers are looked up only for a non-empty block (an empty side may be NULL).
+  auto send_of = [&](int r) {
     const size_t k = static_cast<size_t>(r);
-    sends[k] = static_cast<const char*>(r == ctx.rank ? a.send : g->PeerSend(r, &why));
-    if (sends[k] == nullptr) st = MakeStatus(Code::kRemote, "rank %d's sendBuf: %s", r, why.c_str());
-    recvs[k] = static_cast<char*>(r == ctx.rank ? a.recv : g->PeerRecv(r, &why));
-    if (st.ok() && recvs[k] == nullptr) st = MakeStatus(Code::kRemote, "rank %d's recvBuf: %s", r, why.c_str());
-  }
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
+    if (sends[k] == nullptr && st.ok()) {
+      sends[k] = static_cast<const char*>(r == ctx.rank ? a.send : g->PeerSend(r, &why));
+      if (sends[k] == nullptr) st = MakeStatus(Code::kRemote, "rank %d's sendBuf: %s", r, why.c_str());
+    }
+    return sends[k];
+  };
+  auto recv_of = [&](int r) {
+    const size_t k = static_cast<size_t>(r);
+    if (recvs[k] == nullptr && st.ok()) {
+      recvs[k] = static_cast<char*>(r == ctx.rank ? a.recv : g->PeerRecv(r, &why));
+      if (recvs[k] == nullptr) st = MakeStatus(Code::kRemote, "rank %d's recvBuf: %s", r, why.c_str());
+    }
+    return recvs[k];
+  };
   uint64_t total = 0;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && st.ok(); ++i) {
     uint64_t sdispl = 0;  // AlltoAllVC: i's row prefix
     for (int j = 0; j < n; ++j) {
       const size_t uj = static_cast<size_t>(j);
@@ -102,15 +108,22 @@ Status Push(Context& ctx, net::PeerMemory* g, const OpArgs& a, const uint64_t* c
           break;
       }
       if (count == 0) continue;
+      const char* src = send_of(i);
+      char* dst = recv_of(j);
+      if (!st.ok()) break;
       const size_t k = static_cast<size_t>(i) * un + uj;
-      dsts[k] = recvs[uj] + rdispl * es;
+      dsts[k] = dst + rdispl * es;
       ClaimCopy& it = items[k];
-      it.src = sends[static_cast<size_t>(i)] + displ * es;
+      it.src = src + displ * es;
       it.dst = &dsts[k];
       it.ndst = 1;
       it.bytes = count * es;
       total += it.bytes;
     }
+  }
+  if (!st.ok()) {
+    g->Abort(st.code(), st.message(), ctx.fp.seq);
+    return st;
   }
   // Every rank's sendBuf and recvBuf (2 S per rank on average).
   const bool stream = kern::StreamStores(2 * total);
