@@ -5,6 +5,7 @@
 
 #include "algo/primitives.h"
 #include "common/log.h"
+#include "kernels/copy.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
@@ -59,6 +60,45 @@ uint64_t ClaimPiece(net::PeerMemory* g, uint64_t seq, uint64_t pieces) {
     if (next >= pieces) return pieces;
     if (w->compare_exchange_weak(cur, (tag << 24) | (next + 1), std::memory_order_relaxed)) return next;
   }
+}
+
+uint64_t ClaimPieceBytes(uint64_t total, int n, uint64_t max_piece) {
+  const uint64_t per = 4 * static_cast<uint64_t>(std::max(n, 1));
+  uint64_t piece = std::clamp<uint64_t>((total + per - 1) / per, 4096, std::max<uint64_t>(4096, max_piece));
+  piece = std::max(piece, (total + kMaxClaimPieces / 2 - 1) / (kMaxClaimPieces / 2));
+  return (piece + 63) / 64 * 64;
+}
+
+Status CopyClaimed(Context& ctx, net::PeerMemory* g, const ClaimCopy* items, size_t count, uint64_t piece,
+                   bool stream) {
+  uint64_t pieces = 0;
+  for (size_t k = 0; k < count; ++k) pieces += (items[k].bytes + piece - 1) / piece;
+  Status st;
+  // Claims of one rank only grow: walk the items with a cursor (item k, its first piece `first`).
+  size_t k = 0;
+  uint64_t first = 0, written = 0;
+  for (uint64_t p = ClaimPiece(g, ctx.fp.seq, pieces); p < pieces; p = ClaimPiece(g, ctx.fp.seq, pieces)) {
+    while (p >= first + (items[k].bytes + piece - 1) / piece) first += (items[k++].bytes + piece - 1) / piece;
+    const ClaimCopy& it = items[k];
+    const uint64_t lo = (p - first) * piece, len = std::min(piece, it.bytes - lo);
+    const uint32_t start = static_cast<uint32_t>(ctx.rank) % it.ndst;  // spread the first writes
+    for (uint32_t j = 0; j < it.ndst; ++j) {
+      char* d = it.dst[(start + j) % it.ndst];
+      if (d == it.src) continue;
+      kern::CopyTo(d + lo, it.src + lo, len, stream);
+      written += len;
+    }
+    if (written >= kPeerFoldCheckBytes) {
+      written = 0;
+      st = g->Check(ctx.fp.seq);
+      if (!st.ok()) break;
+    }
+  }
+  if (!st.ok()) {
+    g->Abort(st.code(), st.message(), ctx.fp.seq);
+    return st;
+  }
+  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
 }
 
 Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t begin, const char* what) {

@@ -48,6 +48,27 @@ Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t 
 constexpr uint64_t kMaxClaimPieces = (uint64_t{1} << 24) - 1;
 uint64_t ClaimPiece(net::PeerMemory* g, uint64_t seq, uint64_t pieces);
 
+// Claimed copies after Exchange (AllGather(V), AlltoAll(VC) over peer memory): item k copies
+// items[k].bytes from items[k].src to each of its ndst destinations. The items are cut into
+// pieces of `piece` bytes (a multiple of 64; about L2-sized so that a piece read once from memory
+// is written ndst times out of cache), which the ranks claim (ClaimPiece) in item order: on idle
+// cores each rank does about 1/n of the pieces; a rank that waits for a core leaves its share to
+// the running ones. `stream`: non-temporal stores (kern::StreamStores). Checks g for an abort or a
+// dead peer every kPeerFoldCheckBytes written; then the closing Barrier (a failure aborts the
+// group first). Every rank passes the same item sizes and piece (the claims index them), with
+// pointers of its own process.
+struct ClaimCopy {
+  const char* src = nullptr;
+  char* const* dst = nullptr;  // ndst destinations; one equal to src is skipped (in place)
+  uint32_t ndst = 0;
+  uint64_t bytes = 0;
+};
+Status CopyClaimed(Context& ctx, net::PeerMemory* g, const ClaimCopy* items, size_t count, uint64_t piece, bool stream);
+
+// The piece size of CopyClaimed for `total` bytes of items among n ranks: about 4 pieces per rank
+// for small totals, at least 4 KiB, at most `max_piece`, and no more than kMaxClaimPieces pieces.
+uint64_t ClaimPieceBytes(uint64_t total, int n, uint64_t max_piece);
+
 // Reduce after Exchange: each rank folds its 64-byte-aligned slice into the root's recvBuf, then
 // one Barrier. A failure aborts the group (peers in the barrier fail with the same status).
 Status ReduceSlices(Context& ctx, net::PeerMemory* g, const OpArgs& a);

@@ -65,12 +65,14 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsNodes | kNeedsTransport, 512 << 10, &BroadcastNode},
       // HcclAlltoAll, HcclAlltoAllV, HcclAlltoAllVC: the same five algorithms (algo/alltoall/)
 #define HOSTCCL_ALLTOALL_ROWS(K)                                                                                 \
-  {K, "direct", "threads of one process: each rank copies its blocks straight out of its peers' sendBufs, one pass", \
+  {K, "direct", "threads of one process: the ranks claim pieces of every block and copy each into its recvBuf, one pass", \
    kNeedsLocal, 0, &AlltoAllDirect},                                                                              \
   {K, "shm_inline", "processes of one host, small: every rank's blocks travel in its arrival slot; one arrival", \
    kNeedsShm, 0, &AlltoAllShmInline},                                                                             \
-  {K, "shm", "processes of one host: each rank copies its blocks straight out of its peers' mapped sendBufs",     \
+  {K, "shm", "processes of one host: the ranks claim pieces of every block and copy each from its mapped sendBuf into its mapped recvBuf", \
    kNeedsShm, 0, &AlltoAllShm},                                                                                   \
+  {K, "shm_pull", "processes of one host: each rank copies its blocks out of its peers' mapped sendBufs (shm's re-plan when a recvBuf cannot be mapped)", \
+   kNeedsShm, 0, &AlltoAllShmPull},                                                                               \
   {K, "node", "several hosts: blocks inside a host copied out of mapped sendBufs, across hosts one TCP message per pair", \
    kNeedsNodes | kNeedsTransport, 0, &AlltoAllNode},                                                              \
   {K, "pairwise", "TCP: pairwise exchange, 4 steps (send + receive each) in flight; also across hosts",          \
@@ -108,12 +110,14 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kReduceScatterV, "node", "two hosts: host partials and raw parts over TCP balanced per direction, folded in rank order in shared memory",
        kNeedsNodes | kNeedsTransport, 512 << 10, &ReduceScatterNode},
       // HcclAllGather (sizes in the rules are a rank's block, sendCount x element size)
-      {K::kAllGather, "direct", "threads of one process: each rank copies every peer's block out of its sendBuf, one pass",
+      {K::kAllGather, "direct", "threads of one process: the ranks claim pieces of every block and write each into every recvBuf",
        kNeedsLocal, 0, &AllGatherDirect},
       {K::kAllGather, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots; one arrival",
        kNeedsShm, 0, &AllGatherShmInline},
-      {K::kAllGather, "shm", "processes of one host: each rank copies every peer's block out of its mapped sendBuf",
+      {K::kAllGather, "shm", "processes of one host: the ranks claim pieces of every block and write each into every mapped recvBuf",
        kNeedsShm, 0, &AllGatherShm},
+      {K::kAllGather, "shm_pull", "processes of one host: each rank copies every peer's block out of its mapped sendBuf (shm's re-plan when a recvBuf cannot be mapped)",
+       kNeedsShm, 0, &AllGatherShmPull},
       {K::kAllGather, "flat", "small blocks over TCP: every rank sends its block to all in one hop",
        kNeedsTransport, 0, &AllGatherFlat},
       {K::kAllGather, "ring", "TCP, pipelined ring: each chunk is forwarded as soon as it lands in the recvBuf",
@@ -121,12 +125,14 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kAllGather, "node", "several hosts: non-leaders write into the leader, ring of host leaders, copies back inside hosts",
        kNeedsNodes | kNeedsTransport, 512 << 10, &AllGatherNode},
       // HcclAllGatherV (sizes in the rules: the mean block, sum(recvCounts) / n x element size)
-      {K::kAllGatherV, "direct", "threads of one process: each rank copies every peer's block to its displacement",
+      {K::kAllGatherV, "direct", "threads of one process: the ranks claim pieces of every block and write each into every recvBuf",
        kNeedsLocal, 0, &AllGatherVDirect},
       {K::kAllGatherV, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots",
        kNeedsShm, 0, &AllGatherVShmInline},
-      {K::kAllGatherV, "shm", "processes of one host: each rank copies every peer's block out of its mapped sendBuf",
+      {K::kAllGatherV, "shm", "processes of one host: the ranks claim pieces of every block and write each into every mapped recvBuf",
        kNeedsShm, 0, &AllGatherVShm},
+      {K::kAllGatherV, "shm_pull", "processes of one host: each rank copies every peer's block out of its mapped sendBuf (shm's re-plan when a recvBuf cannot be mapped)",
+       kNeedsShm, 0, &AllGatherVShmPull},
       {K::kAllGatherV, "flat", "small blocks over TCP: every rank sends its block to all in one hop",
        kNeedsTransport, 0, &AllGatherVFlat},
       {K::kAllGatherV, "ring", "TCP, pipelined ring over the blocks, straight into the recvBufs",

@@ -3,7 +3,11 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string>
+
+#include "common/env.h"
 
 namespace hostccl::kern {
 namespace {
@@ -24,6 +28,39 @@ __attribute__((target("avx2"))) void StreamAvx2(char* d, const char* s, size_t n
   _mm_sfence();  // streaming stores are weakly ordered: complete them before any later release
 }
 
+// sysfs cache size text ("107520K", "2048K", "32M") in bytes; 0 when unreadable.
+uint64_t ReadCacheSize(const char* path) {
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return 0;
+  unsigned long long v = 0;
+  char unit = 0;
+  const int got = std::fscanf(f, "%llu%c", &v, &unit);
+  std::fclose(f);
+  if (got < 1) return 0;
+  if (unit == 'K' || unit == 'k') v <<= 10;
+  else if (unit == 'M' || unit == 'm') v <<= 20;
+  else if (unit == 'G' || unit == 'g') v <<= 30;
+  return v;
+}
+
+uint64_t DetectLlc() {
+  uint64_t best = ReadCacheSize("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  for (int i = 0; best == 0 && i < 8; ++i) {  // no index3: the largest level listed
+    const std::string p = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size";
+    const uint64_t v = ReadCacheSize(p.c_str());
+    if (v > best) best = v;
+  }
+  return best != 0 ? best : uint64_t{32} << 20;
+}
+
+// -1: auto, 0: off, 1: on.
+int StreamMode() {
+  const std::string v = EnvString(Knob::kStreamStores, "auto");
+  if (v == "on") return 1;
+  if (v == "off") return 0;
+  return -1;
+}
+
 }  // namespace
 
 void CopyStreaming(void* dst, const void* src, size_t bytes) {
@@ -37,6 +74,17 @@ void CopyStreaming(void* dst, const void* src, size_t bytes) {
   const size_t head = (32 - (reinterpret_cast<uintptr_t>(d) & 31)) & 31;
   std::memcpy(d, s, head);
   StreamAvx2(d + head, s + head, bytes - head);
+}
+
+uint64_t LastLevelCacheBytes() {
+  static const uint64_t llc = DetectLlc();
+  return llc;
+}
+
+bool StreamStores(uint64_t footprint) {
+  static const int mode = StreamMode();
+  if (mode >= 0) return mode == 1;
+  return footprint >= (uint64_t{4} << 20) && footprint > LastLevelCacheBytes() / 4;
 }
 
 }  // namespace hostccl::kern

@@ -16,8 +16,9 @@
 
 namespace hostccl::algo {
 
-Status AllGatherDirect(Context& ctx, const OpArgs& args);     // threads: each rank copies every peer's block, one pass
-Status AllGatherShm(Context& ctx, const OpArgs& args);        // processes of one host: the same over mapped sendBufs
+Status AllGatherDirect(Context& ctx, const OpArgs& args);     // threads: claimed pieces, each into every recvBuf
+Status AllGatherShm(Context& ctx, const OpArgs& args);        // processes of one host: the same over mapped buffers
+Status AllGatherShmPull(Context& ctx, const OpArgs& args);    // processes: each rank pulls every block into its recvBuf
 Status AllGatherShmInline(Context& ctx, const OpArgs& args);  // processes, S <= 4 KiB: blocks travel in the arrival
 Status AllGatherFlat(Context& ctx, const OpArgs& args);       // TCP, small: every rank sends its block to all
 Status AllGatherRing(Context& ctx, const OpArgs& args);       // TCP: pipelined ring, chunk by chunk
@@ -27,6 +28,7 @@ Status AllGatherNode(Context& ctx, const OpArgs& args);       // several hosts: 
 // recvDispls[i] of every recvBuf; nothing else of recvBuf is written (gaps stay as they were).
 Status AllGatherVDirect(Context& ctx, const OpArgs& args);     // threads: each rank copies every peer's block
 Status AllGatherVShm(Context& ctx, const OpArgs& args);        // processes of one host: the same, mapped
+Status AllGatherVShmPull(Context& ctx, const OpArgs& args);    // processes: each rank pulls every block
 Status AllGatherVShmInline(Context& ctx, const OpArgs& args);  // processes, blocks <= 4 KiB: in the arrival
 Status AllGatherVFlat(Context& ctx, const OpArgs& args);       // TCP, small: every rank sends its block to all
 Status AllGatherVRing(Context& ctx, const OpArgs& args);       // TCP: pipelined ring over the V blocks
@@ -40,9 +42,16 @@ void VBlocks(const Context& ctx, const OpArgs& a, std::vector<uint64_t>* off, st
 // peer can see this rank's buffers.
 OpArgs AllGatherInPlace(const Context& ctx, const OpArgs& a);
 
-// Blocks at least this large are copied with non-temporal stores (nobody reads the result during
-// the operation).
-constexpr uint64_t kAllGatherStreamBytes = 4 << 20;
+// The largest piece of the claimed push: read once from memory, then written n times out of the
+// cache (a few of them in flight per core fit L2).
+constexpr uint64_t kAllGatherPieceBytes = 256 << 10;
+
+// After Exchange on `g`, every recvBuf mapped: block q (len[q] bytes of q's sendBuf; `send` for
+// this rank) goes to every rank's recvBuf + off[q], in pieces the ranks claim (CopyClaimed,
+// algo/peer_fold.h); zero-length blocks are not touched; a destination equal to its source (in
+// place) is skipped. Ends with the closing barrier.
+Status PushBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv, const uint64_t* off,
+                  const uint64_t* len);
 
 // After Exchange on `g`: copies every rank q's block (len[q] bytes of q's sendBuf; `send` for this
 // rank) to recv + off[q], peers in the order rank+1, rank+2, ..., own block last (skipped when

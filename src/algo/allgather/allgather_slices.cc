@@ -1,23 +1,33 @@
-// AllGather, "direct" (threads of one process) and "shm" (processes of one host): single pass
-// over PeerMemory (transport/peer_memory.h), each rank pulling.
+// AllGather, "direct" (threads of one process), "shm" and "shm_pull" (processes of one host):
+// single pass over PeerMemory (transport/peer_memory.h).
 //
-// What: after Exchange (buffers and fingerprints published, compared), rank r copies block q of
-//   every peer q straight out of q's sendBuf into its own recvBuf at q*S (peers in the order r+1,
-//   r+2, ... so the ranks do not all read the same peer at once), in pieces with an abort/peer-death
-//   check between them; its own block from its own sendBuf (nothing to do in place). From 4 MiB
-//   per block the copies use non-temporal stores (nobody reads the result during the operation).
-//   One closing barrier: no rank returns (and reuses its sendBuf) before every peer has read it.
-//   Pull, not push: each rank writes only its own recvBuf (local pages, no cache lines bouncing
-//   between writers) and reads each peer's block once; the volume is the same either way.
-// Bytes per rank: reads (n-1) S from peers, writes n S (S = sendCount x element size); no messages.
-// In place: sendBuf == recvBuf + r*S: peers read block r of this rank's recvBuf, which only this
-//   rank could write, and it does not (its own block is already there). sendBuf == recvBuf is
-//   first rewritten to that form (AllGatherInPlace: a local copy before Exchange).
-// Preconditions: "direct": ctx.local. "shm": ctx.shm and every rank's sendBuf shareable (aclrtMalloc
-//   memory; recvBufs are written only by their owners); otherwise every rank (they all read the same
-//   descriptors) re-plans to "ring" over TCP and logs it once.
-// Example: 3 ranks, 4 fp32 each: rank 1 copies rank 2's 16 bytes to recv+32, then rank 0's to recv+0,
-//   and its own to recv+16.
+// What: after Exchange (buffers and fingerprints published, compared):
+//   "direct"/"shm" (push, claimed): block q (rank q's sendBuf, S bytes) is cut into pieces of up
+//     to 256 KiB (ClaimPieceBytes), which the ranks claim one at a time from the group's work word
+//     (CopyClaimed, algo/peer_fold.h); the rank that claims a piece reads it once out of q's
+//     sendBuf and writes it into every rank's recvBuf at q*S + its offset (the second and later
+//     writes read it from cache). On idle cores each rank copies about 1/n of the pieces; a rank
+//     that waits for a core (2 ranks on 2 busy cores) leaves its share to the running ones.
+//     Needs every recvBuf mapped too; "shm" re-plans to "shm_pull" (logged once) when one is not.
+//   "shm_pull": rank r copies block q of every peer q straight out of q's sendBuf into its own
+//     recvBuf (peers in the order r+1, r+2, ..., own block last), in pieces with an abort/peer-death
+//     check between them; each rank writes only its own recvBuf.
+//   Stores are non-temporal when the call's buffers do not fit the last-level cache
+//   (kern::StreamStores). One closing barrier: no rank returns (and reuses its sendBuf) before
+//   every peer has read it.
+// Bytes in all (S = sendCount x element size): push reads n S (each block once) and writes n^2 S;
+//   pull reads n^2 S and writes n^2 S; no messages.
+// In place: sendBuf == recvBuf + r*S: block r of rank r's recvBuf is the source and is never
+//   written (the copy whose destination is its source is skipped; other ranks write only their own
+//   block r). sendBuf == recvBuf is first rewritten to that form (AllGatherInPlace: a local copy
+//   before Exchange).
+// Preconditions: "direct": ctx.local. "shm"/"shm_pull": ctx.shm and every rank's sendBuf shareable
+//   (aclrtMalloc memory); otherwise every rank (they all read the same descriptors) re-plans to
+//   "ring" over TCP and logs it once.
+// Example: 3 ranks, 4 fp32 each (one piece per block): the first claimant takes rank 0's 16 bytes
+//   and writes them at recv+0 of ranks 0, 1 and 2; the next claim gets rank 1's block (to recv+16),
+//   the next rank 2's (to recv+32). shm_pull: rank 1 copies rank 2's 16 bytes to recv+32, then rank
+//   0's to recv+0, and its own to recv+16.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -42,6 +52,17 @@ OpArgs AllGatherInPlace(const Context& ctx, const OpArgs& a) {
   return b;
 }
 
+namespace {
+
+// The pull's footprint: every rank's sendBuf (its block) and recvBuf (all blocks).
+bool StreamPull(const Context& ctx, const uint64_t* len) {
+  uint64_t total = 0;
+  for (int q = 0; q < ctx.size; ++q) total += len[q];
+  return kern::StreamStores(total * static_cast<uint64_t>(ctx.size + 1));
+}
+
+}  // namespace
+
 Status PullBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv, const uint64_t* off,
                   const uint64_t* len) {
   const int n = ctx.size;
@@ -59,7 +80,7 @@ Status PullBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv
       break;
     }
     if (src == dst) continue;
-    const bool stream = bytes >= kAllGatherStreamBytes;
+    const bool stream = StreamPull(ctx, len);
     for (uint64_t lo = 0; lo < bytes && st.ok(); lo += kPeerFoldCheckBytes) {
       const uint64_t piece = std::min(bytes - lo, kPeerFoldCheckBytes);
       if (stream)
@@ -80,15 +101,61 @@ Status PullBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv
   return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
 }
 
+Status PushBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv, const uint64_t* off,
+                  const uint64_t* len) {
+  const int n = ctx.size;
+  const size_t un = static_cast<size_t>(n);
+  thread_local std::vector<char*> recvs, dsts;
+  thread_local std::vector<ClaimCopy> items;
+  recvs.assign(un, nullptr);
+  dsts.assign(un * un, nullptr);
+  items.assign(un, ClaimCopy{});
+  Status st;
+  std::string why;
+  uint64_t total = 0;
+  // Looked up only when some block is not empty (with none, a NULL recvBuf is allowed).
+  bool any = false;
+  for (int q = 0; q < n; ++q) any = any || len[q] > 0;
+  for (int r = 0; r < n && st.ok() && any; ++r) {
+    recvs[static_cast<size_t>(r)] = r == ctx.rank ? recv : static_cast<char*>(g->PeerRecv(r, &why));
+    if (recvs[static_cast<size_t>(r)] == nullptr) st = MakeStatus(Code::kRemote, "rank %d's recvBuf: %s", r, why.c_str());
+  }
+  for (int q = 0; q < n && st.ok(); ++q) {
+    const size_t uq = static_cast<size_t>(q);
+    ClaimCopy& it = items[uq];
+    it.bytes = len[uq];
+    if (it.bytes == 0) continue;
+    it.src = static_cast<const char*>(q == ctx.rank ? send : g->PeerSend(q, &why));
+    if (it.src == nullptr) {
+      st = MakeStatus(Code::kRemote, "rank %d's sendBuf: %s", q, why.c_str());
+      break;
+    }
+    for (size_t r = 0; r < un; ++r) dsts[uq * un + r] = recvs[r] + off[uq];
+    it.dst = &dsts[uq * un];
+    it.ndst = static_cast<uint32_t>(n);
+    total += it.bytes;
+  }
+  if (!st.ok()) {
+    g->Abort(st.code(), st.message(), ctx.fp.seq);
+    return st;
+  }
+  const bool stream = kern::StreamStores(total * static_cast<uint64_t>(n + 1));
+  return CopyClaimed(ctx, g, items.data(), un, ClaimPieceBytes(total, n, kAllGatherPieceBytes), stream);
+}
+
 namespace {
 
-Status Pull(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
+enum class Dir { kPush, kPull };
+
+Status Gather(Context& ctx, net::PeerMemory* g, const OpArgs& a, Dir dir) {
   const size_t n = static_cast<size_t>(ctx.size);
   thread_local std::vector<uint64_t> off, len;
   off.resize(n);
   len.assign(n, a.bytes());
   for (size_t r = 0; r < n; ++r) off[r] = r * a.bytes();
-  return PullBlocks(ctx, g, a.send, static_cast<char*>(a.recv), off.data(), len.data());
+  char* recv = static_cast<char*>(a.recv);
+  return dir == Dir::kPush ? PushBlocks(ctx, g, a.send, recv, off.data(), len.data())
+                           : PullBlocks(ctx, g, a.send, recv, off.data(), len.data());
 }
 
 }  // namespace
@@ -97,18 +164,33 @@ Status AllGatherDirect(Context& ctx, const OpArgs& in) {
   const OpArgs a = AllGatherInPlace(ctx, in);
   net::LocalGroup* g = ctx.local;
   HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct allgather needs every rank in this process"));
-  return Pull(ctx, g, a);
+  return Gather(ctx, g, a, Dir::kPush);
 }
 
-Status AllGatherShm(Context& ctx, const OpArgs& in) {
+namespace {
+
+Status Shm(Context& ctx, const OpArgs& in, Dir dir) {
   const OpArgs a = AllGatherInPlace(ctx, in);
   net::ShmGroup* g = ctx.shm;
   HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm allgather needs a shared segment"));
   const int unshared = g->FirstUnmappable(/*recv_too=*/false);
-  if (unshared < 0) return Pull(ctx, g, a);
+  if (unshared < 0) {
+    if (dir == Dir::kPush && g->FirstUnmappable(/*recv_too=*/true) >= 0) {
+      if (g->FirstUse("allgather shm -> shm_pull"))
+        HLOG_INFO(kAlgo, "HcclAllGather #%llu: rank %d's recvBuf: not aclrtMalloc memory; re-plan shm -> shm_pull",
+                  static_cast<unsigned long long>(ctx.fp.seq), g->FirstUnmappable(true));
+      dir = Dir::kPull;
+    }
+    return Gather(ctx, g, a, dir);
+  }
   // Re-plan (identical on every rank: all read the same descriptors): "ring" over TCP. The
   // in-place rewrite is already done; ring sees sendBuf == recvBuf + r*S.
   return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "allgather shm -> ring", &AllGatherRing);
 }
+
+}  // namespace
+
+Status AllGatherShm(Context& ctx, const OpArgs& in) { return Shm(ctx, in, Dir::kPush); }
+Status AllGatherShmPull(Context& ctx, const OpArgs& in) { return Shm(ctx, in, Dir::kPull); }
 
 }  // namespace hostccl::algo

@@ -1,15 +1,17 @@
-// HcclAllGatherV: "direct", "shm", "shm_inline", "flat", "ring" ("node": allgatherv_node.cc) — the AllGather plans over blocks of
-// their own sizes and places.
+// HcclAllGatherV: "direct", "shm", "shm_pull", "shm_inline", "flat", "ring" ("node":
+// allgatherv_node.cc) — the AllGather plans over blocks of their own sizes and places.
 //
 // What: rank i's block is recvCounts[i] elements, written at recvDispls[i] of every rank's recvBuf
 //   (B_i = recvCounts[i] x element size bytes at D_i = recvDispls[i] x element size). The arrays are
 //   identical on every rank (their hash is in the fingerprint; core's argument check has already
 //   rejected overlapping target ranges and sendCount != recvCounts[rank]); bytes of recvBuf outside
 //   the n target ranges (gaps, the tail) are never written; zero-count blocks are skipped.
-//   "direct"/"shm": after Exchange (fingerprints compared before any byte moves, so arrays that
-//     disagree fail every rank before a copy could overrun), each rank copies every peer's block out
-//     of its sendBuf (PullBlocks, as AllGather); "shm" re-plans to "ring" when a rank with a
-//     non-empty block has a sendBuf peers cannot map (logged once).
+//   "direct"/"shm"/"shm_pull": after Exchange (fingerprints compared before any byte moves, so
+//     arrays that disagree fail every rank before a copy could overrun), the pieces of every block
+//     are claimed by the ranks and written into every recvBuf (PushBlocks, as AllGather), or with
+//     "shm_pull" each rank copies every peer's block out of its sendBuf (PullBlocks); "shm"
+//     re-plans to "shm_pull" when a recvBuf cannot be mapped, and both re-plan to "ring" when a
+//     rank with a non-empty block has a sendBuf peers cannot map (logged once).
 //   "shm_inline": one arrival carrying each rank's block (every block <= 4 KiB; otherwise it
 //     re-plans to "shm", logged once: every rank sees the same arrays).
 //   "flat": every rank sends its block to every other (an empty message for an empty block, so every
@@ -47,10 +49,12 @@ Status AllGatherVDirect(Context& ctx, const OpArgs& a) {
   HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct allgatherv needs every rank in this process"));
   thread_local std::vector<uint64_t> off, len;
   VBlocks(ctx, a, &off, &len);
-  return PullBlocks(ctx, g, a.send, static_cast<char*>(a.recv), off.data(), len.data());
+  return PushBlocks(ctx, g, a.send, static_cast<char*>(a.recv), off.data(), len.data());
 }
 
-Status AllGatherVShm(Context& ctx, const OpArgs& a) {
+namespace {
+
+Status Shm(Context& ctx, const OpArgs& a, bool push) {
   net::ShmGroup* g = ctx.shm;
   HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm allgatherv needs a shared segment"));
   thread_local std::vector<uint64_t> off, len;
@@ -58,9 +62,23 @@ Status AllGatherVShm(Context& ctx, const OpArgs& a) {
   int unshared = -1;
   for (int r = 0; r < ctx.size && unshared < 0; ++r)
     if (len[static_cast<size_t>(r)] > 0 && g->SendDesc(r).serial == 0) unshared = r;
-  if (unshared < 0) return PullBlocks(ctx, g, a.send, static_cast<char*>(a.recv), off.data(), len.data());
-  return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "allgatherv shm -> ring", &AllGatherVRing);
+  if (unshared >= 0)
+    return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "allgatherv shm -> ring", &AllGatherVRing);
+  char* recv = static_cast<char*>(a.recv);
+  if (push && g->FirstUnmappable(/*recv_too=*/true) >= 0) {
+    if (g->FirstUse("allgatherv shm -> shm_pull"))
+      HLOG_INFO(kAlgo, "HcclAllGatherV #%llu: rank %d's recvBuf: not aclrtMalloc memory; re-plan shm -> shm_pull",
+                static_cast<unsigned long long>(ctx.fp.seq), g->FirstUnmappable(true));
+    push = false;
+  }
+  return push ? PushBlocks(ctx, g, a.send, recv, off.data(), len.data())
+              : PullBlocks(ctx, g, a.send, recv, off.data(), len.data());
 }
+
+}  // namespace
+
+Status AllGatherVShm(Context& ctx, const OpArgs& a) { return Shm(ctx, a, true); }
+Status AllGatherVShmPull(Context& ctx, const OpArgs& a) { return Shm(ctx, a, false); }
 
 Status AllGatherVShmInline(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;

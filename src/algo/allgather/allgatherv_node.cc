@@ -51,7 +51,7 @@ Status AllGatherVNode(Context& ctx, const OpArgs& a) {
   const size_t me = static_cast<size_t>(ctx.rank);
   char* recv = static_cast<char*>(a.recv);
   auto copy = [](char* dst, const char* src, uint64_t bytes) {
-    if (bytes >= kAllGatherStreamBytes)
+    if (bytes >= (4u << 20))  // as AllGatherNode: large copies stream past the cache
       kern::CopyStreaming(dst, src, bytes);
     else if (bytes > 0)
       std::memcpy(dst, src, bytes);

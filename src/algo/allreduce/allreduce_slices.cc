@@ -5,7 +5,8 @@
 //   64-byte aligned pieces (kAllReducePieceBytes; smaller for small inputs, about 4 per rank at
 //   least), which the ranks claim one at a time (ClaimPiece, algo/peer_fold.h): the rank that
 //   claims piece P folds P of all n sendBufs in rank order into a scratch piece that stays in
-//   cache, and streams it (non-temporal stores) into every rank's recvBuf at P, its own first. On
+//   cache, and streams it into every rank's recvBuf at P, its own first (non-temporal stores when
+//   the call's buffers, 2 n S bytes, exceed a quarter of the last-level cache: kern::StreamStores). On
 //   idle cores each rank does about 1/n of the pieces; a rank that waits for a core (2 ranks on 2
 //   busy cores) leaves its share to the running ones instead of holding them in the final
 //   barrier. The result does not depend on who folds a piece. One final barrier.
@@ -59,6 +60,8 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     tmp = static_cast<char*>(ctx.scratch->Get(std::min(a.count, piece) * es));
     if (tmp == nullptr) st = Status(Code::kMemory, "cannot allocate the allreduce piece scratch");
   }
+  // Every rank's sendBuf and recvBuf: beyond the cache, non-temporal stores (kern::StreamStores).
+  const bool stream = kern::StreamStores(2 * static_cast<uint64_t>(n) * a.count * es);
   uint64_t folded = 0;
   for (uint64_t p = st.ok() ? ClaimPiece(g, ctx.fp.seq, pieces) : pieces; p < pieces;
        p = ClaimPiece(g, ctx.fp.seq, pieces)) {
@@ -76,7 +79,7 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     // would read it for ownership and write it back).
     for (int k = 0; k < n; ++k) {
       const int r = (ctx.rank + k) % n;
-      kern::CopyStreaming(dsts[static_cast<size_t>(r)] + lo * es, tmp, (hi - lo) * es);
+      kern::CopyTo(dsts[static_cast<size_t>(r)] + lo * es, tmp, (hi - lo) * es, stream);
     }
     folded += (hi - lo) * es;
   }

@@ -14,8 +14,9 @@
 
 namespace hostccl::algo {
 
-Status AlltoAllDirect(Context& ctx, const OpArgs& args);    // threads: each rank pulls its blocks from its peers
+Status AlltoAllDirect(Context& ctx, const OpArgs& args);    // threads: the ranks claim pieces of every block
 Status AlltoAllShm(Context& ctx, const OpArgs& args);       // processes of one host: the same over mapped buffers
+Status AlltoAllShmPull(Context& ctx, const OpArgs& args);   // processes: each rank pulls its blocks into its recvBuf
 Status AlltoAllPairwise(Context& ctx, const OpArgs& args);  // TCP: pairwise exchange, several steps in flight
 Status AlltoAllShmInline(Context& ctx, const OpArgs& args);  // processes of one host, small: blocks in the arrival
 Status AlltoAllNode(Context& ctx, const OpArgs& args);       // several hosts: shm inside hosts, TCP across
@@ -62,9 +63,19 @@ inline void PeerBlock(const OpArgs& a, int n, int i, int r, const uint64_t* row_
 Status PullBlocks(Context& ctx, net::PeerMemory* g, const OpArgs& a, int lo, int hi, const uint64_t* const* rows,
                   const std::function<Status()>* tick);
 
-// "shm" after its exchange (AlltoAllV's arrays at `payload_offset` of each rank's payload): the
-// pull, or the re-plan to "pairwise" when a sendBuf cannot be mapped; ends with the closing barrier.
-Status ShmPullAfterExchange(Context& ctx, net::ShmGroup* g, const OpArgs& a, size_t payload_offset);
+// AlltoAllV's arrays as published in the exchange payload, in words: 4n (sendCounts, sdispls,
+// recvCounts, rdispls: contiguous in the task's copy, core/communicator.cc CopyArrays) when they
+// fit `room` bytes, else 3n (no rdispls: peers cannot write into this rank's recvBuf, so the
+// claimed push is off and every rank pulls), else 0 (too many ranks for the slot). The same on
+// every rank (it depends on n only).
+size_t VPayloadWords(int n, size_t room);
+
+// "shm" after its exchange (AlltoAllV's arrays, `v_words` of them, at `payload_offset` of each
+// rank's payload): the claimed push when every recvBuf can be mapped (and AlltoAllV published its
+// rdispls), else the pull ("shm_pull", logged once), or the re-plan to "pairwise" when a sendBuf
+// cannot be mapped; ends with the closing barrier. `push` false: always the pull.
+Status ShmCopyAfterExchange(Context& ctx, net::ShmGroup* g, const OpArgs& a, size_t payload_offset, size_t v_words,
+                            bool push);
 
 // AlltoAllV only: every rank's (sendCounts, sdispls, recvCounts) as published by it (`rows[i]`
 // points at rank i's 3n words), checked pair by pair: rank i's sendCounts[j] must equal rank j's

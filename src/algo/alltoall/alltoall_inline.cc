@@ -1,7 +1,7 @@
 // AlltoAll family, "shm_inline" (processes of one host, small blocks): one arrival moves everything.
 //
-// What: every rank packs its payload [fits word][AlltoAllV: sendCounts, sdispls, recvCounts (3 n
-//   words)][its send blocks for ranks 0 .. n-1, packed in rank order] and arrives with it inline in
+// What: every rank packs its payload [fits word][AlltoAllV: sendCounts, sdispls, recvCounts,
+//   rdispls (4 n words; 3 n, without rdispls, for 127 < n <= 170: VPayloadWords)][its send blocks for ranks 0 .. n-1, packed in rank order] and arrives with it inline in
 //   its arrival slot (ShmGroup::kInlineBytes = 4 KiB); the fits word is 1 when the packed blocks fit
 //   the slot, else the blocks stay out (fits = 0). After the arrival (fingerprints compared there)
 //   every rank reads every rank's fits word:
@@ -10,8 +10,9 @@
 //     barrier: a slot stays readable until its owner's next-but-one arrival, which needs this
 //     rank's next arrival.
 //   - any 0: every rank (all read the same words) continues as "shm" on the same arrival (the
-//     buffers were published with it): the pull from the mapped sendBufs and the closing barrier,
-//     or shm's own re-plan to "pairwise" for unmappable sendBufs; logged once per group.
+//     buffers were published with it): the claimed copy between the mapped buffers (or its re-plan
+//     to "shm_pull") and the closing barrier, or shm's own re-plan to "pairwise" for unmappable
+//     sendBufs; logged once per group.
 // Preconditions: ctx.shm. AlltoAllV with 8 + 24 n > 4 KiB (n > 170): every rank runs "shm" instead
 //   (which re-plans to "pairwise"), decided from n alone. Buffers need not be aclrtMalloc memory
 //   when the blocks fit (nothing is mapped).
@@ -34,9 +35,11 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   const int n = ctx.size, r = ctx.rank;
   const bool v = a.kind == CollKind::kAlltoAllV;
   const size_t limit = g->PayloadLimit();
-  const size_t arrays = v ? 3 * static_cast<size_t>(n) * sizeof(uint64_t) : 0;
+  // AlltoAllV's arrays (with rdispls when they fit: shm's claimed push needs them).
+  const size_t words = v ? VPayloadWords(n, limit - sizeof(uint64_t)) : 0;
+  if (v && words == 0) return AlltoAllShm(ctx, a);  // AlltoAllV, n > 170: the same on every rank
+  const size_t arrays = words * sizeof(uint64_t);
   const size_t header = sizeof(uint64_t) + arrays;
-  if (header > limit) return AlltoAllShm(ctx, a);  // AlltoAllV, n > 170: the same on every rank
   const uint64_t es = DataTypeSize(a.dtype);
   const Blocks b{a};
   uint64_t send_total = 0;
@@ -69,7 +72,7 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
     if (g->FirstUse("alltoall shm_inline -> shm"))
       HLOG_INFO(kAlgo, "%s #%llu: a rank's blocks exceed the %zu-byte arrival slot; re-plan shm_inline -> shm",
                 CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), limit);
-    return ShmPullAfterExchange(ctx, g, a, sizeof(uint64_t));
+    return ShmCopyAfterExchange(ctx, g, a, sizeof(uint64_t), words, /*push=*/true);
   }
   constexpr int kStack = 64;
   const uint64_t* rows_stack[kStack];
