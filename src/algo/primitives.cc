@@ -1,6 +1,7 @@
 #include "algo/primitives.h"
 
 #include "kernels/reduce.h"
+#include "transport/shm/shm_group.h"
 
 namespace hostccl::algo {
 
@@ -66,8 +67,22 @@ Status AwaitRootDone(Context& ctx, int root) {
   // give that abort a second to arrive before blaming the root.
   uint8_t done = 0;
   Context late = ctx;
-  if (!ctx.deadline.infinite()) late.deadline = Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
+  late.deadline = GraceDeadline(ctx, false, 1000000000ull);
   return RecvFrom(late, root, &done, 1);
+}
+
+Status HostArrive(Context& ctx, net::ShmGroup* g, int lo, const OpArgs& a, Deadline deadline,
+                  const std::function<Status()>* progress, uint64_t* ticket, const void* payload,
+                  size_t payload_bytes) {
+  g->Publish(ctx.rank - lo, a.send_desc, a.recv_desc);
+  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, payload, payload_bytes, deadline, ctx.fp.seq, ticket, progress));
+  if (int r = ctx.check_fp ? g->FirstMismatch(*ticket) : -1; r >= 0)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, *ticket), lo, g->ArrivedFp(r, *ticket), lo + r));
+  return Status::Ok();
+}
+
+Deadline GraceDeadline(const Context& ctx, bool own, uint64_t grace_ns) {
+  return own || ctx.deadline.infinite() ? ctx.deadline : Deadline::AtNs(ctx.deadline.at_ns() + grace_ns);
 }
 
 Status FinishAll(Context& ctx) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "algo/context.h"
@@ -50,6 +51,18 @@ Status AwaitRootDone(Context& ctx, int root);
 // message to every other and waits for one from each, so no rank returns (and may exit, closing
 // its sockets under unread data) before every peer finished receiving from it. One latency.
 Status FinishAll(Context& ctx);
+
+// Node plans (several hosts; this rank's host is ranks [lo, ...) in ctx.node_shm): publishes this
+// rank's buffers in the host group, arrives carrying `payload` (up to the slot's inline bytes) with
+// `progress` run while it sleeps (stall probes from other hosts answered), and compares the host's
+// fingerprints; a mismatch names communicator ranks. *ticket: the arrival's, for ArrivedPayload.
+Status HostArrive(Context& ctx, net::ShmGroup* g, int lo, const OpArgs& a, Deadline deadline,
+                  const std::function<Status()>* progress, uint64_t* ticket, const void* payload = nullptr,
+                  size_t payload_bytes = 0);
+// The operation's deadline, or `grace_ns` later unless `own`: a rank whose wait depends on another
+// rank's (a leader's, the root's) gives that rank's abort, which names the rank really late, time
+// to arrive before blaming the one it waits for.
+Deadline GraceDeadline(const Context& ctx, bool own, uint64_t grace_ns);
 
 // Byte range [begin, end) of part `i` when `count` elements are split into `parts` near-equal
 // parts whose boundaries are multiples of `align` elements.

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "algo/allgather/allgather_algorithms.h"
+#include "algo/primitives.h"
 #include "kernels/copy.h"
 
 namespace hostccl::algo {
@@ -45,17 +46,13 @@ Status AllGatherNode(Context& ctx, const OpArgs& in) {
   const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
   // The leader's TCP waits end at ctx.deadline and its abort names the rank it found stopped; the
   // other ranks of this host give that abort a second to arrive before blaming the leader.
-  const Deadline step = leader || ctx.deadline.infinite() ? ctx.deadline
-                                                          : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
+  const Deadline step = GraceDeadline(ctx, leader, 1000000000ull);
   auto fail = [&](Status st) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   };
-  g->Publish(ctx.rank - lo, a.send_desc, a.recv_desc);
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, step, ctx.fp.seq, &ticket, &progress));
-  if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
+  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, step, &progress, &ticket));
   const bool big = bytes >= (4u << 20);
   char* lead = nullptr;  // the leader's recvBuf (non-leaders)
   if (!leader) {
@@ -89,8 +86,7 @@ Status AllGatherNode(Context& ctx, const OpArgs& in) {
   }
   // Non-leaders wait for the leaders' ring; give a failure found on another host a second more
   // to arrive as an abort.
-  const Deadline late = leader || ctx.deadline.infinite() ? ctx.deadline
-                                                          : Deadline::AtNs(ctx.deadline.at_ns() + 2000000000ull);
+  const Deadline late = GraceDeadline(ctx, leader, 2000000000ull);
   HOSTCCL_RETURN_IF_ERROR(g->Barrier(late, ctx.fp.seq, &progress));
   if (!leader) {
     const uint64_t me = static_cast<uint64_t>(ctx.rank) * bytes, total = static_cast<uint64_t>(n) * bytes;

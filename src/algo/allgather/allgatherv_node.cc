@@ -59,17 +59,13 @@ Status AllGatherVNode(Context& ctx, const OpArgs& a) {
   const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
   // As AllGatherNode: a non-leader gives an abort from another host a second (then two) to arrive
   // before blaming its leader.
-  const Deadline step = leader || ctx.deadline.infinite() ? ctx.deadline
-                                                          : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
+  const Deadline step = GraceDeadline(ctx, leader, 1000000000ull);
   auto fail = [&](Status st) {
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   };
-  g->Publish(ctx.rank - lo, a.send_desc, a.recv_desc);
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, step, ctx.fp.seq, &ticket, &progress));
-  if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
+  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, step, &progress, &ticket));
   char* lead = nullptr;  // the leader's recvBuf (non-leaders)
   if (!leader) {
     std::string why;
@@ -100,8 +96,7 @@ Status AllGatherVNode(Context& ctx, const OpArgs& a) {
     }
     if (Status st = rq.WaitAll(); !st.ok()) return fail(st);
   }
-  const Deadline late = leader || ctx.deadline.infinite() ? ctx.deadline
-                                                          : Deadline::AtNs(ctx.deadline.at_ns() + 2000000000ull);
+  const Deadline late = GraceDeadline(ctx, leader, 2000000000ull);
   HOSTCCL_RETURN_IF_ERROR(g->Barrier(late, ctx.fp.seq, &progress));
   if (!leader)
     for (int r = 0; r < n; ++r)

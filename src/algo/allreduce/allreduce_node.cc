@@ -26,6 +26,7 @@
 
 #include "algo/allreduce/allreduce_algorithms.h"
 #include "algo/pipeline.h"
+#include "algo/primitives.h"
 #include "algo/reduce/reduce_algorithms.h"
 
 namespace hostccl::algo {
@@ -52,8 +53,7 @@ Status AllReduceNode(Context& ctx, const OpArgs& a) {
   }
   net::Transport* t = ctx.transport;
   const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
-  const Deadline step = leader || ctx.deadline.infinite() ? ctx.deadline
-                                                          : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
+  const Deadline step = GraceDeadline(ctx, leader, 1000000000ull);
   HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
   if (!leader) {
     std::string why;

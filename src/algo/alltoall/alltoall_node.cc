@@ -82,12 +82,9 @@ Status AlltoAllNode(Context& ctx, const OpArgs& a) {
     }
   }
   // 2. The host's arrival.
-  g->Publish(r - lo, a.send_desc, a.recv_desc);
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, v ? a.send_counts : nullptr, v ? words * sizeof(uint64_t) : 0,
-                                    ctx.deadline, ctx.fp.seq, &ticket, &progress));
-  if (int m = ctx.check_fp ? g->FirstMismatch(ticket) : -1; m >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(m, ticket), lo + m));
+  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket, v ? a.send_counts : nullptr,
+                                     v ? words * sizeof(uint64_t) : 0));
   std::vector<const uint64_t*> rows;
   if (v) {
     if (Status st = arr.WaitAll(); !st.ok()) return fail(st);

@@ -82,14 +82,9 @@ Status BroadcastNode(Context& ctx, const OpArgs& a) {
   const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
   // The leader's TCP waits end at ctx.deadline and its abort names the rank it found stopped; the
   // other ranks of this host give that abort a second to arrive before blaming the leader.
-  const Deadline step = leader || ctx.deadline.infinite() ? ctx.deadline
-                                                          : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
-  const int li = ctx.rank - lo;
-  g->Publish(li, a.send_desc, a.recv_desc);
+  const Deadline step = GraceDeadline(ctx, leader, 1000000000ull);
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, step, ctx.fp.seq, &ticket, &progress));
-  if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
+  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, step, &progress, &ticket));
   if (!leader && a.bytes() > 0) {
     std::string why;
     const void* src = g->PeerSend(me_leader - lo, &why);
@@ -111,8 +106,7 @@ Status BroadcastNode(Context& ctx, const OpArgs& a) {
   }
   // Non-leaders wait for their leader's notice; give a failure found on another host a second
   // more to arrive as an abort.
-  const Deadline last = ctx.deadline.infinite() ? ctx.deadline : Deadline::AtNs(ctx.deadline.at_ns() + 2000000000ull);
-  return g->Barrier(leader ? ctx.deadline : last, ctx.fp.seq, &progress);
+  return g->Barrier(GraceDeadline(ctx, leader, 2000000000ull), ctx.fp.seq, &progress);
 }
 
 }  // namespace hostccl::algo

@@ -57,7 +57,6 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
   auto in_slot = [&](uint64_t c) { return g->Staging() + (c % kNodeChainSlots) * slot_bytes; };
   auto out_slot = [&](uint64_t c) { return g->Staging() + (kNodeChainSlots + c % kNodeChainSlots) * slot_bytes; };
 
-  g->Publish(li, a.send_desc, a.recv_desc);
   uint64_t ticket = 0;
   // While this host's ranks gather, ranks on other hosts may already wait on this one (those whose
   // call took "gather" if another rank here took this plan: a count across the threshold): their
@@ -65,9 +64,7 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
   // barriers below (so a leader asleep there is not taken for stopped, and an ABORT from another
   // host reaches the ranks that only wait in shared memory).
   const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket, &progress));
-  if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
+  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket));
   std::string why;
   std::vector<const char*> peers(static_cast<size_t>(m));
   for (int r = 0; r < m; ++r) {
@@ -123,8 +120,7 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
   // The leader's TCP waits end at ctx.deadline and its abort names the rank it found stopped (on
   // another host); the other ranks of this host, who can only see that the leader is late, give
   // that abort a second to arrive before blaming the leader.
-  const Deadline step_deadline =
-      leader || ctx.deadline.infinite() ? ctx.deadline : Deadline::AtNs(ctx.deadline.at_ns() + 1000000000ull);
+  const Deadline step_deadline = GraceDeadline(ctx, leader, 1000000000ull);
   Status st;
   if (leader && j > 0)
     for (uint64_t c = 0; c < std::min<uint64_t>(kNodeChainSlots - 2, nchunks); ++c)

@@ -71,11 +71,8 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   };
 
   // 1. The host's arrival, then one byte with every rank of the other host.
-  g->Publish(r - lo, a.send_desc, a.recv_desc);
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket, &progress));
-  if (int x = ctx.check_fp ? g->FirstMismatch(ticket) : -1; x >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(x, ticket), lo + x));
+  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket));
   const uint8_t mappable = g->FirstUnmappable(/*recv_too=*/false) < 0 ? 1 : 0;
   thread_local std::vector<uint8_t> flags;
   flags.assign(static_cast<size_t>(om), 0);

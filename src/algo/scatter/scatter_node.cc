@@ -61,11 +61,8 @@ Status ScatterNode(Context& ctx, const OpArgs& a) {
   // The root's host arrives first: its ranks learn whether the root's sendBuf is shareable.
   bool shared = false;
   if (on_root_host) {
-    g->Publish(ctx.rank - lo, a.send_desc, a.recv_desc);
     uint64_t ticket = 0;
-    HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &ticket, &progress));
-    if (int r = ctx.check_fp ? g->FirstMismatch(ticket) : -1; r >= 0)
-      return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, ticket), lo, g->ArrivedFp(r, ticket), lo + r));
+    HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket));
     shared = g->SendDesc(a.root - lo).serial != 0;
   }
   // Ranks the root serves over TCP: every rank of another host, and its own host's when not shared.
@@ -105,8 +102,7 @@ Status ScatterNode(Context& ctx, const OpArgs& a) {
   }
   if (!on_root_host) return Status::Ok();
   // The root passes only after the other hosts' part succeeded: give its abort time to arrive.
-  const Deadline late = root || ctx.deadline.infinite() ? ctx.deadline
-                                                        : Deadline::AtNs(ctx.deadline.at_ns() + 2000000000ull);
+  const Deadline late = GraceDeadline(ctx, root, 2000000000ull);
   return g->Barrier(late, ctx.fp.seq, &progress);
 }
 
