@@ -513,6 +513,7 @@ Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, 
   ran_ahead_ = true;
   last_post_ = t;
   last_post_seq_ = seq;
+  settle_on_arrival_ = reads || wake;
   if (!reads) seg_->done()[rank_].done.store(t, std::memory_order_release);  // it reads none of the slots
   // The last arrival of ticket t wakes members sleeping for it (as Arrive does); with `wake`, any
   // arrival (members wait for this one alone). The fence orders our ticket before the loads (a
@@ -582,7 +583,8 @@ Status ShmGroup::Settle(Deadline deadline) {
   if (!ran_ahead_) return Status::Ok();
   const uint64_t t = last_post_;
   Status st;
-  st = PollUntil(&ShmGroup::Settled, t, deadline, nullptr, t, last_post_seq_);
+  st = PollUntil(settle_on_arrival_ ? &ShmGroup::AllArrived : &ShmGroup::Settled, t, deadline, nullptr, t,
+                 last_post_seq_);
   st = AfterWait(std::move(st), last_post_seq_);
   if (st.ok() && verify_hi_ != 0) st = VerifyUpTo(t);
   if (st.ok() && verify_hi_ != 0)

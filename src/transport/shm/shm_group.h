@@ -109,7 +109,7 @@ class ShmGroup : public PeerMemory {
   // it is done with them; members that ran ahead may reuse them and settle.
   void MarkDone(uint64_t ticket);
   // Waits until every member is done with this rank's last Post (marked it done or arrived
-  // later), then compares the remaining fingerprints; the abort's status when the group gave up
+  // later; for a Post with `reads` or `wake`: arrived at it), then compares the remaining fingerprints; the abort's status when the group gave up
   // on one of them, a dead peer's, or kTimeout at the deadline. Ok at once when nothing ran ahead.
   Status Settle(Deadline deadline);
   // Something to settle: arrivals posted ahead (Settle) or eager mailbox sends whose answers
@@ -248,6 +248,10 @@ class ShmGroup : public PeerMemory {
   uint64_t all_arrived_ = 0;    // the last ticket this rank saw every member arrive at
   bool ran_ahead_ = false;      // a Post since the last Settle
   uint64_t last_post_ = 0, last_post_seq_ = 0;
+  // The last Post was a root's or reader's (Broadcast, Scatter: `wake` or `reads`): Settle needs
+  // every member's arrival at it, not its done-ness (nobody folds it; arriving at ticket t means
+  // being done with every earlier ticket).
+  bool settle_on_arrival_ = false;
   uint64_t verify_lo_ = 0, verify_hi_ = 0;  // posted tickets whose fingerprints are not compared yet
   uint64_t flow_waits_ = 0;
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
