@@ -1,5 +1,7 @@
 #include "algo/context.h"
 
+#include "algo/sendrecv/sendrecv_algorithms.h"
+
 #include <sys/mman.h>
 
 #include <cstring>
@@ -22,6 +24,13 @@ void* Scratch::Get(size_t bytes) {
   mem_ = p;
   capacity_ = want;
   return mem_;
+}
+
+Status SettleRanAhead(net::ShmGroup* g, Deadline deadline) {
+  if (g == nullptr) return Status::Ok();
+  Status st = g->Settle(deadline);
+  if (st.ok() && g->mail_ahead()) st = P2PMailboxSettle(g, deadline);
+  return st;
 }
 
 }  // namespace hostccl::algo

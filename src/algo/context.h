@@ -114,7 +114,14 @@ struct Context {
   // Set by an algorithm that returned before its peers confirmed the operation (a non-root of
   // the small Reduce: its input is copied out, ShmGroup::Post): the communicator settles it at
   // the stream's next synchronize (Communicator::Settle), which reports the operation's errors.
+  // Also set by an eager mailbox send (sendrecv_mailbox.cc), answered later.
   net::ShmGroup* ran_ahead = nullptr;
 };
+
+// Settles what ran ahead on `g` (Communicator::Settle, and Destroy): waits until the peers are
+// done with every arrival this rank posted ahead (ShmGroup::Settle) and have answered every eager
+// send (P2PMailboxSettle), and reports the first error among them (a mismatch naming both ranks,
+// a dead peer, or kTimeout naming the late peer). Ok at once when nothing ran ahead.
+Status SettleRanAhead(net::ShmGroup* g, Deadline deadline);
 
 }  // namespace hostccl::algo

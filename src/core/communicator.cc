@@ -690,11 +690,14 @@ Status Communicator::Settle(Deadline deadline) {
   if (failed() || destroyed_.load()) return Status::Ok();
   SetLogRank(rank_);
   const Deadline op = OpDeadline();
-  Status st = g->Settle(deadline.Earlier(op));
+  Status st = algo::SettleRanAhead(g, deadline.Earlier(op));
   if (st.ok()) return st;
   // The synchronize's own bound passed first: not a failure of the operations; they stay pending.
   if (st.code() == Code::kTimeout && !deadline.infinite() && deadline.Expired() && deadline.at_ns() <= op.at_ns())
     return st;
+  // Point-to-point calls carry the collective count, not a number of their own.
+  if (IsP2PKind(static_cast<uint8_t>(ran_ahead_kind_)))
+    return Finish(0, "the calls that completed ahead of their peers", std::move(st));
   return Finish(0, StrFormat("%s #%llu and the calls before it that completed ahead of their peers",
                              CollKindName(ran_ahead_kind_), static_cast<unsigned long long>(ran_ahead_seq_)),
                 std::move(st));
@@ -752,7 +755,11 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     fp.dtype = static_cast<uint8_t>(args.dtype);
     fp.count = args.count;
     fp.root = static_cast<uint32_t>(args.root);
-    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args)]() { return self->Run(fp, args); });
+    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), stream]() {
+      Status st = self->Run(fp, args);
+      if (t_ran_ahead) self->DeferSettle(stream);  // an eager send (sendrecv_mailbox.cc)
+      return st;
+    });
   }
   TaskArrays arrays;
   if (HasArrays(args)) {
@@ -893,7 +900,7 @@ void Communicator::Destroy() {
     std::unique_lock<std::mutex> lk(exec_mu_, std::try_to_lock);
     if (lk.owns_lock() && ran_ahead_ != nullptr && ran_ahead_->ran_ahead()) {
       SetLogRank(rank_);
-      Status st = ran_ahead_->Settle(OpDeadline());
+      Status st = algo::SettleRanAhead(ran_ahead_, OpDeadline());
       if (!st.ok()) HLOG_WARN(kColl, "rank %d destroys communicator '%s' with calls that ran ahead unsettled: %s", rank_,
                               name_.c_str(), st.message().c_str());
     }

@@ -94,16 +94,17 @@ TEST_P(SendRecvFault, CountMismatchFailsBothNamingBoth) { Mismatch(GetParam(), f
 TEST_P(SendRecvFault, DtypeMismatchFailsBothNamingBoth) { Mismatch(GetParam(), true); }
 
 // Both ranks Send first: a deadlock under the rendezvous rule, reported at the exec timeout
-// (1.5 s here) as HCCL_E_TIMEOUT naming both ranks.
+// (1.5 s here) as HCCL_E_TIMEOUT naming both ranks. 4 KiB: above the mailbox's eager limit (472
+// bytes; smaller sends over shared memory complete eagerly, runahead_rooted_test.cc).
 TEST_P(SendRecvFault, BothSendFirstTimesOutNamingBoth) {
   const Place p = GetParam();
   auto res = RunRanks(2, p.mode, [&](RankContext& c) {
     DevBuf out, in;
-    if (!out.Alloc(64 * 4) || !in.Alloc(64 * 4)) return c.Fail("aclrtMalloc");
+    if (!out.Alloc(1024 * 4) || !in.Alloc(1024 * 4)) return c.Fail("aclrtMalloc");
     const uint32_t peer = 1 - c.rank;
     const int64_t start = NowMs();
-    if (HcclSend(out.ptr, 64, HCCL_DATA_TYPE_FP32, peer, c.comm, c.stream) != HCCL_SUCCESS ||
-        HcclRecv(in.ptr, 64, HCCL_DATA_TYPE_FP32, peer, c.comm, c.stream) != HCCL_SUCCESS)
+    if (HcclSend(out.ptr, 1024, HCCL_DATA_TYPE_FP32, peer, c.comm, c.stream) != HCCL_SUCCESS ||
+        HcclRecv(in.ptr, 1024, HCCL_DATA_TYPE_FP32, peer, c.comm, c.stream) != HCCL_SUCCESS)
       return c.Fail("call rejected");
     Verdict v = Finish(c, start);
     if (v.sync != ACL_ERROR_RT_TASK_TIMEOUT) return c.Fail("synchronize " + std::to_string(v.sync) + ": " + v.msg);
@@ -118,7 +119,8 @@ TEST_P(SendRecvFault, BothSendFirstTimesOutNamingBoth) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-// A Send whose peer never receives: HCCL_E_TIMEOUT at the exec timeout naming the peer.
+// A Send whose peer never receives: HCCL_E_TIMEOUT at the exec timeout naming the peer (over
+// shared memory this 256-byte send completes eagerly and the synchronize's settle times out).
 TEST_P(SendRecvFault, UnmatchedSendTimesOutNamingThePeer) {
   const Place p = GetParam();
   auto res = RunRanks(2, p.mode, [&](RankContext& c) {

@@ -1,10 +1,17 @@
 // Broadcast for small messages: "shm_inline" (processes of one host) and "flat" (TCP).
 //
-// "shm_inline": one arrival. The root arrives with its whole buffer inline in its arrival slot
-//   (<= 4 KiB, ShmGroup::kInlineBytes), the others with nothing; after the arrival every non-root
-//   copies the root's slot into its buffer. The slot stays readable until the root's next arrival,
-//   which needs every rank's next arrival, so the root may return at once. Fingerprints travel in
-//   the arrival and are compared by every rank.
+// "shm_inline": the root runs ahead (pipelined completion, docs/performance.md). It posts its whole
+//   buffer (<= 4 KiB, ShmGroup::kInlineBytes) inline in its arrival slot (ShmGroup::Post) and
+//   returns at once, so its stream moves on to the next queued call; the others post their
+//   fingerprints without marking the ticket done (Post with `reads`), wait for the root's slot
+//   alone (AwaitArrival), compare the root's fingerprint with their own, copy the slot into their
+//   buffer and mark the ticket done. The root reuses that slot only `ring` tickets later, once every
+//   rank marked it done (flow control: the root gets at most ring - 1 calls ahead of the slowest
+//   rank). Fingerprints the ranks did not compare directly (non-root against non-root, the root
+//   against everyone) are compared from the fingerprint history at later posts and at the
+//   stream's synchronize (Communicator::Settle), where a mismatch or a failed peer of any call that
+//   ran ahead is reported on every rank. Bytes: the root writes S into its slot, every other rank
+//   reads S from it.
 // "flat": the root sends its buffer to every other rank (one message step), each non-root receives
 //   it straight into its buffer and answers with a 1-byte acknowledgement; once the root has every
 //   acknowledgement it sends each rank a 1-byte completion notice (FinishRooted), which the
@@ -13,7 +20,8 @@
 //   Bytes: the root sends (n-1) S; latency three hops.
 // Preconditions: "shm_inline": ctx.shm and S <= 4 KiB (its registry max_bytes: the selector gives a
 //   larger call to the default rules, even when forced; called anyway it fails with kInternal). "flat": a transport (n = 1: nothing to do).
-// Example: 3 ranks, root 2, 8 B: rank 2 arrives with its 8 bytes; ranks 0 and 1 copy them.
+// Example: 3 ranks, root 2, 8 B: rank 2 posts its 8 bytes and returns; ranks 0 and 1 post, wait for
+//   rank 2's slot, copy the 8 bytes and mark the ticket done.
 #include <cstring>
 #include <vector>
 
@@ -30,12 +38,21 @@ Status BroadcastShmInline(Context& ctx, const OpArgs& a) {
   if (bytes > net::ShmGroup::kInlineBytes)
     return MakeStatus(Code::kInternal, "shm_inline broadcast takes at most %zu bytes, not %llu",
                       net::ShmGroup::kInlineBytes, static_cast<unsigned long long>(bytes));
-  const bool root = ctx.rank == a.root;
   uint64_t t = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, root ? a.send : nullptr, root ? bytes : 0, ctx.deadline, ctx.fp.seq, &t));
-  if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
-  if (!root) std::memcpy(a.recv, g->ArrivedPayload(a.root, t), bytes);
+  if (ctx.rank == a.root) {
+    HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, a.send, bytes, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/false,
+                                    /*wake=*/true));
+    if (a.recv != a.send) std::memcpy(a.recv, a.send, bytes);
+    ctx.ran_ahead = g;
+    return Status::Ok();
+  }
+  HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/true));
+  ctx.ran_ahead = g;  // its fingerprint is compared with the other non-roots' later (settle)
+  HOSTCCL_RETURN_IF_ERROR(g->AwaitArrival(a.root, t, ctx.deadline, ctx.fp.seq));
+  if (ctx.check_fp && g->ArrivedFp(a.root, t) != ctx.fp)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(a.root, t), a.root, ctx.fp, ctx.rank));
+  std::memcpy(a.recv, g->ArrivedPayload(a.root, t), bytes);
+  g->MarkDone(t);
   return Status::Ok();
 }
 

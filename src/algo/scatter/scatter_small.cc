@@ -1,10 +1,13 @@
 // Scatter: "shm_inline" (processes of one host, small) and "flat" (TCP, any size).
 //
-// "shm_inline": one arrival. The root arrives with its whole sendBuf inline in its arrival slot
-//   (n x S <= 4 KiB, ShmGroup::kInlineBytes), the others with nothing; after the arrival every rank
-//   copies its block out of the root's slot. The slot stays readable until the root's next arrival,
-//   which needs every rank's next arrival, so the root may return at once. Fingerprints travel in
-//   the arrival and are compared by every rank.
+// "shm_inline": the root runs ahead (pipelined completion, as Broadcast's shm_inline). It posts
+//   its whole sendBuf (n x S <= 4 KiB, ShmGroup::kInlineBytes) inline in its arrival slot, copies
+//   its own block locally and returns at once; every other rank posts its fingerprint without
+//   marking the ticket done, waits for the root's slot alone, compares the root's fingerprint with
+//   its own, copies its block out of the slot and marks the ticket done. Flow control by the ring
+//   of slots (the root gets at most ring - 1 calls ahead); fingerprints not compared directly are
+//   compared from the history at later posts and at the stream's synchronize. Bytes: the root
+//   writes n x S into its slot and S locally, every other rank reads S.
 // "flat": the root sends block r straight from its sendBuf to each rank r (all sends posted at once;
 //   the root's link has to carry (n-1) S whatever the plan, so a chain or tree would not shorten it),
 //   each rank receives it straight into its recvBuf and answers with a 1-byte acknowledgement; with
@@ -14,7 +17,8 @@
 // In place (root): recvBuf == sendBuf + root*S; the own copy is skipped.
 // Preconditions: "shm_inline": ctx.shm; n x S > 4 KiB re-plans to "shm" (logged once; the rules
 //   see one block, not n). "flat": a transport (n = 1: a local copy).
-// Example: 3 ranks, root 0, 8 B each: rank 0 arrives with 24 bytes; rank 2 copies bytes [16, 24).
+// Example: 3 ranks, root 0, 8 B each: rank 0 posts 24 bytes and returns; rank 2 copies bytes [16, 24)
+//   of rank 0's slot and marks the ticket done.
 #include <cstring>
 #include <vector>
 
@@ -36,12 +40,22 @@ Status ScatterShmInline(Context& ctx, const OpArgs& a) {
                 net::ShmGroup::kInlineBytes);
     return ScatterShm(ctx, a);
   }
-  const bool root = ctx.rank == a.root;
   uint64_t t = 0;
-  HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, root ? a.send : nullptr, root ? total : 0, ctx.deadline, ctx.fp.seq, &t));
-  if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
-  std::memmove(a.recv, g->ArrivedPayload(a.root, t) + static_cast<uint64_t>(ctx.rank) * bytes, bytes);
+  if (ctx.rank == a.root) {
+    HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, a.send, total, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/false,
+                                    /*wake=*/true));
+    const char* mine = static_cast<const char*>(a.send) + static_cast<uint64_t>(a.root) * bytes;
+    if (mine != a.recv) std::memcpy(a.recv, mine, bytes);
+    ctx.ran_ahead = g;
+    return Status::Ok();
+  }
+  HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/true));
+  ctx.ran_ahead = g;  // its fingerprint is compared with the other non-roots' later (settle)
+  HOSTCCL_RETURN_IF_ERROR(g->AwaitArrival(a.root, t, ctx.deadline, ctx.fp.seq));
+  if (ctx.check_fp && g->ArrivedFp(a.root, t) != ctx.fp)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(a.root, t), a.root, ctx.fp, ctx.rank));
+  std::memcpy(a.recv, g->ArrivedPayload(a.root, t) + static_cast<uint64_t>(ctx.rank) * bytes, bytes);
+  g->MarkDone(t);
   return Status::Ok();
 }
 

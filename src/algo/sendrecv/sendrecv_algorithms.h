@@ -19,6 +19,11 @@ Status P2PTcp(Context& ctx, const OpArgs& args);
 // re-plans to P2PShm without CMA or mailboxes.
 Status P2PMailbox(Context& ctx, const OpArgs& args);
 Status P2PShm(Context& ctx, const OpArgs& args);
+// Eager mailbox sends (payload inline, <= MailSlot::kInline) complete once published; their
+// answers are collected at later sends on the pair and here (called by SettleRanAhead): waits
+// until every peer took every message this rank sent it, then reports the first answer that
+// says the fingerprints differed (naming both ranks), a dead peer, or kTimeout naming the peer.
+Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline);
 Status P2PNode(Context& ctx, const OpArgs& args);
 
 inline constexpr uint64_t kP2PDirectMinBytes = 32 << 10;

@@ -16,9 +16,17 @@
 // one counter: the receiver reads chunks, the sender writes chunks into the receiver's buffer
 // (mapped, or process_vm_writev). The receiver answers `taken` only when every chunk is done, so
 // nothing is written into its buffer after its Recv completed.
-// Rendezvous: a send completes only when its `taken` arrived, so no Send completes before its Recv
-// took the data. A fingerprint that differs is answered with verdict 1 and the receiver's
-// fingerprint, so both ranks fail with the same HCCL_E_PARA message naming both.
+// Eager and rendezvous: a single HcclSend whose payload travels inline (<= 472 bytes) completes
+// once its slot is published (the data is copied out; the stream moves on: ctx.ran_ahead); its
+// answer is collected later: before the pair's slot is reused (message m + kSlots waits for
+// `taken` of m anyway, and looks at its verdict first) and at the stream's synchronize
+// (P2PMailboxSettle, through Communicator::Settle), which waits until the receiver took every
+// message and reports a mismatch, a dead receiver or, at the exec timeout, the missing HcclRecv.
+// Every other send (larger, or in a HcclBatchSendRecv list) completes only when its `taken`
+// arrived, so it does not complete before its Recv took the data. A fingerprint that differs is
+// answered with verdict 1 and the receiver's fingerprint, so both ranks fail with the same
+// HCCL_E_PARA message naming both (an eager sender: at its next send on the pair that reuses the
+// slot, or its synchronize, at the latest).
 // Waiting: whenever nothing can progress, one adaptive wait (spin ~2 us, yield, then the segment's
 // futex) for any slot this call watches; bounded by the exec timeout, peer death (pidfds) and an
 // abort of the communicator.
@@ -32,8 +40,9 @@
 // together), so any set of pairwise-matching items completes in any item order.
 // In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
 // Example: ping-pong of 8 bytes, rank 0 {send to 1}, rank 1 {recv from 0}: rank 0 writes one cache
-// line (message 1 in slot 0 of ring 0->1) and spins on the answer line; rank 1 sees `full` == 1,
-// copies 8 bytes, writes `taken` = 1; both calls complete. 64 MiB instead: rank 0 flags the slot
+// line (message 1 in slot 0 of ring 0->1) and its send completes (eager); rank 1 sees `full` == 1,
+// copies 8 bytes, writes `taken` = 1; rank 0 looks at that answer when it posts message 5 into
+// slot 0 again, or at its synchronize. 64 MiB instead: rank 0 flags the slot
 // split and waits for `claim`; rank 1 claims, both take chunk numbers 0..255 from the counter
 // (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...), rank 1 waits until `done` = 256 and
 // answers.
@@ -188,6 +197,22 @@ bool SlotFree(const net::ShmGroup* g, int me, int peer, uint64_t m) {
   return m <= kSlots || g->Mail(me, peer, m)->taken.load(std::memory_order_acquire) >= m - kSlots;
 }
 
+// The answers of messages to `peer` up to `upto` (all taken; none of their slots reused yet) that
+// this rank has not looked at: the first that says the fingerprints differed, as the receiver
+// reported it. Runs before every post that reuses a slot (upto = m - kSlots) and at the settle.
+Status CollectAnswers(net::ShmGroup* g, int me, int peer, uint64_t upto) {
+  uint64_t& checked = g->MailChecked(peer);
+  for (; checked < upto; ++checked) {
+    const net::MailSlot* s = g->Mail(me, peer, checked + 1);
+    if (s->verdict != 0) {
+      Status st(Code::kPara, FormatMismatch(s->rfp, peer, s->fp, me));
+      st.WithPeer(peer);
+      return st;
+    }
+  }
+  return Status::Ok();
+}
+
 // The receiver's side of a split message: publishes its buffer, copies chunks, waits for the
 // sender's chunks in flight.
 Status TakeSplit(Context& ctx, net::ShmGroup* g, const P2PItem& it, net::MailSlot* s, uint64_t m,
@@ -283,9 +308,15 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     One o{g, me, it.peer, g->MailSent(it.peer) + 1};
     Status w = g->WaitFor(&OneFree, &o, ctx.deadline, &it.peer, 1, &OnePeer);
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+    if (o.m > kSlots) HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, it.peer, o.m - kSlots));
     const bool split = SplitSend(it.bytes());
     Post(ctx, g, it, o.m, &a.send_desc, split);
     g->Notify();
+    if (it.bytes() <= net::MailSlot::kInline) {  // eager: answered later (CollectAnswers, settle)
+      g->mail_ahead() = true;
+      ctx.ran_ahead = g;
+      return Status::Ok();
+    }
     Status copied;
     if (split) {
       // Help: once the receiver published its buffer, copy chunks into it alongside.
@@ -360,6 +391,7 @@ Status Pass(Call& c, bool* moved) {
         c.blocked_send[p] = 1;
         continue;
       }
+      if (m > kSlots) HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, it.peer, m - kSlots));
       Post(ctx, g, it, m);
       c.st[i].m = m;
       *moved = true;
@@ -392,6 +424,35 @@ bool HasSelfItems(const Context& ctx, const std::vector<P2PItem>& items) {
 }
 
 }  // namespace
+
+Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline) {
+  const int me = g->rank();
+  for (int p = 0; p < g->size(); ++p) {
+    const uint64_t sent = p == me ? 0 : g->MailSent(p);
+    if (g->MailChecked(p) >= sent) continue;
+    One o{g, me, p, sent};
+    Status w = g->WaitFor(&OneTaken, &o, deadline, &p, 1, &OnePeer);
+    if (!w.ok() && w.code() == Code::kTimeout) {
+      // Name the first message the peer did not take, as the send itself would have.
+      uint64_t m = g->MailChecked(p) + 1;
+      while (m < sent && g->Mail(me, p, m)->taken.load(std::memory_order_acquire) >= m) ++m;
+      const Fingerprint& fp = g->Mail(me, p, m)->fp;
+      Context ctx;
+      ctx.rank = me;
+      P2PItem it;
+      it.send = true;
+      it.peer = p;
+      it.count = fp.count;
+      it.dtype = static_cast<DataType>(fp.dtype);
+      it.pair_seq = fp.root;
+      return P2PTimeout(ctx, it, false, Status::Ok());
+    }
+    HOSTCCL_RETURN_IF_ERROR(w);
+    HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, p, sent));
+  }
+  g->mail_ahead() = false;
+  return Status::Ok();
+}
 
 Status P2PMailbox(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;

@@ -199,6 +199,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
     g->mail_ = g->seg_->mail();
     g->mail_sent_.assign(static_cast<size_t>(size), 0);
     g->mail_taken_.assign(static_cast<size_t>(size), 0);
+    g->mail_checked_.assign(static_cast<size_t>(size), 0);
   }
   for (int r = 0; r < size; ++r) {
     int pfd = -1;
@@ -497,7 +498,7 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
 }
 
 Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
-                      bool check, uint64_t* ticket) {
+                      bool check, uint64_t* ticket, bool reads, bool wake) {
   HOSTCCL_RETURN_IF_ERROR(AfterWait(Status::Ok(), seq));  // the group gave up on this operation
   uint64_t known = 0;
   HOSTCCL_RETURN_IF_ERROR(Announce(fp, payload, bytes, deadline, seq, ticket, nullptr, &known));
@@ -512,15 +513,29 @@ Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, 
   ran_ahead_ = true;
   last_post_ = t;
   last_post_seq_ = seq;
-  seg_->done()[rank_].done.store(t, std::memory_order_release);  // it reads none of the slots
-  // The last arrival of ticket t wakes members sleeping for it (as Arrive does). The fence
-  // orders our ticket before the loads (a member that counted itself asleep and then missed
-  // our ticket is seen here; one that did not count itself yet sees our ticket).
+  settle_on_arrival_ = reads || wake;
+  if (!reads) seg_->done()[rank_].done.store(t, std::memory_order_release);  // it reads none of the slots
+  // The last arrival of ticket t wakes members sleeping for it (as Arrive does); with `wake`, any
+  // arrival (members wait for this one alone). The fence orders our ticket before the loads (a
+  // member that counted itself asleep and then missed our ticket is seen here; one that did not
+  // count itself yet sees our ticket).
+  if (wake) {
+    WakeSleepers();  // its own fence
+    return Status::Ok();
+  }
 #if !defined(__SANITIZE_THREAD__)
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
   if (AllArrived(t)) WakeSleepers();
   return Status::Ok();
+}
+
+Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_t seq) {
+  ArrivalSlot* s = Slot(r, ticket);
+  if (s->ticket.load(std::memory_order_acquire) >= ticket) return AfterWait(Status::Ok(), seq);
+  Status st = WaitUntil([s, ticket] { return s->ticket.load(std::memory_order_seq_cst) >= ticket; }, &seg_->barrier,
+                        deadline, WaitOptions(nullptr), [this, ticket] { return Missing(ticket, false); });
+  return AfterWait(std::move(st), seq);
 }
 
 void ShmGroup::MarkDone(uint64_t ticket) {
@@ -568,7 +583,8 @@ Status ShmGroup::Settle(Deadline deadline) {
   if (!ran_ahead_) return Status::Ok();
   const uint64_t t = last_post_;
   Status st;
-  st = PollUntil(&ShmGroup::Settled, t, deadline, nullptr, t, last_post_seq_);
+  st = PollUntil(settle_on_arrival_ ? &ShmGroup::AllArrived : &ShmGroup::Settled, t, deadline, nullptr, t,
+                 last_post_seq_);
   st = AfterWait(std::move(st), last_post_seq_);
   if (st.ok() && verify_hi_ != 0) st = VerifyUpTo(t);
   if (st.ok() && verify_hi_ != 0)

@@ -96,16 +96,26 @@ class ShmGroup : public PeerMemory {
   // is compared later, with `check`: against the others' as they publish them (each rank keeps
   // its last 4 x ring fingerprints in the segment), at its later Posts and arrivals, and at Settle.
   // A mismatch found there aborts the group (naming both ranks) and is returned.
+  // With `reads` (a non-root of a small Broadcast or Scatter) the rank will still read other
+  // members' slots of the ticket: it is not marked done (MarkDone, once read); AwaitArrival waits
+  // for the member it reads. With `wake` (a root whose members wait for it alone, not for all)
+  // sleepers are woken whether or not every member arrived.
   Status Post(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq, bool check,
-              uint64_t* ticket);
+              uint64_t* ticket, bool reads = false, bool wake = false);
+  // After Post(reads): waits until member r arrived at `ticket` (or with the abort/timeout/peer-
+  // death status); its slot stays readable until this rank's MarkDone(ticket).
+  Status AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_t seq);
   // A member that reads slots of `ticket` after a Post of others (the root of a small Reduce):
   // it is done with them; members that ran ahead may reuse them and settle.
   void MarkDone(uint64_t ticket);
   // Waits until every member is done with this rank's last Post (marked it done or arrived
-  // later), then compares the remaining fingerprints; the abort's status when the group gave up
+  // later; for a Post with `reads` or `wake`: arrived at it), then compares the remaining fingerprints; the abort's status when the group gave up
   // on one of them, a dead peer's, or kTimeout at the deadline. Ok at once when nothing ran ahead.
   Status Settle(Deadline deadline);
-  bool ran_ahead() const { return ran_ahead_; }
+  // Something to settle: arrivals posted ahead (Settle) or eager mailbox sends whose answers
+  // were not collected yet (mail_ahead(), settled by algo::SettleRanAhead).
+  bool ran_ahead() const { return ran_ahead_ || mail_ahead_; }
+  bool posted_ahead() const { return ran_ahead_; }
   // How often an arrival waited for a slot to be released (flow control; tests, diagnostics).
   uint64_t flow_waits() const { return flow_waits_; }
   uint64_t ring() const { return ring_; }
@@ -156,6 +166,10 @@ class ShmGroup : public PeerMemory {
   // This rank's message counts per peer (process memory; one thread uses the group at a time).
   uint64_t& MailSent(int peer) { return mail_sent_[static_cast<size_t>(peer)]; }
   uint64_t& MailTaken(int peer) { return mail_taken_[static_cast<size_t>(peer)]; }
+  // Eager sends (complete once published, answered later): the last message to `peer` whose
+  // answer (verdict) this rank looked at, and whether some answers are still to be collected.
+  uint64_t& MailChecked(int peer) { return mail_checked_[static_cast<size_t>(peer)]; }
+  bool& mail_ahead() { return mail_ahead_; }
   // Waits (spin, yield, futex, as arrivals do) until ready() holds; bounded by the deadline, and
   // by the death or failure (Abort, communicator destroyed) of one of `peers` (group indices) only,
   // so a rank that leaves fails only transfers with itself. `missing` names whom it waits for.
@@ -234,6 +248,10 @@ class ShmGroup : public PeerMemory {
   uint64_t all_arrived_ = 0;    // the last ticket this rank saw every member arrive at
   bool ran_ahead_ = false;      // a Post since the last Settle
   uint64_t last_post_ = 0, last_post_seq_ = 0;
+  // The last Post was a root's or reader's (Broadcast, Scatter: `wake` or `reads`): Settle needs
+  // every member's arrival at it, not its done-ness (nobody folds it; arriving at ticket t means
+  // being done with every earlier ticket).
+  bool settle_on_arrival_ = false;
   uint64_t verify_lo_ = 0, verify_hi_ = 0;  // posted tickets whose fingerprints are not compared yet
   uint64_t flow_waits_ = 0;
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
@@ -258,7 +276,8 @@ class ShmGroup : public PeerMemory {
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
   MailSlot* mail_ = nullptr;
-  std::vector<uint64_t> mail_sent_, mail_taken_;
+  std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_;
+  bool mail_ahead_ = false;
 };
 
 }  // namespace hostccl::net
