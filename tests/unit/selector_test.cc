@@ -170,11 +170,12 @@ TEST(Selector, AllGatherAndScatterDefaults) {
     EXPECT_EQ(pick(k, 8, Hosts(4)), "flat");
   }
   EXPECT_EQ(pick(CollKind::kAllGather, 64 << 20, Hosts(4)), "node");
-  EXPECT_EQ(pick(CollKind::kAllGatherV, 64 << 20, Hosts(4)), "ring");
+  EXPECT_EQ(pick(CollKind::kAllGatherV, 64 << 20, Hosts(4)), "node");
   EXPECT_EQ(pick(CollKind::kScatter, 8, Threads(4)), "direct");
   EXPECT_EQ(pick(CollKind::kScatter, 1024, OneHost(4)), "shm_inline");
   EXPECT_EQ(pick(CollKind::kScatter, 1025, OneHost(4)), "shm");
-  EXPECT_EQ(pick(CollKind::kScatter, 64 << 20, Hosts(4)), "flat");
+  EXPECT_EQ(pick(CollKind::kScatter, 64 << 20, Hosts(4)), "node");
+  EXPECT_EQ(pick(CollKind::kScatter, 8, Hosts(4)), "node");
   EXPECT_EQ(pick(CollKind::kScatter, 8, Tcp(4)), "flat");
 }
 
