@@ -32,7 +32,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -101,9 +100,40 @@ class StreamImpl final : public Stream {
 
  private:
   struct Entry {
-    uint64_t seq;
-    uint64_t seen_ns;  // when the worker first saw it in the queue (0: not yet)
+    uint64_t seq = 0;
+    uint64_t seen_ns = 0;  // when the worker first saw it in the queue (0: not yet)
     Task fn;
+  };
+  // The tasks not started, oldest first: a ring that doubles when full and is reused, so a task
+  // costs no allocation in steady state (a std::deque allocates a node per entry this big).
+  class Queue {
+   public:
+    bool empty() const { return n_ == 0; }
+    size_t size() const { return n_; }
+    Entry& front() { return slots_[head_]; }
+    Entry& at(size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }  // i-th from the front
+    void push_back(Entry&& e) {
+      if (n_ == slots_.size()) Grow();
+      slots_[(head_ + n_) & (slots_.size() - 1)] = std::move(e);
+      ++n_;
+    }
+    void pop_front() {
+      slots_[head_].fn = nullptr;
+      head_ = (head_ + 1) & (slots_.size() - 1);
+      if (--n_ == 0 && slots_.size() > kKeepSlots) slots_ = std::vector<Entry>();  // a long queue drained
+    }
+
+   private:
+    static constexpr size_t kKeepSlots = 1024;  // capacity kept when the queue drains
+    void Grow() {
+      std::vector<Entry> bigger(slots_.empty() ? 16 : slots_.size() * 2);
+      for (size_t i = 0; i < n_; ++i) bigger[i] = std::move(at(i));
+      slots_.swap(bigger);
+      head_ = 0;
+    }
+    std::vector<Entry> slots_;  // size 0 or a power of two
+    size_t head_ = 0;
+    size_t n_ = 0;
   };
   template <typename T>
   T Locked(const T& field) {
@@ -126,7 +156,7 @@ class StreamImpl final : public Stream {
   std::mutex mu_;
   std::condition_variable worker_cv_;  // wakes the worker: new task, synchronizer left, stop
   std::condition_variable done_cv_;    // wakes waiters: a task finished
-  std::deque<Entry> queue_;            // tasks not started, in order
+  Queue queue_;                        // tasks not started, in order
   uint64_t enqueued_ = 0;              // seq of the last enqueued task
   uint64_t completed_ = 0;             // seq of the last finished task
   bool executing_ = false;             // a task is running (worker or synchronizer)
