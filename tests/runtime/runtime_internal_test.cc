@@ -276,7 +276,7 @@ TEST(Stream, QueueKeepsOrderWhileItWrapsAndGrows) {
   auto token = std::make_shared<int>(0);
   std::vector<int> order;
   int next = 0;
-  for (int round : {5, 13, 40, 3, 200}) {
+  for (int round : {5, 13, 40, 3, 200, 3000, 7, 2500}) {
     for (int i = 0; i < round; ++i, ++next)
       ASSERT_TRUE(s.Enqueue([&order, n = next, t = token] { order.push_back(n); return Status::Ok(); }).ok());
     ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
