@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -90,6 +91,10 @@ class StreamImpl final : public Stream {
   // Number of tasks enqueued / completed so far (tests, diagnostics).
   uint64_t enqueued() { return Locked(enqueued_); }
   uint64_t completed() { return Locked(completed_); }
+  size_t queue_capacity() {  // slots of the task ring (tests)
+    std::lock_guard lk(mu_);
+    return queue_.capacity();
+  }
   uint64_t id() const { return id_; }
   void set_failure_mode(uint64_t mode) { failure_mode_ = mode; }
   // Thread id of the worker (std::thread::id() before it started); for tests.
@@ -104,36 +109,73 @@ class StreamImpl final : public Stream {
     uint64_t seen_ns = 0;  // when the worker first saw it in the queue (0: not yet)
     Task fn;
   };
-  // The tasks not started, oldest first: a ring that doubles when full and is reused, so a task
-  // costs no allocation in steady state (a std::deque allocates a node per entry this big).
+  // The tasks not started, oldest first: a ring of raw slots (an entry is constructed when pushed
+  // and destroyed when popped; nothing is zeroed) that doubles when full, so a task costs no
+  // allocation in steady state (a std::deque allocates a node per entry this big). Its capacity
+  // is kept across drains (a back-to-back loop refills it without faulting its pages in again)
+  // until kShrinkAfter drains in a row used at most a quarter of it; then it shrinks to twice the
+  // largest of them, never below kKeepSlots.
   class Queue {
    public:
+    Queue() = default;
+    Queue(const Queue&) = delete;
+    Queue& operator=(const Queue&) = delete;
+    ~Queue() {
+      for (size_t i = 0; i < n_; ++i) at(i).~Entry();
+    }
     bool empty() const { return n_ == 0; }
     size_t size() const { return n_; }
-    Entry& front() { return slots_[head_]; }
-    Entry& at(size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }  // i-th from the front
+    size_t capacity() const { return cap_; }
+    Entry& front() { return *Slot(head_); }
+    Entry& at(size_t i) { return *Slot(head_ + i); }  // i-th from the front
     void push_back(Entry&& e) {
-      if (n_ == slots_.size()) Grow();
-      slots_[(head_ + n_) & (slots_.size() - 1)] = std::move(e);
-      ++n_;
+      if (n_ == cap_) Resize(cap_ == 0 ? 16 : cap_ * 2);
+      ::new (static_cast<void*>(Slot(head_ + n_))) Entry(std::move(e));
+      if (++n_ > peak_) peak_ = n_;
     }
     void pop_front() {
-      slots_[head_].fn = nullptr;
-      head_ = (head_ + 1) & (slots_.size() - 1);
-      if (--n_ == 0 && slots_.size() > kKeepSlots) slots_ = std::vector<Entry>();  // a long queue drained
+      Slot(head_)->~Entry();
+      head_ = (head_ + 1) & (cap_ - 1);
+      if (--n_ == 0) Drained();
     }
 
    private:
-    static constexpr size_t kKeepSlots = 1024;  // capacity kept when the queue drains
-    void Grow() {
-      std::vector<Entry> bigger(slots_.empty() ? 16 : slots_.size() * 2);
-      for (size_t i = 0; i < n_; ++i) bigger[i] = std::move(at(i));
-      slots_.swap(bigger);
+    static constexpr size_t kKeepSlots = 1024;
+    static constexpr int kShrinkAfter = 16;
+    struct Raw {
+      alignas(Entry) unsigned char bytes[sizeof(Entry)];
+    };
+    Entry* Slot(size_t i) { return std::launder(reinterpret_cast<Entry*>(slots_[i & (cap_ - 1)].bytes)); }
+    void Resize(size_t cap) {  // cap >= n_, a power of two
+      std::unique_ptr<Raw[]> fresh(new Raw[cap]);  // default-initialised: not zeroed, not touched
+      for (size_t i = 0; i < n_; ++i) {
+        Entry& e = at(i);
+        ::new (static_cast<void*>(fresh[i].bytes)) Entry(std::move(e));
+        e.~Entry();
+      }
+      slots_ = std::move(fresh);
+      cap_ = cap;
       head_ = 0;
     }
-    std::vector<Entry> slots_;  // size 0 or a power of two
+    void Drained() {
+      if (cap_ > kKeepSlots && peak_ * 4 <= cap_) {
+        if (++small_drains_ >= kShrinkAfter) {
+          size_t cap = kKeepSlots;
+          while (cap < peak_ * 2) cap *= 2;
+          Resize(cap);
+          small_drains_ = 0;
+        }
+      } else {
+        small_drains_ = 0;
+      }
+      peak_ = 0;
+    }
+    std::unique_ptr<Raw[]> slots_;  // cap_ slots
+    size_t cap_ = 0;                // 0 or a power of two
     size_t head_ = 0;
     size_t n_ = 0;
+    size_t peak_ = 0;               // the most entries since the last drain
+    int small_drains_ = 0;          // drains in a row whose peak used at most a quarter
   };
   template <typename T>
   T Locked(const T& field) {

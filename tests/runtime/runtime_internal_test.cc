@@ -286,6 +286,32 @@ TEST(Stream, QueueKeepsOrderWhileItWrapsAndGrows) {
   for (int i = 0; i < next; ++i) ASSERT_EQ(order[static_cast<size_t>(i)], i);
 }
 
+// The ring keeps its capacity across drains (a back-to-back loop refills it without faulting
+// its pages in again) and gives it back after many drains that used at most a quarter of it.
+TEST(Stream, QueueKeepsItsCapacityUntilManySmallDrains) {
+  StreamImpl s(0, 0, 0);
+  auto fill = [&](int n) {  // n tasks queued at once: a gate holds them until the synchronize
+    std::atomic<bool> open{false};
+    ASSERT_TRUE(s.Enqueue([&open] {
+      while (!open.load()) std::this_thread::yield();
+      return Status::Ok();
+    }).ok());
+    for (int i = 1; i < n; ++i) ASSERT_TRUE(s.Enqueue([] { return Status::Ok(); }).ok());
+    open = true;
+    ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+  };
+  fill(3000);
+  EXPECT_EQ(s.queue_capacity(), 4096u);
+  for (int i = 0; i < 40; ++i) fill(i % 2 ? 3000 : 5);  // large drains in between: kept
+  EXPECT_EQ(s.queue_capacity(), 4096u);
+  for (int i = 0; i < 15; ++i) fill(5);
+  EXPECT_EQ(s.queue_capacity(), 4096u);
+  fill(5);  // the 16th small drain in a row
+  EXPECT_EQ(s.queue_capacity(), 1024u);
+  fill(2000);
+  EXPECT_EQ(s.queue_capacity(), 2048u);
+}
+
 TEST(Stream, LookupOnlyLiveHandles) {
   EXPECT_EQ(LookupStream(nullptr), nullptr);
   int junk;
