@@ -5,7 +5,12 @@
 # over ranks). Medians are taken by the reader (or `sort -n`), never from one launch.
 #   bench/callpath/ab_small.sh A_BUILD_DIR B_BUILD_DIR [RANKS] [ROUNDS] [OPS] [SIZE]
 # e.g. bench/callpath/ab_small.sh ../base/build build 2 3 "reduce allreduce broadcast" 8
+# AB_PREFIX is put before every launch: on a machine other work keeps busy, AB_PREFIX="chrt -f 10"
+# (root) runs the ranks at real-time priority, so a launch measures the call path rather than the
+# other work's time slices (every library alike; the spin-then-yield waits then yield only to each
+# other). Leave it empty on a quiet machine.
 set -u
+prefix=${AB_PREFIX:-}
 a=$1 b=$2 n=${3:-2} rounds=${4:-3} ops=${5:-"reduce allreduce broadcast allgather reducescatter scatter alltoall sendrecv"}
 size=${6:-8}
 iters=20000
@@ -19,9 +24,9 @@ for op in $ops; do
     for r in $(seq "$rounds"); do
       for lib in A B ompi; do
         case $lib in
-          A) t=$(timeout 120 "$a/bin/hcclrun" -n "$n" "$a/bin/hostccl_coll_bench" --op "$op" --sizes "$size" -w 20 -n $iters -c 0 $flag 2>&1 | time_of) ;;
-          B) t=$(timeout 120 "$b/bin/hcclrun" -n "$n" "$b/bin/hostccl_coll_bench" --op "$op" --sizes "$size" -w 20 -n $iters -c 0 $flag 2>&1 | time_of) ;;
-          ompi) t=$(OMPI_MCA_btl=self,vader timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$n" \
+          A) t=$($prefix timeout 60 "$a/bin/hcclrun" -n "$n" "$a/bin/hostccl_coll_bench" --op "$op" --sizes "$size" -w 20 -n $iters -c 0 $flag 2>&1 | time_of) ;;
+          B) t=$($prefix timeout 60 "$b/bin/hcclrun" -n "$n" "$b/bin/hostccl_coll_bench" --op "$op" --sizes "$size" -w 20 -n $iters -c 0 $flag 2>&1 | time_of) ;;
+          ompi) t=$(OMPI_MCA_btl=self,vader $prefix timeout 60 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$n" \
                     "$b/bin/mpi_coll_bench.openmpi" --op "$op" --sizes "$size" -w 20 -n $iters -c 0 $flag 2>&1 |
                     sed 's/^/[0] /' | awk -v s="$size" '$2 == s { print $7; exit }') ;;
         esac

@@ -286,9 +286,9 @@ TEST(Stream, QueueKeepsOrderWhileItWrapsAndGrows) {
   for (int i = 0; i < next; ++i) ASSERT_EQ(order[static_cast<size_t>(i)], i);
 }
 
-// The ring keeps its capacity across drains (a back-to-back loop refills it without faulting
-// its pages in again) and gives it back after many drains that used at most a quarter of it.
-TEST(Stream, QueueKeepsItsCapacityUntilManySmallDrains) {
+// Task storage is reused from the stream's free list, which keeps at most 1024 blocks: a deep
+// queue allocates the rest and gives it back once drained; a short one reuses what is kept.
+TEST(Stream, QueueReusesABoundedFreeList) {
   StreamImpl s(0, 0, 0);
   auto fill = [&](int n) {  // n tasks queued at once: a gate holds them until the synchronize
     std::atomic<bool> open{false};
@@ -300,16 +300,14 @@ TEST(Stream, QueueKeepsItsCapacityUntilManySmallDrains) {
     open = true;
     ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
   };
+  fill(5);
+  EXPECT_EQ(s.queue_free_blocks(), 5u);
+  fill(3);
+  EXPECT_EQ(s.queue_free_blocks(), 5u);  // reused, none added
   fill(3000);
-  EXPECT_EQ(s.queue_capacity(), 4096u);
-  for (int i = 0; i < 40; ++i) fill(i % 2 ? 3000 : 5);  // large drains in between: kept
-  EXPECT_EQ(s.queue_capacity(), 4096u);
-  for (int i = 0; i < 15; ++i) fill(5);
-  EXPECT_EQ(s.queue_capacity(), 4096u);
-  fill(5);  // the 16th small drain in a row
-  EXPECT_EQ(s.queue_capacity(), 1024u);
-  fill(2000);
-  EXPECT_EQ(s.queue_capacity(), 2048u);
+  EXPECT_EQ(s.queue_free_blocks(), 1024u);
+  fill(7);
+  EXPECT_EQ(s.queue_free_blocks(), 1024u);
 }
 
 TEST(Stream, LookupOnlyLiveHandles) {
