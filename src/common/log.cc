@@ -205,8 +205,14 @@ void InitAndWarn(bool reset) {
     for (const auto& w : warnings) WriteLine(LogLevel::kWarn, Subsys::kEnv, __FILE__, __LINE__, w.c_str());
 }
 
+// Set once the first initialisation finished: LogEnabled runs several times per call, and
+// std::call_once costs two thread-local writes and a pthread_once each time.
+std::atomic<bool> g_inited{false};
+
 void EnsureInit() {
+  if (g_inited.load(std::memory_order_acquire)) return;
   std::call_once(g_init_once, [] { InitAndWarn(false); });
+  g_inited.store(true, std::memory_order_release);
 }
 
 void WriteLine(LogLevel level, Subsys subsys, const char* file, int line, const char* msg) {
@@ -250,6 +256,7 @@ void LogReinit() {
     InitAndWarn(false);
     fresh = true;
   });
+  g_inited.store(true, std::memory_order_release);
   if (!fresh) InitAndWarn(true);
 }
 

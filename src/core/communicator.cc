@@ -582,7 +582,12 @@ void Communicator::Fail(const Status& st) {
 }
 
 Deadline Communicator::OpDeadline() const {
-  return exec_timeout_ms_ == 0 ? Deadline::Infinite() : Deadline::AfterMs(exec_timeout_ms_);
+  if (exec_timeout_ms_ == 0) return Deadline::Infinite();
+  // Every operation takes its deadline: a bound of a second or more is read on the coarse clock
+  // (at most one tick early; no TSC read), unless the flight recorder keeps timestamps, whose
+  // start time is this reading and must order with its precise enqueue and end times.
+  if (exec_timeout_ms_ >= 1000 && !(fr_ && fr_->times())) return Deadline::AfterMsCoarse(exec_timeout_ms_);
+  return Deadline::AfterMs(exec_timeout_ms_);
 }
 
 algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline) {
@@ -755,11 +760,13 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     fp.dtype = static_cast<uint8_t>(args.dtype);
     fp.count = args.count;
     fp.root = static_cast<uint32_t>(args.root);
-    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), stream]() {
+    auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
       Status st = self->Run(fp, args);
       if (t_ran_ahead) self->DeferSettle(stream);  // an eager send (sendrecv_mailbox.cc)
       return st;
-    });
+    };
+    static_assert(rt::Task::Fits<decltype(task)>(), "a point-to-point task must fit the stream's inline storage");
+    return stream->Enqueue(std::move(task));
   }
   TaskArrays arrays;
   if (HasArrays(args)) {
@@ -775,20 +782,26 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_, accumulate_fp32_);
   if (fr_) RecordEnqueued(fp, args);
-  if (arrays.words.capacity() == 0)
-    return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), stream]() {
+  // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
+  if (arrays.words.capacity() == 0) {
+    auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
       Status st = self->Run(fp, args);
       if (t_ran_ahead) self->DeferSettle(stream);
       return st;
-    });
-  return stream->Enqueue([self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
+    };
+    static_assert(rt::Task::Fits<decltype(task)>(), "a collective's task must fit the stream's inline storage");
+    return stream->Enqueue(std::move(task));
+  }
+  auto task = [self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
     arrays.Bind(&args);
     Status st = self->Run(fp, args);
     if (t_ran_ahead) self->DeferSettle(stream);
     std::lock_guard<std::mutex> lk(self->arrays_mu_);
     if (self->arrays_pool_.size() < 8) self->arrays_pool_.push_back(std::move(arrays.words));
     return st;
-  });
+  };
+  static_assert(rt::Task::Fits<decltype(task)>(), "a V operator's task must fit the stream's inline storage");
+  return stream->Enqueue(std::move(task));
 }
 
 // The flight recorder's one entry point on the enqueue side (its other hooks are in Run and
@@ -828,14 +841,24 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     if (args.items) return StrFormat("%s of %zu items", api, args.items->size());
     return StrFormat("%s #%llu", api, static_cast<unsigned long long>(seq));
   };
-  Placement where;
-  where.nranks = size_;
-  where.all_local = local_ != nullptr;
-  where.shm = shm_ != nullptr;
-  where.has_transport = transport_ != nullptr;
-  where.node_groups = node_shm_ != nullptr;
+  // The rules depend only on the size here (the forced rules and the placement are fixed at
+  // creation): the last answer per operator is reused for the same size.
   const char* why = "";
-  const algo::Algorithm* a = Select(args.kind, forced_, bytes, where, &why);
+  const algo::Algorithm* a = nullptr;
+  Selected& last = selected_[static_cast<size_t>(args.kind) % selected_.size()];
+  if (last.algo != nullptr && last.kind == args.kind && last.bytes == bytes) {
+    a = last.algo;
+    why = last.why;
+  } else {
+    Placement where;
+    where.nranks = size_;
+    where.all_local = local_ != nullptr;
+    where.shm = shm_ != nullptr;
+    where.has_transport = transport_ != nullptr;
+    where.node_groups = node_shm_ != nullptr;
+    a = Select(args.kind, forced_, bytes, where, &why);
+    if (a != nullptr) last = Selected{args.kind, bytes, a, why};
+  }
   if (a == nullptr) {
     inflight_.fetch_sub(1);
     return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
@@ -929,6 +952,9 @@ void Communicator::Destroy() {
 
 namespace {
 std::mutex g_reg_mu;
+// Bumped (under g_reg_mu) whenever a handle is registered or unregistered: a thread's cached
+// LookupComm answer is valid while it is unchanged.
+std::atomic<uint64_t> g_reg_generation{1};
 std::map<uintptr_t, std::shared_ptr<Communicator>>& Registry() {
   static std::map<uintptr_t, std::shared_ptr<Communicator>> m;
   return m;
@@ -941,13 +967,30 @@ void* RegisterComm(std::shared_ptr<Communicator> comm) {
   std::lock_guard<std::mutex> lk(g_reg_mu);
   uintptr_t h = kHandleTag | (g_next_id++ << 4);
   Registry()[h] = std::move(comm);
+  g_reg_generation.fetch_add(1, std::memory_order_release);
   return reinterpret_cast<void*>(h);
 }
 
 std::shared_ptr<Communicator> LookupComm(void* handle) {
+  // Every call looks up its communicator: remember this thread's last answer until a handle is
+  // registered or unregistered (no lock, no tree walk; the weak reference keeps nothing alive).
+  struct Cached {
+    uintptr_t handle = 0;
+    uint64_t generation = 0;
+    std::weak_ptr<Communicator> comm;
+  };
+  thread_local Cached cached;
+  const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
+  if (h != 0 && h == cached.handle && cached.generation == g_reg_generation.load(std::memory_order_acquire)) {
+    if (auto c = cached.comm.lock()) return c;
+  }
   std::lock_guard<std::mutex> lk(g_reg_mu);
-  auto it = Registry().find(reinterpret_cast<uintptr_t>(handle));
-  return it == Registry().end() ? nullptr : it->second;
+  auto it = Registry().find(h);
+  if (it == Registry().end()) return nullptr;
+  cached.handle = h;
+  cached.generation = g_reg_generation.load(std::memory_order_relaxed);
+  cached.comm = it->second;
+  return it->second;
 }
 
 // Handles of destroyed communicators and their ranks (a few bytes each; handles are never reused).
@@ -969,6 +1012,7 @@ std::shared_ptr<Communicator> UnregisterComm(void* handle) {
   DestroyedRanks()[it->first] = it->second->rank();
   auto c = std::move(it->second);
   Registry().erase(it);
+  g_reg_generation.fetch_add(1, std::memory_order_release);
   return c;
 }
 

@@ -10,6 +10,7 @@
 // error queries may be called from any thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -166,6 +167,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   net::ShmGroup* ran_ahead_ = nullptr;  // group of the last operation that ran ahead (exec_mu_)
   uint64_t ran_ahead_seq_ = 0;
   CollKind ran_ahead_kind_ = CollKind::kReduce;
+  // Run's last selection per operator (exec_mu_), reused for a call of the same size.
+  struct Selected {
+    CollKind kind = CollKind::kNone;
+    uint64_t bytes = 0;
+    const algo::Algorithm* algo = nullptr;
+    const char* why = "";
+  };
+  std::array<Selected, 32> selected_{};
   std::mutex exec_mu_;  // one operation at a time per communicator
   std::atomic<int> inflight_{0};
   std::atomic<bool> failed_{false};

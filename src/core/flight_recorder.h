@@ -60,6 +60,8 @@ class FlightRecorder {
   // (Communicator::Run: its deadline's reading); 0 = read it now.
   inline void Started(uint64_t seq, const char* algo, uint64_t start_ns = 0);
   inline void Ended(uint64_t seq, const Status& st);
+  // Whether enqueue and end times are taken (then the start time must come from the same clock).
+  bool times() const { return times_; }
   // The `waiting` word of `seq`'s entry for common/wait_note.h (nullptr if the slot moved on).
   inline std::atomic<int32_t>* WaitWord(uint64_t seq);
 

@@ -12,18 +12,115 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
+#include <new>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "common/clock.h"
 #include "common/status.h"
 
 namespace hostccl::rt {
 
+// A stream task: a callable returning Status. Unlike std::function it keeps callables of up to
+// kInline bytes inside itself (a collective's task, its whole call record, fits: no heap
+// allocation per call; communicator.cc asserts it); larger ones go to the heap. Copyable when the
+// callable is (a stream capture replays its tasks); copying one that is not aborts.
+class Task {
+ public:
+  static constexpr size_t kInline = 368;
+
+  Task() = default;
+  Task(std::nullptr_t) {}  // NOLINT: an empty task, as std::function
+  template <typename F, typename D = std::decay_t<F>,
+            typename = std::enable_if_t<!std::is_same_v<D, Task> && std::is_invocable_r_v<Status, D&>>>
+  Task(F&& f) {  // NOLINT: implicit, as std::function
+    if constexpr (Fits<D>()) {
+      ::new (static_cast<void*>(buf_)) D(std::forward<F>(f));
+      ops_ = &kInlineOps<D>;
+    } else {
+      *reinterpret_cast<D**>(buf_) = new D(std::forward<F>(f));
+      ops_ = &kHeapOps<D>;
+    }
+  }
+  Task(const Task& o) : ops_(o.ops_) {
+    if (ops_) ops_->copy(buf_, o.buf_);
+  }
+  Task(Task&& o) noexcept : ops_(o.ops_) {
+    if (ops_) ops_->move(buf_, o.buf_);
+    o.ops_ = nullptr;
+  }
+  Task& operator=(const Task& o) {
+    if (this != &o) *this = Task(o);
+    return *this;
+  }
+  Task& operator=(Task&& o) noexcept {
+    if (this == &o) return *this;
+    Reset();
+    ops_ = o.ops_;
+    if (ops_) ops_->move(buf_, o.buf_);
+    o.ops_ = nullptr;
+    return *this;
+  }
+  Task& operator=(std::nullptr_t) {
+    Reset();
+    return *this;
+  }
+  ~Task() { Reset(); }
+  explicit operator bool() const { return ops_ != nullptr; }
+  Status operator()() { return ops_->call(buf_); }
+  // Whether a callable of type F is kept inline (no heap allocation).
+  template <typename F>
+  static constexpr bool Fits() {
+    return sizeof(F) <= kInline && alignof(F) <= alignof(std::max_align_t) &&
+           std::is_nothrow_move_constructible_v<F>;
+  }
+
+ private:
+  struct Ops {
+    Status (*call)(void*);
+    void (*copy)(void* dst, const void* src);
+    void (*move)(void* dst, void* src) noexcept;  // move-constructs into dst, destroys src
+    void (*destroy)(void*);
+  };
+  template <typename D>
+  static void CopyOrAbort(void* dst, const D& src) {
+    if constexpr (std::is_copy_constructible_v<D>) ::new (dst) D(src);
+    else std::abort();  // a move-only task was copied (only a stream capture copies tasks)
+  }
+  template <typename D>
+  static constexpr Ops kInlineOps = {
+      [](void* p) -> Status { return (*static_cast<D*>(p))(); },
+      [](void* d, const void* s) { CopyOrAbort<D>(d, *static_cast<const D*>(s)); },
+      [](void* d, void* s) noexcept {
+        ::new (d) D(std::move(*static_cast<D*>(s)));
+        static_cast<D*>(s)->~D();
+      },
+      [](void* p) { static_cast<D*>(p)->~D(); }};
+  template <typename D>
+  static constexpr Ops kHeapOps = {
+      [](void* p) -> Status { return (**static_cast<D**>(p))(); },
+      [](void* d, const void* s) {
+        if constexpr (std::is_copy_constructible_v<D>) *static_cast<D**>(d) = new D(**static_cast<D* const*>(s));
+        else std::abort();
+      },
+      [](void* d, void* s) noexcept { *static_cast<D**>(d) = *static_cast<D**>(s); },
+      [](void* p) { delete *static_cast<D**>(p); }};
+  void Reset() {
+    if (ops_) ops_->destroy(buf_);
+    ops_ = nullptr;
+  }
+
+  const Ops* ops_ = nullptr;
+  alignas(std::max_align_t) unsigned char buf_[kInline];
+};
+
 class Stream {
  public:
-  using Task = std::function<Status()>;
+  using Task = rt::Task;
   virtual ~Stream() = default;
   // Appends a task; it runs after every task enqueued before it on this stream.
   virtual Status Enqueue(Task task) = 0;

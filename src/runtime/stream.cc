@@ -133,7 +133,7 @@ void StreamImpl::WorkerLoop() {
     // Enqueue reads no clock: a task's age counts from the worker's first look at it (the
     // worker looks at least every kWorkerPollNs while active, at once when notified).
     const uint64_t now = NowNs();
-    for (auto it = queue_.rbegin(); it != queue_.rend() && it->seen_ns == 0; ++it) it->seen_ns = now;
+    for (size_t i = queue_.size(); i > 0 && queue_.at(i - 1).seen_ns == 0; --i) queue_.at(i - 1).seen_ns = now;
     uint64_t age = now - queue_.front().seen_ns;
     if (age < kWorkerGraceNs && timed_waiters_ == 0 && !stop_) {
       worker_cv_.wait_for(lk, std::chrono::nanoseconds(kWorkerGraceNs - age));
@@ -320,11 +320,28 @@ int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* o
     *out = slot;
     return kAclSuccess;
   }
+  // Every synchronize resolves its stream: remember this thread's last answer until a stream is
+  // created or destroyed (no registry lock or tree walk; the weak reference keeps nothing alive).
+  struct Cached {
+    void* handle = nullptr;
+    uint64_t generation = 0;
+    std::weak_ptr<StreamImpl> stream;
+  };
+  thread_local Cached cached;
+  if (handle == cached.handle && cached.generation == r.generation.load(std::memory_order_acquire)) {
+    if (auto s = cached.stream.lock()) {
+      *out = std::move(s);
+      return kAclSuccess;
+    }
+  }
   std::lock_guard lk(r.mu);
   auto it = r.streams.find(handle);
   if (it == r.streams.end())
     return Fail(kAclInvalidParam, "%s: stream %p is not a live stream (never created or destroyed)", func, handle);
   *out = it->second;
+  cached.handle = handle;
+  cached.generation = r.generation.load(std::memory_order_relaxed);
+  cached.stream = it->second;
   return kAclSuccess;
 }
 

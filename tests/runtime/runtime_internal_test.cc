@@ -231,6 +231,85 @@ TEST(Stream, FiniteDeadlineTimesOutOnBlockedTaskAndKeepsOrder) {
   EXPECT_EQ(order, (std::vector<int>{1, 2}));
 }
 
+// A task keeps a callable of up to Task::kInline bytes inside itself (a collective's record) and
+// a larger one on the heap; both run, copy (a capture replays tasks), move, and release what they
+// captured when they are destroyed or emptied.
+TEST(Task, InlineAndHeapCallablesRunCopyMoveAndRelease) {
+  auto token = std::make_shared<int>(5);
+  struct Big {
+    char pad[Task::kInline + 8];
+  };
+  {
+    auto small_fn = [t = token]() { return Status::Ok(); };
+    static_assert(Task::Fits<decltype(small_fn)>());
+  }
+  static_assert(!Task::Fits<Big>());
+  int ran = 0;
+  Big big{};
+  big.pad[Task::kInline] = 3;
+  Task small([t = token, &ran] { ran += *t; return Status::Ok(); });
+  Task large([t = token, big, &ran] { ran += big.pad[Task::kInline]; return Status(Code::kRemote, "large"); });
+  EXPECT_EQ(token.use_count(), 3);
+  ASSERT_TRUE(small().ok());
+  EXPECT_EQ(large().code(), Code::kRemote);
+  EXPECT_EQ(ran, 8);
+  Task small_copy = small, large_copy = large;  // copies share nothing but the captures
+  EXPECT_EQ(token.use_count(), 5);
+  Task moved = std::move(small);
+  EXPECT_FALSE(static_cast<bool>(small));  // NOLINT: moved-from is empty
+  EXPECT_EQ(token.use_count(), 5);
+  ASSERT_TRUE(moved().ok());
+  EXPECT_EQ(large_copy().message(), "large");
+  EXPECT_EQ(ran, 16);
+  moved = nullptr;
+  large = std::move(large_copy);
+  EXPECT_EQ(token.use_count(), 3);
+  small_copy = Task();
+  large = nullptr;
+  EXPECT_EQ(token.use_count(), 1);
+}
+
+// The queue is a ring that grows by doubling: tasks enqueued while it wraps around its end and
+// grows still run in enqueue order, and a task's captures are released once it ran.
+TEST(Stream, QueueKeepsOrderWhileItWrapsAndGrows) {
+  StreamImpl s(0, 0, 0);
+  auto token = std::make_shared<int>(0);
+  std::vector<int> order;
+  int next = 0;
+  for (int round : {5, 13, 40, 3, 200, 3000, 7, 2500}) {
+    for (int i = 0; i < round; ++i, ++next)
+      ASSERT_TRUE(s.Enqueue([&order, n = next, t = token] { order.push_back(n); return Status::Ok(); }).ok());
+    ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+    EXPECT_EQ(token.use_count(), 1) << "round " << round;
+  }
+  ASSERT_EQ(static_cast<int>(order.size()), next);
+  for (int i = 0; i < next; ++i) ASSERT_EQ(order[static_cast<size_t>(i)], i);
+}
+
+// Task storage is reused from the stream's free list, which keeps at most 1024 blocks: a deep
+// queue allocates the rest and gives it back once drained; a short one reuses what is kept.
+TEST(Stream, QueueReusesABoundedFreeList) {
+  StreamImpl s(0, 0, 0);
+  auto fill = [&](int n) {  // n tasks queued at once: a gate holds them until the synchronize
+    std::atomic<bool> open{false};
+    ASSERT_TRUE(s.Enqueue([&open] {
+      while (!open.load()) std::this_thread::yield();
+      return Status::Ok();
+    }).ok());
+    for (int i = 1; i < n; ++i) ASSERT_TRUE(s.Enqueue([] { return Status::Ok(); }).ok());
+    open = true;
+    ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+  };
+  fill(5);
+  EXPECT_EQ(s.queue_free_blocks(), 5u);
+  fill(3);
+  EXPECT_EQ(s.queue_free_blocks(), 5u);  // reused, none added
+  fill(3000);
+  EXPECT_EQ(s.queue_free_blocks(), 1024u);
+  fill(7);
+  EXPECT_EQ(s.queue_free_blocks(), 1024u);
+}
+
 TEST(Stream, LookupOnlyLiveHandles) {
   EXPECT_EQ(LookupStream(nullptr), nullptr);
   int junk;

@@ -1,0 +1,182 @@
+// The per-call path's caches (docs/performance.md "8-byte isolated calls: the per-call cost"):
+// each thread keeps its last communicator, stream and allocation answers until their registry
+// changes, and a communicator reuses its last algorithm selection for a call of the same size.
+// None may serve a stale answer: a communicator destroyed after calls, a stream destroyed and
+// created again (possibly at the same address), a buffer freed and allocated again smaller, a
+// call of another size. Each case runs in its own process (gtest_discover_tests).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "hccl/hccl.h"
+
+namespace {
+
+constexpr auto kF32 = HCCL_DATA_TYPE_FP32;
+constexpr auto kSum = HCCL_REDUCE_SUM;
+
+class CallPathCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    (void)aclInit(nullptr);
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateStream(&stream_), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&send_, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&recv_, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  }
+  void TearDown() override {
+    if (comm_) {
+      EXPECT_EQ(HcclCommDestroy(comm_), HCCL_SUCCESS);
+    }
+    if (send_) {
+      EXPECT_EQ(aclrtFree(send_), ACL_SUCCESS);
+    }
+    if (recv_) {
+      EXPECT_EQ(aclrtFree(recv_), ACL_SUCCESS);
+    }
+    if (stream_) {
+      EXPECT_EQ(aclrtDestroyStream(stream_), ACL_SUCCESS);
+    }
+  }
+  void MakeComm() {
+    int32_t dev[1] = {0};
+    ASSERT_EQ(HcclCommInitAll(1, dev, &comm_), HCCL_SUCCESS);
+  }
+  HcclResult AllReduce(uint64_t count, HcclComm comm, aclrtStream stream) {
+    return HcclAllReduce(send_, recv_, count, kF32, kSum, comm, stream);
+  }
+
+  HcclComm comm_ = nullptr;
+  aclrtStream stream_ = nullptr;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+};
+
+// The thread looked the communicator up for its calls; once destroyed, its handle is rejected.
+TEST_F(CallPathCache, CommunicatorDestroyedAfterCallsIsRejected) {
+  int32_t dev[1] = {0};
+  HcclComm comm = nullptr;
+  ASSERT_EQ(HcclCommInitAll(1, dev, &comm), HCCL_SUCCESS);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(AllReduce(2, comm, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+  EXPECT_EQ(AllReduce(2, comm, stream_), HCCL_E_PARA);
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  // Also while a queued task still holds the destroyed communicator (the thread's remembered answer
+  // is a weak reference that would still resolve: the registry's generation must reject it).
+  int32_t dev2[1] = {0};
+  HcclComm held = nullptr;
+  ASSERT_EQ(HcclCommInitAll(1, dev2, &held), HCCL_SUCCESS);
+  aclrtStream blocked = nullptr;
+  aclrtEvent gate = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&blocked), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateEvent(&gate), ACL_SUCCESS);
+  ASSERT_EQ(aclrtStreamWaitEvent(blocked, gate), ACL_SUCCESS);  // waits for the next record
+  ASSERT_EQ(AllReduce(2, held, blocked), HCCL_SUCCESS);         // queued behind the wait
+  ASSERT_EQ(AllReduce(2, held, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_EQ(HcclCommDestroy(held), HCCL_SUCCESS);
+  EXPECT_EQ(AllReduce(2, held, stream_), HCCL_E_PARA);
+  ASSERT_EQ(aclrtRecordEvent(gate, stream_), ACL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  (void)aclrtSynchronizeStream(blocked);  // its call ran on a destroyed communicator: it may fail
+  EXPECT_EQ(aclrtDestroyStream(blocked), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(gate), ACL_SUCCESS);
+  // Another communicator works, and so does the first handle's rejection after it.
+  MakeComm();
+  EXPECT_EQ(AllReduce(2, comm_, stream_), HCCL_SUCCESS);
+  EXPECT_EQ(AllReduce(2, comm, stream_), HCCL_E_PARA);
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+}
+
+// A stream used by calls and synchronizes, destroyed, and a new one created (the allocator may
+// give it the same address): the old handle is rejected unless it is the new stream's, and the
+// new stream runs the calls enqueued on it.
+TEST_F(CallPathCache, StreamDestroyedAndCreatedAgainIsNotServedFromCache) {
+  MakeComm();
+  for (int round = 0; round < 4; ++round) {
+    aclrtStream old = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&old), ACL_SUCCESS);
+    ASSERT_EQ(AllReduce(2, comm_, old), HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(old), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyStream(old), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(old), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(AllReduce(2, comm_, old), HCCL_E_PARA);
+    aclrtStream fresh = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&fresh), ACL_SUCCESS);
+    const float in[2] = {1.5f + static_cast<float>(round), -2.0f};
+    ASSERT_EQ(aclrtMemcpy(send_, sizeof in, in, sizeof in, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    ASSERT_EQ(AllReduce(2, comm_, fresh), HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(fresh), ACL_SUCCESS);
+    float out[2] = {0, 0};
+    ASSERT_EQ(aclrtMemcpy(out, sizeof out, recv_, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(out[0], in[0]);
+    EXPECT_EQ(out[1], in[1]);
+    if (fresh != old) {
+      EXPECT_EQ(AllReduce(2, comm_, old), HCCL_E_PARA);
+    }
+    ASSERT_EQ(aclrtDestroyStream(fresh), ACL_SUCCESS);
+  }
+}
+
+// A buffer the thread's calls used, freed and allocated again smaller (mmap tends to return the
+// same address): the size check sees the new allocation, not the remembered one.
+TEST_F(CallPathCache, BufferFreedAndAllocatedAgainSmallerIsChecked) {
+  MakeComm();
+  void* buf = nullptr;
+  ASSERT_EQ(aclrtMalloc(&buf, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(HcclAllReduce(buf, recv_, 1024, kF32, kSum, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtFree(buf), ACL_SUCCESS);
+  void* again = nullptr;
+  ASSERT_EQ(aclrtMalloc(&again, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  // 1024 fp32 from the start of a 64-byte allocation: "count is a number of elements".
+  EXPECT_EQ(HcclAllReduce(again, recv_, 1024, kF32, kSum, comm_, stream_), HCCL_E_PARA) << (again == buf);
+  EXPECT_EQ(HcclAllReduce(again, recv_, 16, kF32, kSum, comm_, stream_), HCCL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  // The freed buffer is no device memory any more (unless the new allocation took its address).
+  if (again != buf) {
+    EXPECT_EQ(HcclAllReduce(buf, recv_, 2, kF32, kSum, comm_, stream_), HCCL_E_PARA);
+  }
+  EXPECT_EQ(aclrtFree(again), ACL_SUCCESS);
+}
+
+// The selection is reused only for a call of the same size: with a forced rule for small calls,
+// calls alternating between sizes alternate between the forced and the default algorithm (each
+// call's info line names the algorithm it ran).
+class CallPathSelection : public CallPathCache {
+ protected:
+  void SetUp() override {  // the log is set up before the first library call
+    unlink(log_.c_str());
+    setenv("HOSTCCL_LOG_FILE", log_.c_str(), 1);
+    setenv("HOSTCCL_LOG_LEVEL", "INFO", 1);
+    setenv("HOSTCCL_ALGO", "allreduce:0-64:flat", 1);  // 8 B: flat; 1 KiB: the default (direct)
+    CallPathCache::SetUp();
+  }
+  const std::string log_ = "/tmp/hostccl_callpath_cache_test_" + std::to_string(getpid()) + ".log";
+};
+
+TEST_F(CallPathSelection, FollowsEachCallsSize) {
+  const std::string& log = log_;
+  MakeComm();
+  const uint64_t counts[] = {2, 2, 256, 256, 2, 256, 2};
+  for (uint64_t c : counts) ASSERT_EQ(AllReduce(c, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  std::vector<std::string> algos;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("HcclAllReduce #") == std::string::npos) continue;
+    if (line.find(": flat (HOSTCCL_ALGO)") != std::string::npos) algos.push_back("flat");
+    else if (line.find(": direct (default rule") != std::string::npos) algos.push_back("direct");
+    else algos.push_back(line);
+  }
+  unlink(log.c_str());
+  EXPECT_EQ(algos, (std::vector<std::string>{"flat", "flat", "direct", "direct", "flat", "direct", "flat"}));
+}
+
+}  // namespace
