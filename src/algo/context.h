@@ -116,6 +116,11 @@ struct Context {
   // the stream's next synchronize (Communicator::Settle), which reports the operation's errors.
   // Also set by an eager mailbox send (sendrecv_mailbox.cc), answered later.
   net::ShmGroup* ran_ahead = nullptr;
+  // Whether this call may complete ahead of its peers (set by the communicator from
+  // HOSTCCL_RUN_AHEAD: by default only when its stream already holds this rank's next task).
+  // Algorithms with a pipelined path take it only when this is set, else they arrive with their
+  // peers as a plain call (no settle at the synchronize).
+  bool may_run_ahead = false;
 };
 
 // Settles what ran ahead on `g` (Communicator::Settle, and Destroy): waits until the peers are

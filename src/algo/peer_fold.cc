@@ -119,6 +119,46 @@ Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t 
   return Status::Ok();
 }
 
+Status ShmInlineRooted(Context& ctx, const OpArgs& a, const void* payload, uint64_t payload_bytes, uint64_t stride) {
+  net::ShmGroup* g = ctx.shm;
+  const uint64_t bytes = a.bytes();
+  const uint64_t off = static_cast<uint64_t>(ctx.rank) * stride;
+  const bool root = ctx.rank == a.root;
+  uint64_t t = 0;
+  if (root) {
+    if (ctx.may_run_ahead) {
+      // Pipelined: post and move on; the others release the slot as they copy it.
+      HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, payload, payload_bytes, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t,
+                                      /*reads=*/false, /*wake=*/true));
+      ctx.ran_ahead = g;
+    } else {
+      HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, payload, payload_bytes, ctx.deadline, ctx.fp.seq, &t));
+      if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
+        return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
+    }
+    const char* mine = static_cast<const char*>(payload) + off;
+    if (mine != a.recv) std::memcpy(a.recv, mine, bytes);
+    return Status::Ok();
+  }
+  if (!ctx.may_run_ahead) {
+    HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, &t));
+    if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
+      return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
+    std::memcpy(a.recv, g->ArrivedPayload(a.root, t) + off, bytes);  // readable until the root's next arrival
+    return Status::Ok();
+  }
+  // Pipelined: announce without waiting for the other non-roots (their fingerprints are compared
+  // from the history later: the settle), wait for the root's slot only, copy, release it.
+  HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/true));
+  ctx.ran_ahead = g;
+  HOSTCCL_RETURN_IF_ERROR(g->AwaitArrival(a.root, t, ctx.deadline, ctx.fp.seq));
+  if (ctx.check_fp && g->ArrivedFp(a.root, t) != ctx.fp)
+    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(a.root, t), a.root, ctx.fp, ctx.rank));
+  std::memcpy(a.recv, g->ArrivedPayload(a.root, t) + off, bytes);
+  g->MarkDone(t);
+  return Status::Ok();
+}
+
 Status ReduceSlices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   const uint64_t es = DataTypeSize(a.dtype);
   uint64_t begin = 0, end = 0;

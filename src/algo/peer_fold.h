@@ -39,6 +39,14 @@ Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t b
 // from the slots). Larger inputs: kInternal naming `what` (callers re-plan before).
 Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t begin, const char* what);
 
+// The one-arrival rooted copy over a ShmGroup ("shm_inline" of Broadcast and Scatter): the root's
+// arrival carries `payload_bytes` (<= ShmGroup::kInlineBytes) of `payload`; every rank copies
+// a.bytes() from offset rank x stride of the root's payload into its recvBuf (the root out of
+// `payload` itself, skipped when that is its recvBuf). With ctx.may_run_ahead the root posts and
+// returns and each other rank waits for the root's slot only (pipelined completion, settled at the
+// synchronize); otherwise every rank arrives and compares every fingerprint before it copies.
+Status ShmInlineRooted(Context& ctx, const OpArgs& a, const void* payload, uint64_t payload_bytes, uint64_t stride);
+
 // Dynamic sharing of one operation's pieces 0 .. pieces-1 among the ranks of g (after Exchange,
 // before the operation's last Barrier): returns the next piece nobody has claimed, or `pieces`
 // when all are taken. Each piece goes to exactly one rank, whichever asks first, so a rank that

@@ -16,6 +16,7 @@
 #include "core/profiles.h"
 #include "kernels/reduce.h"
 #include "runtime/device.h"
+#include "runtime/runtime.h"
 #include "transport/sync/group_barrier.h"
 #include "transport/tcp/socket.h"
 
@@ -318,6 +319,8 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   if (auto algo = EnvRaw(Knob::kAlgo)) HOSTCCL_RETURN_IF_ERROR(ParseAlgoRules(*algo, &forced_));
   chunk_bytes_override_ = std::max<int64_t>(0, EnvInt(Knob::kChunkBytes, 0));
   check_args_ = EnvBool(Knob::kCheckArgs, true);
+  if (const std::string ra = EnvString(Knob::kRunAhead, "auto"); ra != "auto")  // validated: auto|on|off
+    run_ahead_ = ra == "on" ? RunAhead::kAlways : RunAhead::kNever;
   accumulate_fp32_ = EnvString(Knob::kAccumulate, "native") == "fp32";  // validated: native|fp32
   if (!rt::FidelityOn()) host_buffers_ok_.store(true, std::memory_order_relaxed);
   profile_ = ActiveProfile();
@@ -605,6 +608,7 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.deadline = deadline;
   ctx.scratch = &scratch_;
   ctx.staging_bytes = staging_bytes_;
+  ctx.may_run_ahead = run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && rt::TaskHasSuccessor());
   return ctx;
 }
 

@@ -139,6 +139,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   int64_t exec_timeout_ms_ = 0;  // 0 = no limit
   std::vector<AlgoRule> forced_;
   bool check_args_ = true;             // HOSTCCL_CHECK_ARGS, read once at creation
+  // HOSTCCL_RUN_AHEAD: pipelined completion when the stream holds the next task (auto), always, never.
+  enum class RunAhead { kQueued, kAlways, kNever };
+  RunAhead run_ahead_ = RunAhead::kQueued;
   int64_t chunk_bytes_override_ = 0;  // HOSTCCL_CHUNK_BYTES, read once at creation
   bool accumulate_fp32_ = false;      // HOSTCCL_ACCUMULATE=fp32, read once at creation
   std::atomic<bool> host_buffers_ok_{false};  // see host_buffers_allowed()

@@ -149,6 +149,12 @@ class Stream {
   virtual void DeferSettle(const void* key, Settle settle) = 0;
 };
 
+// True while the running stream task's stream already holds its next task (set by the executor
+// around each task; false outside tasks). Pipelined completion uses it: a call that completes
+// ahead of its peers gains only when its stream has more work to move on to, and otherwise pays
+// a settle at its synchronize.
+bool TaskHasSuccessor();
+
 // Resolves an aclrtStream handle; nullptr when it is not a live stream (never created,
 // destroyed, or a garbage pointer). Handles are registered, never dereferenced blindly.
 Stream* LookupStream(void* handle);

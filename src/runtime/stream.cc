@@ -17,6 +17,7 @@ namespace hostccl::rt {
 namespace {
 
 std::atomic<uint64_t> g_next_stream_id{1};
+thread_local bool t_has_successor = false;  // TaskHasSuccessor(): set around each task
 
 struct Registry {
   std::mutex mu;
@@ -36,6 +37,8 @@ std::chrono::steady_clock::time_point ToSteady(Deadline d) {
 }
 
 }  // namespace
+
+bool TaskHasSuccessor() { return t_has_successor; }
 
 StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags)
     : device_(device), id_(g_next_stream_id.fetch_add(1)) {
@@ -91,8 +94,10 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   Entry e = std::move(queue_.front());
   queue_.pop_front();
   executing_ = true;
+  t_has_successor = !queue_.empty();
   lk.unlock();
   Status st = e.fn();
+  t_has_successor = false;
   e.fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
   if (!st.ok()) {

@@ -237,4 +237,63 @@ TEST(RunAhead, RootDiesMidQueue) {
   EXPECT_TRUE(unexpected.empty()) << unexpected;
 }
 
+// HOSTCCL_RUN_AHEAD=auto (default): a call completes ahead of its peers only when its stream
+// already holds the next task. With the root absent, a non-root's Reduce enqueued together with a
+// marker behind it completes ahead (a marker set behind it is set); a lone Reduce (nothing queued
+// behind it when the stream's worker starts it) stays running, so a marker queued 300 ms later is not set;
+// under HOSTCCL_RUN_AHEAD=on both complete ahead. Then the root comes and every synchronize passes.
+TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
+  for (const char* mode : {"auto", "on"}) {
+    SCOPED_TRACE(std::string("HOSTCCL_RUN_AHEAD=") + mode);
+    const std::string dir = hostccl::faulttest::MakeScratchDir();
+    RunOptions opts = ShmOptions();
+    opts.env.push_back({hostccl::faulttest::kDirVar, dir});
+    opts.env.push_back({"HOSTCCL_RUN_AHEAD", mode});
+    const bool always = std::string(mode) == "on";
+    auto res = RunRanks(2, Mode::kProcesses, [always](RankContext& ctx) {
+      DevBuf send, recv;
+      if (!send.Alloc(64, 1.0f) || !recv.Alloc(64, 0.0f)) return ctx.Fail("aclrtMalloc failed");
+      auto reduce = [&] {
+        return HcclReduce(send.ptr, recv.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
+      };
+      if (ctx.rank == 0) {  // the root comes once rank 1 has looked
+        if (hostccl::faulttest::ReadMark("looked", 20000) < 0) return ctx.Fail("rank 1 never looked");
+        for (int i = 0; i < 2; ++i)
+          if (reduce() != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+        if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail(aclGetRecentErrMsg());
+        return true;
+      }
+      // Markers (aclrtMemsetAsync on the stream, 1 byte each) read with a synchronous copy.
+      DevBuf marks;
+      if (!marks.Alloc(64, 0)) return ctx.Fail("aclrtMalloc failed");
+      auto mark = [&](int i) { return aclrtMemsetAsync(static_cast<char*>(marks.ptr) + i, 1, 1, 1, ctx.stream); };
+      auto done = [&](int i) {
+        char m[2] = {0, 0};
+        (void)aclrtMemcpy(m, 2, marks.ptr, 2, ACL_MEMCPY_DEVICE_TO_HOST);
+        return m[i] == 1;
+      };
+      // A call with a marker queued right behind it (the worker leaves a new task alone for its
+      // grace period, so both are queued when it starts the call).
+      if (reduce() != HCCL_SUCCESS || mark(0) != ACL_SUCCESS) return ctx.Fail("enqueue failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const bool queued_done = done(0);
+      // A lone call: the worker starts it with nothing behind it.
+      if (reduce() != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      if (mark(1) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const bool lone_done = done(1);
+      hostccl::faulttest::WriteMark("looked", 1);
+      const aclError rc = aclrtSynchronizeStream(ctx.stream);
+      if (rc != ACL_SUCCESS) return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+      if (!queued_done) return ctx.Fail("a call with work queued behind it did not complete ahead of the root");
+      if (always && !lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=on: a lone call did not complete ahead of the root");
+      if (!always && lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=auto: a lone call completed ahead of the root");
+      return true;
+    }, opts);
+    hostccl::faulttest::RemoveScratchDir(dir);
+    EXPECT_TRUE(res.ok) << res.message;
+  }
+}
+
 }  // namespace

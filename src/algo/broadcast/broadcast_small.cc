@@ -27,6 +27,7 @@
 
 
 #include "algo/broadcast/broadcast_algorithms.h"
+#include "algo/peer_fold.h"
 #include "algo/primitives.h"
 
 namespace hostccl::algo {
@@ -38,22 +39,7 @@ Status BroadcastShmInline(Context& ctx, const OpArgs& a) {
   if (bytes > net::ShmGroup::kInlineBytes)
     return MakeStatus(Code::kInternal, "shm_inline broadcast takes at most %zu bytes, not %llu",
                       net::ShmGroup::kInlineBytes, static_cast<unsigned long long>(bytes));
-  uint64_t t = 0;
-  if (ctx.rank == a.root) {
-    HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, a.send, bytes, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/false,
-                                    /*wake=*/true));
-    if (a.recv != a.send) std::memcpy(a.recv, a.send, bytes);
-    ctx.ran_ahead = g;
-    return Status::Ok();
-  }
-  HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/true));
-  ctx.ran_ahead = g;  // its fingerprint is compared with the other non-roots' later (settle)
-  HOSTCCL_RETURN_IF_ERROR(g->AwaitArrival(a.root, t, ctx.deadline, ctx.fp.seq));
-  if (ctx.check_fp && g->ArrivedFp(a.root, t) != ctx.fp)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(a.root, t), a.root, ctx.fp, ctx.rank));
-  std::memcpy(a.recv, g->ArrivedPayload(a.root, t), bytes);
-  g->MarkDone(t);
-  return Status::Ok();
+  return ShmInlineRooted(ctx, a, a.send, bytes, 0);
 }
 
 Status BroadcastFlat(Context& ctx, const OpArgs& a) {

@@ -40,7 +40,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   const bool inline_data = bytes <= net::ShmGroup::kInlineBytes;
   if (!inline_data) g->Publish(ctx.rank, a.send_desc, a.recv_desc);
   uint64_t t = 0;
-  if (inline_data && ctx.rank != a.root) {
+  if (inline_data && ctx.rank != a.root && ctx.may_run_ahead) {
     // Small, non-root: the input is in the segment once posted; the sendBuf is no longer read.
     HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, a.send, bytes, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t));
     ctx.ran_ahead = g;
@@ -49,6 +49,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, a.send, inline_data ? bytes : 0, ctx.deadline, ctx.fp.seq, &t));
   if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
     return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
+  if (inline_data && ctx.rank != a.root) return Status::Ok();  // small, not ahead: its slot stays readable
   if (inline_data) {
     // Small, root: every input is in the segment; fold alone, then release the slots.
     thread_local std::vector<const void*> in;

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <vector>
 
+#include "algo/peer_fold.h"
 #include "algo/primitives.h"
 #include "algo/scatter/scatter_algorithms.h"
 #include "common/log.h"
@@ -40,23 +41,7 @@ Status ScatterShmInline(Context& ctx, const OpArgs& a) {
                 net::ShmGroup::kInlineBytes);
     return ScatterShm(ctx, a);
   }
-  uint64_t t = 0;
-  if (ctx.rank == a.root) {
-    HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, a.send, total, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/false,
-                                    /*wake=*/true));
-    const char* mine = static_cast<const char*>(a.send) + static_cast<uint64_t>(a.root) * bytes;
-    if (mine != a.recv) std::memcpy(a.recv, mine, bytes);
-    ctx.ran_ahead = g;
-    return Status::Ok();
-  }
-  HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/true));
-  ctx.ran_ahead = g;  // its fingerprint is compared with the other non-roots' later (settle)
-  HOSTCCL_RETURN_IF_ERROR(g->AwaitArrival(a.root, t, ctx.deadline, ctx.fp.seq));
-  if (ctx.check_fp && g->ArrivedFp(a.root, t) != ctx.fp)
-    return Status(Code::kPara, FormatMismatch(g->ArrivedFp(a.root, t), a.root, ctx.fp, ctx.rank));
-  std::memcpy(a.recv, g->ArrivedPayload(a.root, t) + static_cast<uint64_t>(ctx.rank) * bytes, bytes);
-  g->MarkDone(t);
-  return Status::Ok();
+  return ShmInlineRooted(ctx, a, a.send, total, bytes);
 }
 
 Status ScatterFlat(Context& ctx, const OpArgs& a) {

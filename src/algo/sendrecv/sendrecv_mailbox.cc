@@ -312,7 +312,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     const bool split = SplitSend(it.bytes());
     Post(ctx, g, it, o.m, &a.send_desc, split);
     g->Notify();
-    if (it.bytes() <= net::MailSlot::kInline) {  // eager: answered later (CollectAnswers, settle)
+    if (ctx.may_run_ahead && it.bytes() <= net::MailSlot::kInline) {  // eager: answered later (CollectAnswers, settle)
       g->mail_ahead() = true;
       ctx.ran_ahead = g;
       return Status::Ok();
