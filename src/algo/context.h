@@ -121,6 +121,10 @@ struct Context {
   // Algorithms with a pipelined path take it only when this is set, else they arrive with their
   // peers as a plain call (no settle at the synchronize).
   bool may_run_ahead = false;
+  // HOSTCCL_RUN_AHEAD is not "off": the small Reduce's non-roots post whenever this is set, queued
+  // work behind them or not (their plain arrival showed a slow mode at 4 ranks on 2 cores: see
+  // docs/semantics.md "When errors surface").
+  bool run_ahead_allowed = true;
 };
 
 // Settles what ran ahead on `g` (Communicator::Settle, and Destroy): waits until the peers are

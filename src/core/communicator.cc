@@ -609,6 +609,7 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.scratch = &scratch_;
   ctx.staging_bytes = staging_bytes_;
   ctx.may_run_ahead = run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && rt::TaskHasSuccessor());
+  ctx.run_ahead_allowed = run_ahead_ != RunAhead::kNever;
   return ctx;
 }
 

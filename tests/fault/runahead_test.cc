@@ -237,11 +237,12 @@ TEST(RunAhead, RootDiesMidQueue) {
   EXPECT_TRUE(unexpected.empty()) << unexpected;
 }
 
-// HOSTCCL_RUN_AHEAD=auto (default): a call completes ahead of its peers only when its stream
-// already holds the next task. With the root absent, a non-root's Reduce enqueued together with a
-// marker behind it completes ahead (a marker set behind it is set); a lone Reduce (nothing queued
-// behind it when the stream's worker starts it) stays running, so a marker queued 300 ms later is not set;
-// under HOSTCCL_RUN_AHEAD=on both complete ahead. Then the root comes and every synchronize passes.
+// HOSTCCL_RUN_AHEAD=auto (default): a small Broadcast's root completes ahead of the others only
+// when its stream already holds the next task. With rank 1 absent, the root's Broadcast enqueued
+// together with a marker behind it completes ahead (the marker is set); a lone Broadcast (nothing
+// queued behind it when the stream's worker starts it) stays running, so a marker queued 300 ms
+// later is not set; under HOSTCCL_RUN_AHEAD=on both complete ahead. Then rank 1 comes and every
+// synchronize passes. (The small Reduce's non-roots post whenever run-ahead is not off.)
 TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
   for (const char* mode : {"auto", "on"}) {
     SCOPED_TRACE(std::string("HOSTCCL_RUN_AHEAD=") + mode);
@@ -253,13 +254,13 @@ TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
     auto res = RunRanks(2, Mode::kProcesses, [always](RankContext& ctx) {
       DevBuf send, recv;
       if (!send.Alloc(64, 1.0f) || !recv.Alloc(64, 0.0f)) return ctx.Fail("aclrtMalloc failed");
-      auto reduce = [&] {
-        return HcclReduce(send.ptr, recv.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
+      auto bcast = [&] {  // a small Broadcast, root 0
+        return HcclBroadcast(send.ptr, 2, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream);
       };
-      if (ctx.rank == 0) {  // the root comes once rank 1 has looked
-        if (hostccl::faulttest::ReadMark("looked", 20000) < 0) return ctx.Fail("rank 1 never looked");
+      if (ctx.rank == 1) {  // comes once the root has looked
+        if (hostccl::faulttest::ReadMark("looked", 20000) < 0) return ctx.Fail("the root never looked");
         for (int i = 0; i < 2; ++i)
-          if (reduce() != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+          if (bcast() != HCCL_SUCCESS) return ctx.Fail("HcclBroadcast enqueue failed");
         if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail(aclGetRecentErrMsg());
         return true;
       }
@@ -274,11 +275,11 @@ TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
       };
       // A call with a marker queued right behind it (the worker leaves a new task alone for its
       // grace period, so both are queued when it starts the call).
-      if (reduce() != HCCL_SUCCESS || mark(0) != ACL_SUCCESS) return ctx.Fail("enqueue failed");
+      if (bcast() != HCCL_SUCCESS || mark(0) != ACL_SUCCESS) return ctx.Fail("enqueue failed");
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       const bool queued_done = done(0);
       // A lone call: the worker starts it with nothing behind it.
-      if (reduce() != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+      if (bcast() != HCCL_SUCCESS) return ctx.Fail("HcclBroadcast enqueue failed");
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       if (mark(1) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -286,9 +287,9 @@ TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
       hostccl::faulttest::WriteMark("looked", 1);
       const aclError rc = aclrtSynchronizeStream(ctx.stream);
       if (rc != ACL_SUCCESS) return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
-      if (!queued_done) return ctx.Fail("a call with work queued behind it did not complete ahead of the root");
-      if (always && !lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=on: a lone call did not complete ahead of the root");
-      if (!always && lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=auto: a lone call completed ahead of the root");
+      if (!queued_done) return ctx.Fail("a call with work queued behind it did not complete ahead of rank 1");
+      if (always && !lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=on: a lone call did not complete ahead of rank 1");
+      if (!always && lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=auto: a lone call completed ahead of rank 1");
       return true;
     }, opts);
     hostccl::faulttest::RemoveScratchDir(dir);

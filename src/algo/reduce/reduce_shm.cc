@@ -40,7 +40,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   const bool inline_data = bytes <= net::ShmGroup::kInlineBytes;
   if (!inline_data) g->Publish(ctx.rank, a.send_desc, a.recv_desc);
   uint64_t t = 0;
-  if (inline_data && ctx.rank != a.root && ctx.may_run_ahead) {
+  if (inline_data && ctx.rank != a.root && ctx.run_ahead_allowed) {
     // Small, non-root: the input is in the segment once posted; the sendBuf is no longer read.
     HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, a.send, bytes, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t));
     ctx.ran_ahead = g;
