@@ -97,7 +97,7 @@ traffic() {  # op n -> "read write footprint" (footprint = distinct bytes touche
     reduce) echo "$n 1 $((n + 1))" ;;                     # n inputs read once, one output written
     allreduce) echo "$n $n $((2 * n))" ;;                 # n inputs read once, the result into n recvBufs
     broadcast) echo "$((n - 1)) $((n - 1)) $n" ;;         # S read and written per non-root
-    allgather|allgatherv) echo "$n $n $((n + 1))" ;;      # S = recvBuf (n blocks): each rank reads all n blocks and writes S
+    allgather|allgatherv) echo "1 $n $((n + 1))" ;;       # S = recvBuf (n blocks): each block read once (S), written into n recvBufs
     reducescatter|reducescatterv) echo "$n 1 $((n + 1))" ;;  # S = sendBuf: n sendBufs read once, n blocks of S/n written
     scatter) echo "1 1 2" ;;                              # S = the root's sendBuf: read once, n blocks of S/n written
     alltoall|alltoallv) echo "$n $n $((2 * n))" ;;        # S = sendBuf = recvBuf: every block read once and written once
@@ -110,7 +110,7 @@ traffic_text() {
     reduce) echo "the root's result needs all n inputs read once (n*S) and one output written (S): bound = 1 / (n/R + 1/W)" ;;
     allreduce) echo "single-pass slice AllReduce: the n inputs read once (n*S) and the result written into every rank's recvBuf (n*S): bound = 1 / (n/R + n/W)" ;;
     broadcast) echo "each non-root reads the root's S once and writes S into its own buffer: bound = 1 / ((n-1)/R + (n-1)/W)" ;;
-    allgather|allgatherv) echo "every rank reads the n blocks (S in all) from their owners and writes its recvBuf (S): n*S read, n*S written: bound = 1 / (n/R + n/W)" ;;
+    allgather|allgatherv) echo "a single-pass allgather reads each block once from its owner (S in all) and writes it into all n recvBufs (n*S): bound = 1 / (1/R + n/W)" ;;
     reducescatter|reducescatterv) echo "the n sendBufs read once (n*S) and n blocks of S/n written (S): bound = 1 / (n/R + 1/W)" ;;
     scatter) echo "the root's sendBuf read once (S) and n blocks of S/n written (S): bound = 1 / (1/R + 1/W)" ;;
     alltoall|alltoallv) echo "every block of every sendBuf read once (n*S) and written once into its recvBuf (n*S): bound = 1 / (n/R + n/W)" ;;
