@@ -34,10 +34,15 @@
 #include <vector>
 
 #include "fault/fault_util.h"
+#include "fault/runahead_util.h"
 
 namespace {
 
+using hostccl::faulttest::Contains;
 using hostccl::faulttest::DevBuf;
+using hostccl::faulttest::ExpectQueueFails;
+using hostccl::faulttest::NamesRank;
+using hostccl::faulttest::RunAheadShmOptions;
 using hostccl::faulttest::NowMs;
 using hostccl::test::Mode;
 using hostccl::test::RankContext;
@@ -46,29 +51,8 @@ using hostccl::test::RunRanks;
 
 constexpr int kRing = 64;      // net::ShmGroup::RingSlots(2)
 constexpr int kMailSlots = 4;  // net::ShmGroup::kMailSlots
-constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
+constexpr int64_t kFailWithinMs = hostccl::faulttest::kRunAheadFailWithinMs;
 constexpr int kStride = 8;  // floats per call and block in the data checks
-
-RunOptions ShmOptions(const std::string& dir = "") {
-  RunOptions o;
-  o.env = hostccl::faulttest::TransportEnv("shm");
-  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "20000"});
-  if (!dir.empty()) o.env.push_back({hostccl::faulttest::kDirVar, dir});
-  o.timeout_s = 90;
-  return o;
-}
-
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// "rank R" followed by something other than a digit.
-bool NamesRank(const std::string& msg, int r) {
-  const std::string key = "rank " + std::to_string(r);
-  for (size_t p = msg.find(key); p != std::string::npos; p = msg.find(key, p + 1)) {
-    const size_t e = p + key.size();
-    if (e >= msg.size() || msg[e] < '0' || msg[e] > '9') return true;
-  }
-  return false;
-}
 
 float Input(int i, int k) { return static_cast<float>(i * 100 + k + 1); }
 
@@ -167,43 +151,20 @@ TEST_P(RunAheadRooted, BoundedRunAhead) {
     if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
       return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
     return CheckResults(op, ctx, kCalls, recv);
-  }, ShmOptions(dir));
+  }, RunAheadShmOptions(dir));
   hostccl::faulttest::RemoveScratchDir(dir);
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-// Every rank queues 200 calls and synchronizes once; every synchronize must fail within
-// kFailWithinMs naming `odd` and `other` and saying "mismatch"; later calls fail too.
-constexpr int kCalls = 200;
-void ExpectQueueFails(int nranks, int odd, int other, const std::function<HcclResult(RankContext&, void*, void*, int)>& enqueue) {
-  auto res = RunRanks(nranks, Mode::kProcesses, [&](RankContext& ctx) {
-    DevBuf send, recv;
-    if (!send.Alloc(64 * 4, 1.0f) || !recv.Alloc(64 * 4, 0.0f)) return ctx.Fail("aclrtMalloc failed");
-    for (int i = 0; i < kCalls; ++i)
-      if (enqueue(ctx, send.ptr, recv.ptr, i) != HCCL_SUCCESS) break;  // a later enqueue may see the failure
-    const int64_t t0 = NowMs();
-    const aclError rc = aclrtSynchronizeStream(ctx.stream);
-    const int64_t took = NowMs() - t0;
-    const std::string msg = aclGetRecentErrMsg();
-    if (rc == ACL_SUCCESS) return ctx.Fail("synchronize succeeded despite the mismatch");
-    if (took > kFailWithinMs) return ctx.Fail("synchronize took " + std::to_string(took) + " ms");
-    if (!Contains(msg, "mismatch")) return ctx.Fail("message does not say mismatch: " + msg);
-    if (!NamesRank(msg, odd) || !NamesRank(msg, other))
-      return ctx.Fail("message does not name ranks " + std::to_string(odd) + " and " + std::to_string(other) + ": " + msg);
-    if (enqueue(ctx, send.ptr, recv.ptr, 0) == HCCL_SUCCESS && aclrtSynchronizeStream(ctx.stream) == ACL_SUCCESS)
-      return ctx.Fail("a call after the failure succeeded");
-    return true;
-  }, ShmOptions());
-  EXPECT_TRUE(res.ok) << res.message;
-}
 
+constexpr int kCalls = hostccl::faulttest::kQueueCalls;  // the long queues below
 constexpr int kMidCall = 100, kLateCall = 190;
 
 TEST_P(RunAheadRooted, MismatchMidQueueFailsEveryRanksSynchronize) {
   const Op op = GetParam();
   for (int odd_call : {kMidCall, kLateCall}) {
     SCOPED_TRACE("odd call " + std::to_string(odd_call));
-    ExpectQueueFails(4, 3, 0, [op, odd_call](RankContext& ctx, void* s, void* r, int i) {
+    ExpectQueueFails(4, 3, 0, 64 * 4, [op, odd_call](RankContext& ctx, void* s, void* r, int i) {
       return Call(op, ctx, s, r, 0, ctx.rank == 3 && i == odd_call ? 3 : 2, 0);
     });
   }
@@ -213,7 +174,7 @@ TEST_P(RunAheadRooted, RootDisagreementMidQueueIsCaughtWithoutAReader) {
   const Op op = GetParam();
   for (int odd_call : {kMidCall, kLateCall}) {
     SCOPED_TRACE("odd call " + std::to_string(odd_call));
-    ExpectQueueFails(2, 1, 0, [op, odd_call](RankContext& ctx, void* s, void* r, int i) {
+    ExpectQueueFails(2, 1, 0, 64 * 4, [op, odd_call](RankContext& ctx, void* s, void* r, int i) {
       return Call(op, ctx, s, r, 0, 2, i == odd_call ? static_cast<uint32_t>(ctx.rank) : 0);
     });
   }
@@ -241,7 +202,7 @@ void ExpectSurvivorsName(int nranks, int victim, const std::function<void(RankCo
     for (int r = 0; r < nranks; ++r)
       if (r != victim) (void)hostccl::faulttest::ReadMark("verdict." + std::to_string(r), 10000);
     return ok;
-  }, ShmOptions(dir));
+  }, RunAheadShmOptions(dir));
   hostccl::faulttest::RemoveScratchDir(dir);
   std::istringstream in(res.message);
   std::string line, unexpected;
@@ -314,7 +275,7 @@ TEST(RunAheadEager, BoundedEagerSends) {
         aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
       return ctx.Fail(std::string("send-first exchange failed: ") + aclGetRecentErrMsg());
     return true;
-  }, ShmOptions(dir));
+  }, RunAheadShmOptions(dir));
   hostccl::faulttest::RemoveScratchDir(dir);
   EXPECT_TRUE(res.ok) << res.message;
 }
@@ -342,7 +303,7 @@ TEST(RunAheadEager, CountMismatchMidQueueFailsBothNamingBoth) {
       if (!Contains(msg, "mismatch") || !NamesRank(msg, 0) || !NamesRank(msg, 1) || !Contains(msg, "count=3"))
         return ctx.Fail("message does not name both ranks and the difference: " + msg);
       return true;
-    }, ShmOptions());
+    }, RunAheadShmOptions());
     EXPECT_TRUE(res.ok) << res.message;
   }
 }

@@ -23,10 +23,15 @@
 #include <vector>
 
 #include "fault/fault_util.h"
+#include "fault/runahead_util.h"
 
 namespace {
 
+using hostccl::faulttest::Contains;
 using hostccl::faulttest::DevBuf;
+using hostccl::faulttest::ExpectQueueFails;
+using hostccl::faulttest::NamesRank;
+using hostccl::faulttest::RunAheadShmOptions;
 using hostccl::faulttest::NowMs;
 using hostccl::test::Mode;
 using hostccl::test::RankContext;
@@ -34,27 +39,7 @@ using hostccl::test::RunOptions;
 using hostccl::test::RunRanks;
 
 constexpr int kRing = 64;  // net::ShmGroup::RingSlots(2)
-constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
-
-RunOptions ShmOptions() {
-  RunOptions o;
-  o.env = hostccl::faulttest::TransportEnv("shm");
-  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "20000"});
-  o.timeout_s = 90;
-  return o;
-}
-
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// "rank R" followed by something other than a digit.
-bool NamesRank(const std::string& msg, int r) {
-  const std::string key = "rank " + std::to_string(r);
-  for (size_t p = msg.find(key); p != std::string::npos; p = msg.find(key, p + 1)) {
-    const size_t e = p + key.size();
-    if (e >= msg.size() || msg[e] < '0' || msg[e] > '9') return true;
-  }
-  return false;
-}
+constexpr int64_t kFailWithinMs = hostccl::faulttest::kRunAheadFailWithinMs;
 
 // Input of rank r for call i, element e (small integers: exact in fp32).
 float Input(int r, int i, int e) { return static_cast<float>(r * 1000 + i * 2 + e); }
@@ -62,7 +47,7 @@ float Input(int r, int i, int e) { return static_cast<float>(r * 1000 + i * 2 + 
 TEST(RunAhead, BoundedRunAhead) {
   constexpr int kCalls = 3 * kRing;
   const std::string dir = hostccl::faulttest::MakeScratchDir();
-  RunOptions opts = ShmOptions();
+  RunOptions opts = RunAheadShmOptions();
   opts.env.push_back({hostccl::faulttest::kDirVar, dir});
   auto res = RunRanks(2, Mode::kProcesses, [](RankContext& ctx) {
     DevBuf send, recv;
@@ -131,33 +116,7 @@ TEST(RunAhead, BoundedRunAhead) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-// Every rank queues kCalls small Reduces (root 0) and synchronizes once; `enqueue` makes one call
-// differ. Every rank's synchronize must fail within kFailWithinMs, with a message naming `odd`
-// and `other`, saying "mismatch".
-constexpr int kCalls = 200;
-void ExpectQueueFails(int nranks, int odd, int other,
-                      const std::function<HcclResult(RankContext&, void*, void*, int call)>& enqueue) {
-  auto res = RunRanks(nranks, Mode::kProcesses, [&](RankContext& ctx) {
-    DevBuf send, recv;
-    if (!send.Alloc(64, 1.0f) || !recv.Alloc(64, 0.0f)) return ctx.Fail("aclrtMalloc failed");
-    for (int i = 0; i < kCalls; ++i)
-      if (enqueue(ctx, send.ptr, recv.ptr, i) != HCCL_SUCCESS) break;  // a later enqueue may see the failure
-    const int64_t t0 = NowMs();
-    const aclError rc = aclrtSynchronizeStream(ctx.stream);
-    const int64_t took = NowMs() - t0;
-    const std::string msg = aclGetRecentErrMsg();
-    if (rc == ACL_SUCCESS) return ctx.Fail("synchronize succeeded despite the mismatch");
-    if (took > kFailWithinMs) return ctx.Fail("synchronize took " + std::to_string(took) + " ms");
-    if (!Contains(msg, "mismatch")) return ctx.Fail("message does not say mismatch: " + msg);
-    if (!NamesRank(msg, odd) || !NamesRank(msg, other))
-      return ctx.Fail("message does not name ranks " + std::to_string(odd) + " and " + std::to_string(other) + ": " + msg);
-    // The communicator failed: the next call fails too (at enqueue or at its synchronize).
-    if (enqueue(ctx, send.ptr, recv.ptr, 0) == HCCL_SUCCESS && aclrtSynchronizeStream(ctx.stream) == ACL_SUCCESS)
-      return ctx.Fail("a call after the failure succeeded");
-    return true;
-  }, ShmOptions());
-  EXPECT_TRUE(res.ok) << res.message;
-}
+// The queues below: kQueueCalls small Reduces (root 0, 64-byte buffers), one of them differing.
 
 // Call 100 of 200: the non-roots then meet the failure in a later call (flow control: they cannot
 // get more than a ring past the root, which stopped at call 100). Call 190: they have queued
@@ -167,7 +126,7 @@ constexpr int kMidCall = 100, kLateCall = 190;
 TEST(RunAhead, MismatchMidQueueFailsEveryRanksSynchronize) {
   for (int odd_call : {kMidCall, kLateCall}) {
     SCOPED_TRACE("odd call " + std::to_string(odd_call));
-    ExpectQueueFails(4, 3, 0, [odd_call](RankContext& ctx, void* s, void* r, int i) {
+    ExpectQueueFails(4, 3, 0, 64, [odd_call](RankContext& ctx, void* s, void* r, int i) {
       const uint64_t count = ctx.rank == 3 && i == odd_call ? 3 : 2;
       return HcclReduce(s, r, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
     });
@@ -179,7 +138,7 @@ TEST(RunAhead, MismatchMidQueueFailsEveryRanksSynchronize) {
 TEST(RunAhead, RootDisagreementMidQueueIsCaughtWithoutAFolder) {
   for (int odd_call : {kMidCall, kLateCall}) {
     SCOPED_TRACE("odd call " + std::to_string(odd_call));
-    ExpectQueueFails(2, 1, 0, [odd_call](RankContext& ctx, void* s, void* r, int i) {
+    ExpectQueueFails(2, 1, 0, 64, [odd_call](RankContext& ctx, void* s, void* r, int i) {
       const uint32_t root = i == odd_call ? static_cast<uint32_t>(1 - ctx.rank) : 0;
       return HcclReduce(s, r, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, root, ctx.comm, ctx.stream);
     });
@@ -188,7 +147,7 @@ TEST(RunAhead, RootDisagreementMidQueueIsCaughtWithoutAFolder) {
 
 TEST(RunAhead, RootDiesMidQueue) {
   const std::string dir = hostccl::faulttest::MakeScratchDir();
-  RunOptions o = ShmOptions();
+  RunOptions o = RunAheadShmOptions();
   o.env.push_back({hostccl::faulttest::kDirVar, dir});
   auto res = RunRanks(3, Mode::kProcesses, [](RankContext& ctx) {
     DevBuf send, recv;
@@ -247,7 +206,7 @@ TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
   for (const char* mode : {"auto", "on"}) {
     SCOPED_TRACE(std::string("HOSTCCL_RUN_AHEAD=") + mode);
     const std::string dir = hostccl::faulttest::MakeScratchDir();
-    RunOptions opts = ShmOptions();
+    RunOptions opts = RunAheadShmOptions();
     opts.env.push_back({hostccl::faulttest::kDirVar, dir});
     opts.env.push_back({"HOSTCCL_RUN_AHEAD", mode});
     const bool always = std::string(mode) == "on";
