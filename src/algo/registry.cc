@@ -21,7 +21,7 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kReduce, "direct", "threads of one process: each rank folds its slice of every rank's input in one pass",
        kNeedsLocal, 0, &ReduceDirect},
       {K::kReduce, "shm", "processes of one host: each rank folds its slice of every rank's device buffer, mapped in place",
-       kNeedsShm, 0, &ReduceShm},
+       kNeedsShm, 0, &ReduceShm, 0, net::ShmGroup::kInlineBytes},
       // shm's re-plans for buffers that are not aclrtMalloc memory (reduce_shm_unshared.cc), also
       // selectable on their own; shm logs which one it took.
       {K::kReduce, "shm_cma", "processes of one host: slices with process_vm_readv/writev for buffers that cannot be mapped",
@@ -41,7 +41,7 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kAllReduce, "direct", "threads of one process: the ranks claim pieces, fold each from all inputs and stream it into every recvBuf",
        kNeedsLocal, 0, &AllReduceDirect},
       {K::kAllReduce, "shm_inline", "processes of one host, <= 4 KiB: inputs travel in the arrival slots; one arrival, everyone folds",
-       kNeedsShm, 0, &AllReduceShmInline, net::ShmGroup::kInlineBytes},
+       kNeedsShm, 0, &AllReduceShmInline, net::ShmGroup::kInlineBytes, net::ShmGroup::kInlineBytes},
       {K::kAllReduce, "shm", "processes of one host: the ranks claim pieces, fold each from all mapped inputs and stream it into every recvBuf",
        kNeedsShm, 0, &AllReduceShm},
       {K::kAllReduce, "flat", "small messages over TCP: every rank sends its input to all, everyone folds all in rank order",
@@ -54,7 +54,7 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kBroadcast, "direct", "threads of one process: each rank copies its slice of the root's buffer into every other buffer",
        kNeedsLocal, 0, &BroadcastDirect},
       {K::kBroadcast, "shm_inline", "processes of one host, <= 4 KiB: the root's arrival carries the data; one arrival",
-       kNeedsShm, 0, &BroadcastShmInline, net::ShmGroup::kInlineBytes},
+       kNeedsShm, 0, &BroadcastShmInline, net::ShmGroup::kInlineBytes, net::ShmGroup::kInlineBytes},
       {K::kBroadcast, "shm", "processes of one host: each rank copies its slice of the root's mapped buffer into every other",
        kNeedsShm, 0, &BroadcastShm},
       {K::kBroadcast, "flat", "small messages over TCP: the root sends to every rank in one hop",
@@ -68,7 +68,7 @@ const std::vector<Algorithm>& Algorithms() {
   {K, "direct", "threads of one process: the ranks claim pieces of every block and copy each into its recvBuf, one pass", \
    kNeedsLocal, 0, &AlltoAllDirect},                                                                              \
   {K, "shm_inline", "processes of one host, small: every rank's blocks travel in its arrival slot; one arrival", \
-   kNeedsShm, 0, &AlltoAllShmInline},                                                                             \
+   kNeedsShm, 0, &AlltoAllShmInline, 0, net::ShmGroup::kInlineBytes},                                                                             \
   {K, "shm", "processes of one host: the ranks claim pieces of every block and copy each from its mapped sendBuf into its mapped recvBuf", \
    kNeedsShm, 0, &AlltoAllShm},                                                                                   \
   {K, "shm_pull", "processes of one host: each rank copies its blocks out of its peers' mapped sendBufs (shm's re-plan when a recvBuf cannot be mapped)", \
@@ -86,7 +86,7 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsLocal, 0, &ReduceScatterDirect},
       {K::kReduceScatter, "shm_inline",
        "processes of one host, input <= 4 KiB: inputs travel in the arrival slots; one arrival, each folds its block",
-       kNeedsShm, 0, &ReduceScatterShmInline},
+       kNeedsShm, 0, &ReduceScatterShmInline, 0, net::ShmGroup::kInlineBytes},
       {K::kReduceScatter, "shm", "processes of one host: each rank folds its block of every mapped sendBuf in one pass",
        kNeedsShm, 0, &ReduceScatterShm},
       {K::kReduceScatter, "flat", "small messages over TCP: block j of every input to rank j in one hop, folded in rank order",
@@ -100,7 +100,7 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsLocal, 0, &ReduceScatterDirect},
       {K::kReduceScatterV, "shm_inline",
        "processes of one host, input <= 4 KiB: inputs travel in the arrival slots; one arrival, each folds its block",
-       kNeedsShm, 0, &ReduceScatterShmInline},
+       kNeedsShm, 0, &ReduceScatterShmInline, 0, net::ShmGroup::kInlineBytes},
       {K::kReduceScatterV, "shm", "processes of one host: each rank folds its block of every mapped sendBuf in one pass",
        kNeedsShm, 0, &ReduceScatterShm},
       {K::kReduceScatterV, "flat", "small messages over TCP: block j of every input to rank j in one hop, folded in rank order",
@@ -113,7 +113,7 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kAllGather, "direct", "threads of one process: the ranks claim pieces of every block and write each into every recvBuf",
        kNeedsLocal, 0, &AllGatherDirect},
       {K::kAllGather, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots; one arrival",
-       kNeedsShm, 0, &AllGatherShmInline},
+       kNeedsShm, 0, &AllGatherShmInline, 0, net::ShmGroup::kInlineBytes},
       {K::kAllGather, "shm", "processes of one host: the ranks claim pieces of every block and write each into every mapped recvBuf",
        kNeedsShm, 0, &AllGatherShm},
       {K::kAllGather, "shm_pull", "processes of one host: each rank copies every peer's block out of its mapped sendBuf (shm's re-plan when a recvBuf cannot be mapped)",
@@ -128,7 +128,7 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kAllGatherV, "direct", "threads of one process: the ranks claim pieces of every block and write each into every recvBuf",
        kNeedsLocal, 0, &AllGatherVDirect},
       {K::kAllGatherV, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots",
-       kNeedsShm, 0, &AllGatherVShmInline},
+       kNeedsShm, 0, &AllGatherVShmInline, 0, net::ShmGroup::kInlineBytes},
       {K::kAllGatherV, "shm", "processes of one host: the ranks claim pieces of every block and write each into every mapped recvBuf",
        kNeedsShm, 0, &AllGatherVShm},
       {K::kAllGatherV, "shm_pull", "processes of one host: each rank copies every peer's block out of its mapped sendBuf (shm's re-plan when a recvBuf cannot be mapped)",
@@ -143,7 +143,7 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kScatter, "direct", "threads of one process: each rank copies its block out of the root's sendBuf",
        kNeedsLocal, 0, &ScatterDirect},
       {K::kScatter, "shm_inline", "processes of one host, n blocks <= 4 KiB in all: the root's arrival carries them",
-       kNeedsShm, 0, &ScatterShmInline},
+       kNeedsShm, 0, &ScatterShmInline, 0, net::ShmGroup::kInlineBytes},
       {K::kScatter, "shm", "processes of one host: each rank copies its block out of the root's mapped sendBuf",
        kNeedsShm, 0, &ScatterShm},
       {K::kScatter, "flat", "TCP: the root sends each rank its block, all at once; acknowledged",
@@ -153,7 +153,7 @@ const std::vector<Algorithm>& Algorithms() {
       // HcclBarrier
       {K::kBarrier, "local", "threads of one process: the group's adaptive barrier", kNeedsLocal, 0, &BarrierLocal},
       {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",
-       kNeedsShm, 0, &BarrierShm},
+       kNeedsShm, 0, &BarrierShm, 0, net::ShmGroup::kInlineBytes},
       {K::kBarrier, "tcp", "fan-in of 1-byte tokens to rank 0, then fan-out", kNeedsTransport, 0, &BarrierTcp},
       // HcclSend, HcclRecv, HcclBatchSendRecv: one transfer list, the same algorithms
       // (algo/sendrecv/); the receiver clears the sender to send (rendezvous).

@@ -34,7 +34,15 @@ struct Algorithm {
   // rule naming it for a larger call is skipped (a forced one with a warning). Last, with a
   // default, so rows without a limit need not spell it.
   uint64_t max_bytes = 0;
+  // Largest message the algorithm may run as an inline attempt (rt::Stream::EnqueueAttempt, on
+  // the calling thread while its stream is idle); 0 = never. Only for algorithms whose first step
+  // with the other ranks is one shared-memory arrival (ShmGroup::Arrive, Post or Exchange, which
+  // give up instead of waiting in an attempt) and whose work before it may simply run again.
+  uint64_t attempt_bytes = 0;
 };
+
+// Can `a` run a message of `bytes` as an inline attempt?
+inline bool AttemptsBytes(const Algorithm& a, uint64_t bytes) { return a.attempt_bytes != 0 && bytes <= a.attempt_bytes; }
 
 // Can `a` take a message of `bytes` per rank (its max_bytes)?
 inline bool TakesBytes(const Algorithm& a, uint64_t bytes) { return a.max_bytes == 0 || bytes <= a.max_bytes; }

@@ -321,6 +321,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   check_args_ = EnvBool(Knob::kCheckArgs, true);
   if (const std::string ra = EnvString(Knob::kRunAhead, "auto"); ra != "auto")  // validated: auto|on|off
     run_ahead_ = ra == "on" ? RunAhead::kAlways : RunAhead::kNever;
+  inline_calls_ = shm_ != nullptr && node_shm_ == nullptr && local_ == nullptr && EnvBool(Knob::kInlineCalls, true);
   accumulate_fp32_ = EnvString(Knob::kAccumulate, "native") == "fp32";  // validated: native|fp32
   if (!rt::FidelityOn()) host_buffers_ok_.store(true, std::memory_order_relaxed);
   profile_ = ActiveProfile();
@@ -608,7 +609,9 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.deadline = deadline;
   ctx.scratch = &scratch_;
   ctx.staging_bytes = staging_bytes_;
-  ctx.may_run_ahead = run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && rt::TaskHasSuccessor());
+  // An inline attempt never runs ahead: a run-ahead reader waits for the root after its post.
+  ctx.may_run_ahead = !rt::Attempting() &&
+                      (run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && rt::TaskHasSuccessor()));
   ctx.run_ahead_allowed = run_ahead_ != RunAhead::kNever;
   return ctx;
 }
@@ -789,13 +792,16 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   if (fr_) RecordEnqueued(fp, args);
   // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
   if (arrays.words.capacity() == 0) {
+    // Small calls of process ranks on one host run at once when the stream is idle (Run decides
+    // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
+    const bool attempt = inline_calls_ && SelectionBytes(args, size_) <= net::ShmGroup::kInlineBytes;
     auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
       Status st = self->Run(fp, args);
       if (t_ran_ahead) self->DeferSettle(stream);
       return st;
     };
     static_assert(rt::Task::Fits<decltype(task)>(), "a collective's task must fit the stream's inline storage");
-    return stream->Enqueue(std::move(task));
+    return attempt ? stream->EnqueueAttempt(std::move(task)) : stream->Enqueue(std::move(task));
   }
   auto task = [self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
     arrays.Bind(&args);
@@ -825,6 +831,12 @@ Status Communicator::EnqueueBarrier(rt::Stream* stream) {
 Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   std::lock_guard<std::mutex> lk(exec_mu_);
   const uint64_t seq = fp.seq;
+  // An inline attempt (rt::Stream::EnqueueAttempt): the first arrival gives up instead of waiting
+  // (kAgain), and the task runs again from the stream. Not while another attempt's arrival waits
+  // to be resumed (calls on one communicator from several streams).
+  const bool attempt = rt::Attempting();
+  const bool resuming = shm_ != nullptr && shm_->Resuming(seq);
+  if (attempt && (shm_ == nullptr || (shm_->resume_pending() && !resuming))) return Status(Code::kAgain, "not attempted");
   running_seq_.store(seq);
   SetLogRank(rank_);
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
@@ -864,6 +876,10 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     a = Select(args.kind, forced_, bytes, where, &why);
     if (a != nullptr) last = Selected{args.kind, bytes, a, why};
   }
+  if (attempt && (a == nullptr || !algo::AttemptsBytes(*a, bytes))) {
+    inflight_.fetch_sub(1);
+    return Status(Code::kAgain, "not attempted");
+  }
   if (a == nullptr) {
     inflight_.fetch_sub(1);
     return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
@@ -878,7 +894,8 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   algo::Context ctx = MakeContext(fp, deadline);
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
-  HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what().c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
+  if (!resuming)  // an attempt that gave up logged it
+    HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what().c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
             local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
   HashedArrays hashed;
   const bool hashed_arrays = check_args_ && FindHashedArrays(args, size_, &hashed);
@@ -886,8 +903,16 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     if (!vboard_) vboard_ = VBoard::For(key_, size_);
     vboard_->Publish(rank_, seq, hashed);
   }
+  if (attempt) shm_->BeginAttempt(seq);
   Status st = a->run(ctx, args);
   fr::t_wait_word = nullptr;
+  if (attempt) {
+    shm_->EndAttempt();
+    if (st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
+      inflight_.fetch_sub(1);
+      return st;
+    }
+  }
   if (ctx.ran_ahead != nullptr && st.ok()) {
     ran_ahead_ = ctx.ran_ahead;
     ran_ahead_seq_ = seq;

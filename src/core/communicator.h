@@ -142,6 +142,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // HOSTCCL_RUN_AHEAD: pipelined completion when the stream holds the next task (auto), always, never.
   enum class RunAhead { kQueued, kAlways, kNever };
   RunAhead run_ahead_ = RunAhead::kQueued;
+  // Small calls may run as inline attempts (HOSTCCL_INLINE_CALLS, rt::Stream::EnqueueAttempt):
+  // processes of one host, no other transport path in the selection (fixed at creation).
+  bool inline_calls_ = false;
   int64_t chunk_bytes_override_ = 0;  // HOSTCCL_CHUNK_BYTES, read once at creation
   bool accumulate_fp32_ = false;      // HOSTCCL_ACCUMULATE=fp32, read once at creation
   std::atomic<bool> host_buffers_ok_{false};  // see host_buffers_allowed()

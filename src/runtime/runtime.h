@@ -124,6 +124,13 @@ class Stream {
   virtual ~Stream() = default;
   // Appends a task; it runs after every task enqueued before it on this stream.
   virtual Status Enqueue(Task task) = 0;
+  // An inline attempt (small collectives: no hand-off to another thread, no queue): when the
+  // stream is idle (nothing queued or running, not capturing), runs `task` at once on this thread
+  // with Attempting() true. A task that cannot finish without waiting for other ranks does what it
+  // can and returns kAgain: it is then queued at its place, to run again (Attempting() false)
+  // like any task, and must resume rather than redo. Any other result is the task's. When the
+  // stream is busy: Enqueue.
+  virtual Status EnqueueAttempt(Task task) { return Enqueue(std::move(task)); }
   // Waits until every task enqueued so far has finished (running pending ones on this thread
   // when the deadline is infinite). Returns the first task error since the last synchronize,
   // or kTimeout when the deadline passed first.
@@ -154,6 +161,8 @@ class Stream {
 // ahead of its peers gains only when its stream has more work to move on to, and otherwise pays
 // a settle at its synchronize.
 bool TaskHasSuccessor();
+// True while a task runs as an inline attempt (Stream::EnqueueAttempt) on the enqueuing thread.
+bool Attempting();
 
 // Resolves an aclrtStream handle; nullptr when it is not a live stream (never created,
 // destroyed, or a garbage pointer). Handles are registered, never dereferenced blindly.

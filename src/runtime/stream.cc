@@ -18,6 +18,7 @@ namespace {
 
 std::atomic<uint64_t> g_next_stream_id{1};
 thread_local bool t_has_successor = false;  // TaskHasSuccessor(): set around each task
+thread_local bool t_attempting = false;     // Attempting(): set around an inline attempt
 
 struct Registry {
   std::mutex mu;
@@ -39,6 +40,7 @@ std::chrono::steady_clock::time_point ToSteady(Deadline d) {
 }  // namespace
 
 bool TaskHasSuccessor() { return t_has_successor; }
+bool Attempting() { return t_attempting; }
 
 StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags)
     : device_(device), id_(g_next_stream_id.fetch_add(1)) {
@@ -79,6 +81,70 @@ Status StreamImpl::Enqueue(Task task) {
     CaptureAppend(*cap, [task = std::move(task)](Stream* s) { return s->Enqueue(task); });
     return Status::Ok();
   }
+  if (wake) worker_cv_.notify_one();
+  return Status::Ok();
+}
+
+bool StreamImpl::RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e) {
+  lk.unlock();
+  t_attempting = true;
+  Status st = e.fn();
+  t_attempting = false;
+  lk.lock();
+  executing_ = false;
+  const bool done = st.code() != Code::kAgain;
+  if (!done) {
+    ++attempts_queued_;
+    queue_.push_front(std::move(e));  // its place: tasks enqueued meanwhile have later numbers
+  } else {
+    if (!st.ok()) {
+      HLOG_INFO(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_),
+                device_, static_cast<unsigned long long>(e.seq), st.ToString().c_str());
+      if (error_.ok()) error_ = std::move(st);
+    }
+    completed_ = e.seq;
+  }
+  if (claimers_ > 0 || timed_waiters_ > 0) done_cv_.notify_all();
+  return done;
+}
+
+Status StreamImpl::EnqueueAttempt(Task task) {
+  if (!task) return MakeStatus(Code::kPara, "stream %llu: empty task", static_cast<unsigned long long>(id_));
+  std::unique_lock lk(mu_);
+  if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
+  // Nobody runs tasks now (and this thread is not inside one: attempts never nest): attempt the
+  // queued attempts first, then this one; stop at the first that has to wait.
+  auto free = [this] { return !capture_ && !executing_ && claimers_ == 0 && !settling_ && !t_attempting; };
+  bool blocked = !free();
+  while (!blocked && !queue_.empty()) {
+    if (!queue_.front().attempt) {
+      blocked = true;
+      break;
+    }
+    Entry e = std::move(queue_.front());
+    queue_.pop_front();
+    executing_ = true;
+    ++attempts_;
+    blocked = !RunAttempt(lk, std::move(e)) || !free();
+  }
+  if (capture_) {
+    lk.unlock();
+    return Enqueue(std::move(task));  // records it into the capture
+  }
+  if (blocked) {
+    queue_.push_back(Entry{++enqueued_, 0, std::move(task), true});
+    if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+    const bool wake = claimers_ == 0 && !executing_ && worker_asleep_;
+    lk.unlock();
+    if (wake) worker_cv_.notify_one();
+    return Status::Ok();
+  }
+  executing_ = true;
+  ++attempts_;
+  if (!RunAttempt(lk, Entry{++enqueued_, 0, std::move(task), true}) && !worker_.joinable())
+    worker_ = std::thread([this] { WorkerLoop(); });
+  const bool wake = !queue_.empty() && claimers_ == 0 && !executing_ && worker_asleep_;
+  lk.unlock();
   if (wake) worker_cv_.notify_one();
   return Status::Ok();
 }

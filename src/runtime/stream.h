@@ -21,6 +21,11 @@
 //    synchronization and queries, a stream waiting for another stream's event.
 //  - A synchronizer with a finite deadline never runs tasks itself (a task may block past the
 //    deadline); it urges the worker and waits.
+//  - Inline attempts (EnqueueAttempt): when nothing runs, the enqueuing thread first attempts the
+//    queued tasks that came the same way, front first, then its own (each marked executing, so
+//    nothing else starts meanwhile); a task that would have to wait returns kAgain and goes back
+//    to the front of the queue, keeping its sequence number, and the rest are queued. So calls
+//    issued back to back keep running on the issuing thread while their peers keep up.
 //  - The first failing task's Status is kept until a synchronize reports it; later tasks run.
 //  - Settles (DeferSettle): a task that completed before its peers confirmed it (the non-root of
 //    a small Reduce, pipelined completion) leaves a settle; every synchronize runs the pending
@@ -62,6 +67,7 @@ class StreamImpl final : public Stream {
   StreamImpl& operator=(const StreamImpl&) = delete;
 
   Status Enqueue(Task task) override;
+  Status EnqueueAttempt(Task task) override;
   Status Synchronize(Deadline deadline) override;
   int device() const override { return device_; }
   // While a capture is set (aclmdlRICaptureBegin .. End), Enqueue records its task into it
@@ -102,12 +108,16 @@ class StreamImpl final : public Stream {
   // The dozing worker's current poll period and how often Urge ran (tests, diagnostics).
   uint64_t poll_period_ns() { return Locked(poll_ns_); }
   uint64_t urge_count() { return Locked(urges_); }
+  // Inline attempts run (EnqueueAttempt on an idle stream), and how many of them were queued.
+  uint64_t attempt_count() { return Locked(attempts_); }
+  uint64_t attempts_queued() { return Locked(attempts_queued_); }
 
  private:
   struct Entry {
     uint64_t seq = 0;
     uint64_t seen_ns = 0;  // when the worker first saw it in the queue (0: not yet)
     Task fn;
+    bool attempt = false;  // came through EnqueueAttempt: an enqueuing thread may attempt it
   };
   // The tasks not started, oldest first: a ring of pointers to entries. An entry's storage comes
   // from the stream's own free list (last freed, first reused: the block a task just left is still
@@ -141,6 +151,19 @@ class StreamImpl final : public Stream {
       ring_[(head_ + n_) & (ring_.size() - 1)] = ::new (mem) Entry(std::move(e));
       ++n_;
     }
+    void push_front(Entry&& e) {  // a task that goes back to the head of the queue
+      if (n_ == ring_.size()) Grow();
+      void* mem;
+      if (free_.empty()) {
+        mem = ::operator new(sizeof(Entry));
+      } else {
+        mem = free_.back();
+        free_.pop_back();
+      }
+      head_ = (head_ + ring_.size() - 1) & (ring_.size() - 1);
+      ring_[head_] = ::new (mem) Entry(std::move(e));
+      ++n_;
+    }
     void pop_front() {
       Entry* e = ring_[head_];
       e->~Entry();
@@ -172,6 +195,9 @@ class StreamImpl final : public Stream {
     std::lock_guard lk(mu_);
     return field;
   }
+  // Runs e.fn as an attempt with mu_ released (executing_ set by the caller); true when it
+  // completed (recorded), false when it went back to the front of the queue.
+  bool RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
   void RunFront(std::unique_lock<std::mutex>& lk);
   void WorkerLoop();
@@ -189,6 +215,8 @@ class StreamImpl final : public Stream {
   std::condition_variable worker_cv_;  // wakes the worker: new task, synchronizer left, stop
   std::condition_variable done_cv_;    // wakes waiters: a task finished
   Queue queue_;                        // tasks not started, in order
+  uint64_t attempts_ = 0;              // inline attempts started / queued again (diagnostics)
+  uint64_t attempts_queued_ = 0;
   uint64_t enqueued_ = 0;              // seq of the last enqueued task
   uint64_t completed_ = 0;             // seq of the last finished task
   bool executing_ = false;             // a task is running (worker or synchronizer)

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -267,6 +268,74 @@ TEST(Task, InlineAndHeapCallablesRunCopyMoveAndRelease) {
   small_copy = Task();
   large = nullptr;
   EXPECT_EQ(token.use_count(), 1);
+}
+
+// Inline attempts: on an idle stream the task runs at once on the enqueuing thread with
+// Attempting() set; one that returns kAgain goes back into the queue at its place (tasks enqueued
+// after it run after it) and runs again, not as an attempt, when the stream runs it; the next
+// attempt of the enqueuing thread first retries the queued attempts, front first.
+TEST(Stream, AttemptRunsAtOnceOrKeepsItsPlace) {
+  StreamImpl s(0, 0, 0);
+  std::vector<std::string> log;
+  // Runs at once, on this thread, as an attempt.
+  std::thread::id where;
+  ASSERT_TRUE(s.EnqueueAttempt([&] {
+    where = std::this_thread::get_id();
+    log.push_back(Attempting() ? "a1" : "q1");
+    return Status::Ok();
+  }).ok());
+  EXPECT_EQ(where, std::this_thread::get_id());
+  EXPECT_EQ(s.completed(), 1u);
+  EXPECT_FALSE(Attempting());
+  // Gives up twice as an attempt; a plain task enqueued after it must wait for it.
+  int tries = 0;
+  ASSERT_TRUE(s.EnqueueAttempt([&] {
+    ++tries;
+    log.push_back(Attempting() ? "a2" : "q2");
+    return Attempting() && tries < 3 ? Status(Code::kAgain, "later") : Status::Ok();
+  }).ok());
+  EXPECT_EQ(s.completed(), 1u);
+  EXPECT_EQ(s.attempts_queued(), 1u);
+  // Another attempt retries the queued one first (it gives up again), then queues itself.
+  ASSERT_TRUE(s.EnqueueAttempt([&] { log.push_back(Attempting() ? "a3" : "q3"); return Status::Ok(); }).ok());
+  ASSERT_TRUE(s.Enqueue([&] { log.push_back(Attempting() ? "a4" : "q4"); return Status::Ok(); }).ok());
+  EXPECT_EQ(s.enqueued(), 4u);
+  ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+  EXPECT_EQ(s.completed(), 4u);
+  const std::vector<std::string> want = {"a1", "a2", "a2", "q2", "q3", "q4"};
+  EXPECT_EQ(log, want);
+  // An attempt's error is the task's: reported by the next synchronize, later tasks still run.
+  ASSERT_TRUE(s.EnqueueAttempt([] { return Status(Code::kPara, "bad call"); }).ok());
+  bool later = false;
+  ASSERT_TRUE(s.EnqueueAttempt([&] { later = true; return Status::Ok(); }).ok());
+  Status st = s.Synchronize(Deadline::Infinite());
+  EXPECT_EQ(st.code(), Code::kPara);
+  EXPECT_TRUE(later);
+  EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+}
+
+// A busy stream (a task runs on another thread) never runs an attempt beside it: the attempt is
+// queued and runs after the running task, in order.
+TEST(Stream, AttemptOnABusyStreamIsQueued) {
+  StreamImpl s(0, 0, 0);
+  std::atomic<bool> release{false}, started{false};
+  std::vector<int> order;
+  ASSERT_TRUE(s.Enqueue([&] {
+    started = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    order.push_back(1);
+    return Status::Ok();
+  }).ok());
+  std::thread sync([&] { EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok()); });  // runs task 1
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  bool attempted = false;
+  ASSERT_TRUE(s.EnqueueAttempt([&] { attempted = Attempting(); order.push_back(2); return Status::Ok(); }).ok());
+  EXPECT_TRUE(order.empty());
+  release = true;
+  sync.join();
+  ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_FALSE(attempted);
 }
 
 // The queue is a ring that grows by doubling: tasks enqueued while it wraps around its end and

@@ -118,6 +118,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   g->ring_ = static_cast<uint64_t>(RingSlots(size));
   g->rank_ = rank;
   g->size_ = size;
+  g->spin_ok_ = !Oversubscribed(size);
   g->pids_ = pids;
   g->members_ = members;
   g->own_pid_ = static_cast<uint32_t>(getpid());
@@ -439,9 +440,14 @@ std::string ShmGroup::Missing(uint64_t t, bool done_too) const {
 }
 
 Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
-                          uint64_t* ticket, const std::function<Status()>* also_check, uint64_t* known) {
+                          uint64_t* ticket, const std::function<Status()>* also_check, uint64_t* known,
+                          bool attempt) {
   const uint64_t t = ++ticket_;
   *ticket = t;
+  if (attempt && all_arrived_ + ring_ <= t && !Released(t - ring_) && !SpinBriefly(&ShmGroup::Released, t - ring_)) {
+    --ticket_;  // the attempt gives up before announcing: the operation runs again from the start
+    return Status(Code::kAgain, "the arrival ring is full");
+  }
   // Flow control: ticket t reuses the slots of t - ring, which every member must be done with
   // (it arrived later, or marked it done). After a completed arrival at t - ring + 1 or later
   // nothing needs checking (the usual case when no operation ran ahead).
@@ -477,14 +483,35 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
   return Status::Ok();
 }
 
+bool ShmGroup::SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const {
+  if ((this->*ready)(arg)) return true;
+  if (!spin_ok_) return false;
+  const uint64_t start = NowNs();
+  for (int i = 1;; ++i) {
+    __builtin_ia32_pause();
+    if ((this->*ready)(arg)) return true;
+    if ((i & 63) == 0 && NowNs() - start >= kAttemptSpinNs) return false;
+  }
+}
+
 Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
                         uint64_t* ticket, const std::function<Status()>* also_check) {
-  uint64_t known = 0;
-  HOSTCCL_RETURN_IF_ERROR(Announce(fp, payload, bytes, deadline, seq, ticket, also_check, &known));
+  const bool attempt = TakeAttempt(seq);
+  if (Resuming(seq)) {  // announced by the operation's attempt: wait for that ticket
+    *ticket = resume_ticket_;
+    resume_seq_ = 0;
+  } else {
+    uint64_t known = 0;
+    HOSTCCL_RETURN_IF_ERROR(Announce(fp, payload, bytes, deadline, seq, ticket, also_check, &known, attempt));
+  }
   const uint64_t t = *ticket;
   Status st;
-  if (AllArrived(t)) {
+  if (AllArrived(t) || (attempt && SpinBriefly(&ShmGroup::AllArrived, t))) {
     WakeSleepers();
+  } else if (attempt) {
+    resume_seq_ = seq;
+    resume_ticket_ = t;
+    return Status(Code::kAgain, "not every member arrived yet");
   } else {
     st = WaitUntil([this, t] { return AllArrived(t); }, &seg_->barrier, deadline, WaitOptions(also_check),
                    [this, t] { return Missing(t, false); });
@@ -499,9 +526,18 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
 
 Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
                       bool check, uint64_t* ticket, bool reads, bool wake) {
+  const bool attempt = TakeAttempt(seq);
   HOSTCCL_RETURN_IF_ERROR(AfterWait(Status::Ok(), seq));  // the group gave up on this operation
   uint64_t known = 0;
-  HOSTCCL_RETURN_IF_ERROR(Announce(fp, payload, bytes, deadline, seq, ticket, nullptr, &known));
+  if (Resuming(seq)) {
+    // An attempt announced this ticket as an arrival (the same announcement a Post makes) and
+    // gave up; run from the stream with work behind it, the operation now runs ahead instead.
+    *ticket = resume_ticket_;
+    resume_seq_ = 0;
+    known = all_arrived_;  // compares less now, the rest later
+  } else {
+    HOSTCCL_RETURN_IF_ERROR(Announce(fp, payload, bytes, deadline, seq, ticket, nullptr, &known, attempt));
+  }
   const uint64_t t = *ticket;
   // Compare earlier posts before marking t done: until then no member gets past ticket
   // t + ring - 1, so the history entries compared here (tickets > t - 2 x ring) are intact.

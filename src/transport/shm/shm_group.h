@@ -81,6 +81,9 @@ class ShmGroup : public PeerMemory {
   // t or marked t done (flow control: a member gets at most ring tickets ahead of the slowest;
   // with a ring of 8 or more, one that finds its ring full waits until half of it is free).
   static constexpr size_t kInlineBytes = 4096;
+  // How long an inline attempt spins for the other members before it gives up (BeginAttempt):
+  // as long as an arrival's own spin phase (transport/sync/group_barrier.cc).
+  static constexpr uint64_t kAttemptSpinNs = 2000;
   // Slots per rank: 64 up to 8 ranks, 32 up to 16, 8 up to 64, else 2 (at most ~2 MiB of slots
   // per group). Deep enough that a rank descheduled on a busy host still finds work queued.
   static constexpr int RingSlots(int n) { return n <= 8 ? 64 : n <= 16 ? 32 : n <= 64 ? 8 : 2; }
@@ -102,6 +105,20 @@ class ShmGroup : public PeerMemory {
   // sleepers are woken whether or not every member arrived.
   Status Post(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq, bool check,
               uint64_t* ticket, bool reads = false, bool wake = false);
+  // Inline attempts (rt::Stream::EnqueueAttempt: a small operation run on the calling thread while
+  // its stream is idle, which must not wait): after BeginAttempt(seq), the first Arrive or Post of
+  // operation `seq` gives up with kAgain instead of waiting longer than a short spin (only when
+  // this host's members fit on its cores; else one look). Either before announcing (the ring is
+  // full: nothing changed) or after (not every member arrived: the ticket is kept, and the next
+  // Arrive or Post of `seq` — the operation run again from the stream, which may run ahead now —
+  // takes that ticket without announcing again). Later arrivals of the operation wait as usual.
+  // EndAttempt clears it.
+  void BeginAttempt(uint64_t seq) { attempt_seq_ = seq; }
+  void EndAttempt() { attempt_seq_ = 0; }
+  // Operation `seq` announced its arrival in an attempt and resumes it.
+  bool Resuming(uint64_t seq) const { return resume_seq_ == seq && seq != 0; }
+  // An attempt's announced arrival not resumed yet (no other operation may attempt meanwhile).
+  bool resume_pending() const { return resume_seq_ != 0; }
   // After Post(reads): waits until member r arrived at `ticket` (or with the abort/timeout/peer-
   // death status); its slot stays readable until this rank's MarkDone(ticket).
   Status AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_t seq);
@@ -219,8 +236,19 @@ class ShmGroup : public PeerMemory {
   bool Settled(uint64_t t) const;
   // Takes the next ticket, waits for its slot (flow control) and publishes fp, payload and the
   // fingerprint history entry; *known: fingerprints of tickets <= *known are published by all.
+  // `attempt`: a full ring gives up (kAgain, no ticket taken) after a short spin.
   Status Announce(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
-                  uint64_t* ticket, const std::function<Status()>* also_check, uint64_t* known);
+                  uint64_t* ticket, const std::function<Status()>* also_check, uint64_t* known,
+                  bool attempt = false);
+  // An attempt's wait: (this->*ready)(arg) within ~2 us of spinning, or one look when this
+  // host's members outnumber its cores.
+  bool SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const;
+  // Takes the attempt flag for operation `seq` (only its first arrival is an attempt).
+  bool TakeAttempt(uint64_t seq) {
+    const bool a = attempt_seq_ == seq && seq != 0;
+    attempt_seq_ = 0;
+    return a;
+  }
   // Waits until (this->*ready)(arg) holds without a waker (flow control, Settle); bounded by the
   // deadline, abort and peer death. `missing_ticket`: for the timeout message. `seq`: the
   // operation it waits for; an abort that applies only from a later operation (a peer that
@@ -254,6 +282,9 @@ class ShmGroup : public PeerMemory {
   bool settle_on_arrival_ = false;
   uint64_t verify_lo_ = 0, verify_hi_ = 0;  // posted tickets whose fingerprints are not compared yet
   uint64_t flow_waits_ = 0;
+  uint64_t attempt_seq_ = 0;                    // BeginAttempt
+  uint64_t resume_seq_ = 0, resume_ticket_ = 0;  // an attempt's announced arrival
+  bool spin_ok_ = true;                         // this host's members fit on its cores
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd
