@@ -28,9 +28,14 @@ const char* CodeName(Code c) {
   return "HCCL_E_UNKNOWN";
 }
 
+const std::string& Status::Empty() {
+  static const std::string* empty = new std::string();  // leaked: used from atexit handlers
+  return *empty;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "HCCL_SUCCESS";
-  return std::string(CodeName(code_)) + ": " + msg_;
+  return std::string(CodeName(code_)) + ": " + message();
 }
 
 const char* EiCode(const Status& st) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -31,35 +32,56 @@ enum class Code : int {
 const char* CodeName(Code c);  // "HCCL_E_PARA", ...
 
 // A [[nodiscard]] error value: code, message and context (rank, peer, op sequence).
+// An ok Status is a code and a null pointer: every call passes several up and down its path, so
+// constructing, moving and destroying one costs a few instructions (the message and the context
+// live out of line, allocated only for an error).
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string msg) : code_(code), msg_(std::move(msg)) {}
+  Status(Code code, std::string msg) : code_(code), rep_(new Rep{std::move(msg)}) {}
+  Status(const Status& o) : code_(o.code_), rep_(o.rep_ ? new Rep(*o.rep_) : nullptr) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) {
+      code_ = o.code_;
+      rep_.reset(o.rep_ ? new Rep(*o.rep_) : nullptr);
+    }
+    return *this;
+  }
+  Status(Status&& o) noexcept = default;
+  Status& operator=(Status&& o) noexcept = default;
   static Status Ok() { return Status(); }
 
   bool ok() const { return code_ == Code::kSuccess; }
   Code code() const { return code_; }
-  const std::string& message() const { return msg_; }
+  const std::string& message() const { return rep_ ? rep_->msg : Empty(); }
 
   // Set once the failure has been written to the log at error level (by the place that knows the
   // operator and the rank), so layers it passes through (the stream, the api) do not print it again.
-  bool logged() const { return logged_; }
-  Status& MarkLogged() { logged_ = true; return *this; }
+  bool logged() const { return rep_ && rep_->logged; }
+  Status& MarkLogged() { Mut().logged = true; return *this; }
 
-  int rank() const { return rank_; }
-  int peer() const { return peer_; }
-  Status& WithRank(int r) { rank_ = r; return *this; }
-  Status& WithPeer(int p) { peer_ = p; return *this; }
+  int rank() const { return rep_ ? rep_->rank : -1; }
+  int peer() const { return rep_ ? rep_->peer : -1; }
+  Status& WithRank(int r) { Mut().rank = r; return *this; }
+  Status& WithPeer(int p) { Mut().peer = p; return *this; }
 
   // "HCCL_E_PARA: <message>"
   std::string ToString() const;
 
  private:
+  struct Rep {
+    std::string msg;
+    int rank = -1;
+    int peer = -1;
+    bool logged = false;
+  };
+  static const std::string& Empty();
+  Rep& Mut() {
+    if (!rep_) rep_.reset(new Rep());
+    return *rep_;
+  }
   Code code_ = Code::kSuccess;
-  std::string msg_;
-  int rank_ = -1;
-  int peer_ = -1;
-  bool logged_ = false;
+  std::unique_ptr<Rep> rep_;
 };
 
 // The EI error code HCCL reports for the same cause (docs/logging.md has the table), or nullptr:

@@ -73,6 +73,7 @@ Status StreamImpl::Enqueue(Task task) {
       cap = capture_;
     } else {
       queue_.push_back(Entry{++enqueued_, 0, std::move(task)});
+      quiet_.store(false, std::memory_order_relaxed);
       if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
       wake = claimers_ == 0 && !executing_ && worker_asleep_;
     }
@@ -104,6 +105,7 @@ bool StreamImpl::RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e) {
     }
     completed_ = e.seq;
   }
+  UpdateQuiet();
   if (claimers_ > 0 || timed_waiters_ > 0) done_cv_.notify_all();
   return done;
 }
@@ -124,6 +126,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
     Entry e = std::move(queue_.front());
     queue_.pop_front();
     executing_ = true;
+    quiet_.store(false, std::memory_order_relaxed);
     ++attempts_;
     blocked = !RunAttempt(lk, std::move(e)) || !free();
   }
@@ -133,6 +136,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
   }
   if (blocked) {
     queue_.push_back(Entry{++enqueued_, 0, std::move(task), true});
+    quiet_.store(false, std::memory_order_relaxed);
     if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
     const bool wake = claimers_ == 0 && !executing_ && worker_asleep_;
     lk.unlock();
@@ -140,6 +144,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
     return Status::Ok();
   }
   executing_ = true;
+  quiet_.store(false, std::memory_order_relaxed);
   ++attempts_;
   if (!RunAttempt(lk, Entry{++enqueued_, 0, std::move(task), true}) && !worker_.joinable())
     worker_ = std::thread([this] { WorkerLoop(); });
@@ -160,6 +165,7 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   Entry e = std::move(queue_.front());
   queue_.pop_front();
   executing_ = true;
+  quiet_.store(false, std::memory_order_relaxed);
   t_has_successor = !queue_.empty();
   lk.unlock();
   Status st = e.fn();
@@ -173,6 +179,7 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   }
   completed_ = e.seq;
   executing_ = false;
+  UpdateQuiet();
   done_cv_.notify_all();
 }
 
@@ -228,6 +235,7 @@ void StreamImpl::Urge() {
 
 void StreamImpl::DeferSettle(const void* key, Settle settle) {
   std::lock_guard lk(mu_);
+  quiet_.store(false, std::memory_order_relaxed);
   for (auto& [k, fn] : settles_)
     if (k == key) {
       fn = std::move(settle);
@@ -266,11 +274,16 @@ bool StreamImpl::RunSettles(std::unique_lock<std::mutex>& lk, Deadline deadline)
     if (error_.ok()) error_ = std::move(st);
   }
   settling_ = false;
+  UpdateQuiet();
   done_cv_.notify_all();
   return in_time;
 }
 
 bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
+  if (quiet_.load(std::memory_order_acquire)) {  // every call ran inline, nothing kept
+    *task_error = Status();
+    return true;
+  }
   std::unique_lock lk(mu_);
   const uint64_t target = enqueued_;
   if (deadline.infinite()) {
@@ -299,6 +312,7 @@ bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
   }
   *task_error = std::move(error_);
   error_ = Status();
+  UpdateQuiet();
   return true;
 }
 

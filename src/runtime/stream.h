@@ -233,6 +233,14 @@ class StreamImpl final : public Stream {
 
   std::vector<std::pair<const void*, Settle>> settles_;  // DeferSettle, by key
   bool settling_ = false;              // a synchronizer runs settles
+  // Nothing to wait for or report (every task done, nothing running, no settle or error kept):
+  // a synchronize then returns without the lock. Stored under mu_ (UpdateQuiet) with release, so
+  // a synchronize that reads it true also sees the tasks' effects.
+  std::atomic<bool> quiet_{true};
+  void UpdateQuiet() {
+    quiet_.store(completed_ == enqueued_ && !executing_ && settles_.empty() && !settling_ && error_.ok(),
+                 std::memory_order_release);
+  }
   std::thread worker_;
 };
 

@@ -130,12 +130,14 @@ int PrintOpsMarkdown() {
       if (a.op != o.kind) continue;
       if (!any) {
         std::printf("\n## %s\n\n", o.api);
-        std::printf("| `HOSTCCL_ALGO` | Runs where | Chunk cap | Max bytes per rank | What |\n|---|---|---|---|---|\n");
+        std::printf("| `HOSTCCL_ALGO` | Runs where | Chunk cap | Max bytes per rank | Inline on an idle stream | What |\n"
+                    "|---|---|---|---|---|---|\n");
         any = true;
       }
-      std::printf("| `%s=%s` | %s | %s | %s | %s |\n", o.algo, a.name, Needs(a.needs).c_str(),
+      const std::string inline_cell = a.attempt_bytes ? "up to " + Bytes(a.attempt_bytes) : "-";
+      std::printf("| `%s=%s` | %s | %s | %s | %s | %s |\n", o.algo, a.name, Needs(a.needs).c_str(),
                   Bytes(a.chunk_cap).c_str(), a.max_bytes ? Bytes(a.max_bytes).c_str() : "no limit",
-                  Cell(a.summary).c_str());
+                  inline_cell.c_str(), Cell(a.summary).c_str());
     }
   }
   return 0;
@@ -188,7 +190,8 @@ void PrintProfilesAndAlgorithms() {
     std::printf("    default rules: %s\n", hostccl::core::DefaultRuleText(o.kind));
     for (const auto& a : hostccl::algo::Algorithms()) {
       if (a.op != o.kind) continue;
-      std::printf("    %s=%-12s %s%s%s%s%s\n", o.algo, a.name, a.summary,
+      std::printf("    %s=%-12s %s%s%s%s%s%s\n", o.algo, a.name, a.summary,
+                  a.attempt_bytes ? " [inline on an idle stream up to 4 KiB]" : "",
                   a.needs & hostccl::algo::kNeedsLocal ? " [ranks as threads of one process]" : "",
                   a.needs & hostccl::algo::kNeedsShm ? " [processes of one host, shared memory]" : "",
                   a.needs & hostccl::algo::kNeedsNodes ? " [several hosts]" : "",
