@@ -73,37 +73,50 @@ void Prefault(void* p, size_t len) {
 
 }  // namespace
 
-std::optional<Allocation> FindAllocation(const void* p) {
+bool FindAllocation(const void* p, Allocation* out) {
   auto& r = Reg();
-  uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
   // Every collective call looks up its sendBuf and recvBuf: remember this thread's last two
-  // answers until the registry changes (no lock, no tree walk on the hot path).
+  // answers (found or not) until the registry changes, so a buffer used again costs a compare
+  // (no lock, no tree walk). Any aclrtMalloc/aclrtFree/VMM map bumps the generation, so an
+  // address freed and allocated again is looked up again.
   struct Cached {
     uint64_t generation = 0;  // 0: empty
     uintptr_t addr = 0;
-    std::optional<Allocation> a;
+    bool found = false;
+    Allocation a;
   };
   thread_local Cached cache[2];
   thread_local unsigned next = 0;
   const uint64_t gen = r.generation.load(std::memory_order_acquire);
   for (const Cached& c : cache)
-    if (c.generation == gen && c.addr == addr) return c.a;
-  std::optional<Allocation> found;
-  uint64_t seen;
+    if (c.generation == gen && c.addr == addr) {
+      if (c.found) *out = c.a;
+      return c.found;
+    }
+  Cached& slot = cache[next++ & 1];
+  slot.found = false;
   {
     std::shared_lock lk(r.mu);
-    seen = r.generation.load(std::memory_order_relaxed);
+    slot.generation = r.generation.load(std::memory_order_relaxed);
+    slot.addr = addr;
     auto it = r.by_base.upper_bound(addr);
     if (it != r.by_base.begin()) {
       --it;
-      if (addr < it->first + it->second.a.mapped) found = it->second.a;
+      if (addr < it->first + it->second.a.mapped) {
+        slot.found = true;
+        slot.a = it->second.a;
+      }
     }
   }
-  Cached& slot = cache[next++ & 1];
-  slot.generation = seen;
-  slot.addr = addr;
-  slot.a = found;
-  return found;
+  if (slot.found) *out = slot.a;
+  return slot.found;
+}
+
+std::optional<Allocation> FindAllocation(const void* p) {
+  Allocation a;
+  if (!FindAllocation(p, &a)) return std::nullopt;
+  return a;
 }
 
 size_t LiveAllocationCount() {

@@ -32,6 +32,12 @@ int GetMemInfo(int attr, size_t* free_bytes, size_t* total_bytes);
 // an allocation backed by `memfd` at `offset` (the registry does not own that fd).
 void RegisterMapping(void* base, size_t size, int memfd, size_t offset, int device);
 void UnregisterMapping(void* base);
+// The aclrtMalloc (or VMM-mapped) allocation containing p: copies it to *out and returns true,
+// or returns false (*out untouched). The same answer as FindAllocation (runtime.h) without an
+// std::optional; a buffer looked up again by this thread since the registry last changed costs
+// a compare.
+struct Allocation;
+bool FindAllocation(const void* p, Allocation* out);
 // Number of live aclrtMalloc allocations (tests, leak checks).
 size_t LiveAllocationCount();
 
