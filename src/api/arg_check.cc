@@ -565,11 +565,10 @@ bool CheckFast(const OpCall& c, Checked* out) {
   const uint64_t send_elems = Elems(f.send, c.count, n), recv_elems = Elems(f.recv, c.count, n);
   const bool host_ok = comm->host_buffers_allowed();
   if (send != nullptr) {
-    if (rt::FindAllocation(send, &out->send_alloc.emplace())) {
+    if (rt::FindAllocation(send, &out->send_alloc)) {
       if (!FitsIn(*out->send_alloc, send, send_elems * es)) return false;
-    } else {
-      out->send_alloc.reset();
-      if (!host_ok && send_elems != 0) return false;
+    } else if (!host_ok && send_elems != 0) {
+      return false;
     }
   } else {
     out->send_alloc.reset();
@@ -581,11 +580,10 @@ bool CheckFast(const OpCall& c, Checked* out) {
       out->recv_alloc = out->send_alloc;
       if (out->recv_alloc ? !FitsIn(*out->recv_alloc, recv, recv_elems * es) : !host_ok && recv_elems != 0)
         return false;
-    } else if (rt::FindAllocation(recv, &out->recv_alloc.emplace())) {
+    } else if (rt::FindAllocation(recv, &out->recv_alloc)) {
       if (!FitsIn(*out->recv_alloc, recv, recv_elems * es)) return false;
-    } else {
-      out->recv_alloc.reset();
-      if (!host_ok && recv_elems != 0) return false;
+    } else if (!host_ok && recv_elems != 0) {
+      return false;
     }
     if (send != nullptr) {
       const uintptr_t block =

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace hostccl::rt {
 
@@ -38,6 +39,8 @@ void UnregisterMapping(void* base);
 // a compare.
 struct Allocation;
 bool FindAllocation(const void* p, Allocation* out);
+// The same into an optional (engaged with the allocation, or reset).
+bool FindAllocation(const void* p, std::optional<Allocation>* out);
 // Number of live aclrtMalloc allocations (tests, leak checks).
 size_t LiveAllocationCount();
 
