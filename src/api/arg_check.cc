@@ -4,11 +4,39 @@
 #include "common/log.h"
 #include "common/v_arrays.h"
 #include "core/profiles.h"
+#include "runtime/memory.h"
 
 namespace hostccl::api {
 namespace {
 
 constexpr uint64_t kMaxCount = 0x7FFFFFFFFull;  // HCCL's SYS_MAX_COUNT
+
+// The decisions both CheckOp's steps and CheckFast make, written once.
+// Step 7: a root or peer names a rank of the communicator.
+inline bool RootInRange(uint32_t root, int size) { return root < static_cast<uint32_t>(size); }
+// Step 8, in-place block form: k is the root for rooted operators, this rank otherwise.
+inline uint64_t BlockIndex(RootRule rule, uint32_t root, int rank) {
+  return rule == RootRule::kRoot ? root : static_cast<uint64_t>(rank);
+}
+// Step 8, device-buffer size: `bytes` from p fit in the aclrtMalloc allocation `a`; *avail (if
+// given) is what does.
+inline bool FitsIn(const rt::Allocation& a, const void* p, uint64_t bytes, uint64_t* avail = nullptr) {
+  const uint64_t offset = static_cast<uint64_t>(static_cast<const char*>(p) - static_cast<const char*>(a.base));
+  const uint64_t room = offset >= a.requested ? 0 : a.requested - offset;
+  if (avail != nullptr) *avail = room;
+  return bytes <= room;
+}
+// Step 8, overlap of sendBuf [s, s + sb) and recvBuf [r, r + rb): disjoint, equal where in place is
+// allowed (equal_ok), or the smaller one exactly `block` of the larger (blocks: the operator has
+// that form; blocks_in_send: the larger is sendBuf).
+enum class Overlap { kOk, kNotTheBlock, kPartial };
+inline Overlap CheckOverlap(uintptr_t s, uint64_t sb, uintptr_t r, uint64_t rb, bool blocks, bool blocks_in_send,
+                            uintptr_t block, bool equal_ok) {
+  const bool overlap = sb != 0 && rb != 0 && s < r + rb && r < s + sb;
+  if (!overlap || (s == r && equal_ok)) return Overlap::kOk;
+  if (!blocks) return Overlap::kPartial;
+  return (blocks_in_send ? r : s) == block ? Overlap::kOk : Overlap::kNotTheBlock;
+}
 
 // The "count is in elements" check for memory that came from aclrtMalloc.
 Status CheckDeviceSize(const char* arg, const void* p, const std::optional<rt::Allocation>& alloc,
@@ -17,8 +45,8 @@ Status CheckDeviceSize(const char* arg, const void* p, const std::optional<rt::A
   const uint64_t es = DataTypeSize(dtype);
   const uint64_t need = count * es;
   const uint64_t offset = static_cast<uint64_t>(static_cast<const char*>(p) - static_cast<const char*>(alloc->base));
-  const uint64_t avail = offset >= alloc->requested ? 0 : alloc->requested - offset;
-  if (need <= avail) return Status::Ok();
+  uint64_t avail = 0;
+  if (FitsIn(*alloc, p, need, &avail)) return Status::Ok();
   return MakeStatus(Code::kPara,
                     "%s: count %llu x %s = %llu bytes, but the device buffer holds %llu bytes%s; count is a "
                     "number of elements, not bytes",
@@ -119,8 +147,8 @@ Status CheckAdditions(const char* fn, const OpCall& c, std::shared_ptr<core::Com
     const uintptr_t s = reinterpret_cast<uintptr_t>(sd.send), r = reinterpret_cast<uintptr_t>(sd.recv);
     const bool blocks = sd.block_bytes != UINT64_MAX;
     const uintptr_t block = blocks ? (sd.blocks_in_send ? s : r) + sd.block_bytes : 0;
-    const bool overlap = sb != 0 && rb != 0 && s < r + rb && r < s + sb;
-    if (blocks && overlap && !(s == r && sd.equal_ok) && (sd.blocks_in_send ? r : s) != block)
+    const Overlap ov = CheckOverlap(s, sb, r, rb, blocks, sd.blocks_in_send, block, sd.equal_ok);
+    if (ov == Overlap::kNotTheBlock)
       return Reject(fn, rank, MakeStatus(Code::kPara,
                                          "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap; in place the "
                                          "%s must be block %llu of the %s (%p)%s, otherwise they must be disjoint",
@@ -129,7 +157,7 @@ Status CheckAdditions(const char* fn, const OpCall& c, std::shared_ptr<core::Com
                                          static_cast<unsigned long long>(sd.block_index),
                                          sd.blocks_in_send ? "sendBuf" : "recvBuf", reinterpret_cast<void*>(block),
                                          sd.equal_ok ? " or equal to it" : ""));
-    if (!blocks && (s != r || !sd.equal_ok) && overlap)
+    if (ov == Overlap::kPartial)
       return Reject(fn, rank, MakeStatus(Code::kPara,
                                          sd.equal_ok ? "sendBuf %p (%llu bytes) and recvBuf %p (%llu bytes) overlap "
                                                        "partially; they must be equal (in place) or disjoint"
@@ -449,26 +477,157 @@ Status CheckVOp(const OpInfo& o, const VOrder& v, const OpCall& c, Checked* out)
 
 }  // namespace
 
+namespace {
+
+// The V family: its own check order (kVOrders) and its recv_dtype.
+constexpr bool IsVKind(CollKind k) {
+  return k == CollKind::kAllGatherV || k == CollKind::kReduceScatterV || k == CollKind::kAlltoAll ||
+         k == CollKind::kAlltoAllV || k == CollKind::kAlltoAllVC;
+}
+
+// Alignment by mask: every element size is a power of two.
+#define X(id, v, name, size, red) static_assert((size & (size - 1)) == 0, "element sizes are powers of two");
+HOSTCCL_FOR_EACH_DTYPE(X)
+#undef X
+
+// An operator row (common/ops.h) resolved once for CheckFast, indexed by kind value: what the
+// slow path (CheckOp's numbered steps) derives from the row on each call.
+struct FastRow {
+  bool on = false;          // buffer-and-count operator CheckFast handles (not V, not Barrier/Batch)
+  bool reduces = false;     // dtype must be reducible and op valid; else a known dtype
+  bool need_send = false;   // sendBuf (Broadcast: buf) must be non-NULL on every rank
+  bool root_send = false;   // sendBuf exists on the root only (Scatter)
+  bool has_recv = false;    // a recvBuf distinct from the send buffer
+  bool one_buffer = false;  // Broadcast
+  RootRule root = RootRule::kNoRoot;
+  BufRule send = BufRule::kNone, recv = BufRule::kNone;
+  // In-place forms (collectives.md 1.6), as CheckOp sets Sides: blocks: one side is n x count
+  // and the other may be block k of it; equal_ok: sendBuf == recvBuf is in place.
+  bool blocks = false, blocks_in_send = false, equal_ok = true;
+};
+
+struct FastRows {
+  FastRow at[32];
+  constexpr FastRows() : at() {
+    for (const OpInfo& o : kOps) {
+      FastRow& f = at[static_cast<unsigned>(o.kind)];
+      if (IsVKind(o.kind) || (o.send == BufRule::kNone && o.recv == BufRule::kNone) || o.send == BufRule::kV ||
+          o.recv == BufRule::kV || !o.implemented)
+        continue;
+      f.on = true;
+      f.reduces = o.reduces;
+      f.one_buffer = o.recv == BufRule::kSame;
+      f.root_send = o.send == BufRule::kRootNCount;
+      f.need_send = o.send != BufRule::kNone && !f.root_send;
+      f.has_recv = o.recv != BufRule::kNone && !f.one_buffer;
+      f.root = o.root;
+      f.send = o.send;
+      f.recv = o.recv;
+      const bool n_send = o.send == BufRule::kNCount || o.send == BufRule::kRootNCount;
+      const bool n_recv = o.recv == BufRule::kNCount;
+      if (n_send != n_recv) {
+        f.blocks = true;
+        f.blocks_in_send = n_send;
+        f.equal_ok = o.root == RootRule::kNoRoot;
+      } else if (n_send && n_recv) {
+        f.equal_ok = false;
+      }
+    }
+  }
+};
+constexpr FastRows kFastRows{};
+
+}  // namespace
+
+bool CheckFast(const OpCall& c, Checked* out) {
+  const unsigned kv = static_cast<unsigned>(c.kind);
+  if (kv >= 32) return false;
+  const FastRow& f = kFastRows.at[kv];
+  // Steps 1-5 (CheckOp): count, NULL pointers, count range, dtype and op.
+  if (!f.on || c.count == 0 || c.count > kMaxCount || c.comm == nullptr || c.stream == nullptr) return false;
+  if ((f.need_send && c.send == nullptr) || (f.has_recv && c.recv == nullptr)) return false;
+  const uint64_t es = DataTypeSize(c.dtype);
+  if (f.reduces ? !IsReducible(c.dtype) || !IsValidRedOp(c.op) : es == 0) return false;
+  // Step 6: the host default has no chip limits; a chip profile takes the slow path.
+  std::shared_ptr<core::Communicator> comm = core::LookupComm(c.comm);
+  if (comm == nullptr || comm->profile() != nullptr) return false;
+  // Step 7: root / peer.
+  const uint32_t rank = static_cast<uint32_t>(comm->rank());
+  const int n = comm->size();
+  if (f.root != RootRule::kNoRoot && !RootInRange(c.root, n)) return false;
+  if (f.root == RootRule::kPeer && c.root == rank) return false;
+  // Step 8: alignment, device memory and size, overlap, communicator state, live stream.
+  void* send = f.root_send ? (c.root == rank ? c.send : nullptr) : f.need_send ? c.send : nullptr;
+  if (f.root_send && c.root == rank && send == nullptr) return false;  // sendBuf NULL on the root
+  void* recv = f.has_recv ? c.recv : nullptr;
+  const uintptr_t s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
+  if (((s | r) & (es - 1)) != 0) return false;
+  const uint64_t send_elems = Elems(f.send, c.count, n), recv_elems = Elems(f.recv, c.count, n);
+  const bool host_ok = comm->host_buffers_allowed();
+  if (send != nullptr) {
+    if (rt::FindAllocation(send, &out->send_alloc)) {
+      if (!FitsIn(*out->send_alloc, send, send_elems * es)) return false;
+    } else if (!host_ok && send_elems != 0) {
+      return false;
+    }
+  } else {
+    out->send_alloc.reset();
+  }
+  if (recv == nullptr) {
+    out->recv_alloc.reset();
+  } else {
+    if (recv == send) {
+      out->recv_alloc = out->send_alloc;
+      if (out->recv_alloc ? !FitsIn(*out->recv_alloc, recv, recv_elems * es) : !host_ok && recv_elems != 0)
+        return false;
+    } else if (rt::FindAllocation(recv, &out->recv_alloc)) {
+      if (!FitsIn(*out->recv_alloc, recv, recv_elems * es)) return false;
+    } else if (!host_ok && recv_elems != 0) {
+      return false;
+    }
+    if (send != nullptr) {
+      const uintptr_t block =
+          f.blocks ? (f.blocks_in_send ? s : r) + BlockIndex(f.root, c.root, static_cast<int>(rank)) * c.count * es : 0;
+      if (CheckOverlap(s, send_elems * es, r, recv_elems * es, f.blocks, f.blocks_in_send, block, f.equal_ok) !=
+          Overlap::kOk)
+        return false;
+    }
+  }
+  if (comm->failed()) return false;
+  rt::Stream* stream = rt::LookupStream(c.stream);
+  if (stream == nullptr) return false;
+  if (f.one_buffer) out->recv_alloc = out->send_alloc;
+  out->comm = std::move(comm);
+  out->stream = stream;
+  out->done = false;
+  return true;
+}
+
 algo::OpArgs ToArgs(const OpCall& c) {
-  algo::OpArgs a;
-  a.kind = c.kind;
-  a.send = c.send;
-  a.recv = c.recv;
-  a.count = c.count;
-  a.dtype = static_cast<DataType>(c.dtype);
-  a.op = static_cast<RedOp>(c.op);  // enters the fingerprint only for reductions (the row says)
-  a.root = static_cast<int>(c.root);
-  a.send_counts = c.send_counts;  // the caller's arrays: Communicator::Enqueue copies them
-  a.send_displs = c.send_displs;
-  a.recv_counts = c.recv_counts;
-  a.recv_displs = c.recv_displs;
-  a.matrix = c.matrix;
-  a.recv_count = c.recv_count;
-  a.recv_dtype = static_cast<DataType>(FindVOrder(c.kind) ? c.recv_dtype : c.dtype);
-  return a;
+  // Each member written once (the record is built on every call).
+  return algo::OpArgs{
+      .kind = c.kind,
+      .send = c.send,
+      .recv = c.recv,
+      .count = c.count,
+      .dtype = static_cast<DataType>(c.dtype),
+      .op = static_cast<RedOp>(c.op),  // enters the fingerprint only for reductions (the row says)
+      .root = static_cast<int>(c.root),
+      .send_counts = c.send_counts,  // the caller's arrays: Communicator::Enqueue copies them
+      .send_displs = c.send_displs,
+      .recv_counts = c.recv_counts,
+      .recv_displs = c.recv_displs,
+      .matrix = c.matrix,
+      .recv_dtype = static_cast<DataType>(IsVKind(c.kind) ? c.recv_dtype : c.dtype),
+      .recv_count = c.recv_count,
+      .items = nullptr,
+      .send_desc = {},
+      .recv_desc = {},
+  };
 }
 
 Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
+  if (!group_entry && CheckFast(c, out)) return Status::Ok();
   const OpInfo& o = *FindOp(c.kind);
   const char* fn = o.api;
   *out = Checked();
@@ -528,7 +687,7 @@ Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
   if (!comm)
     return Reject(fn, rank, Status(Code::kPara, "comm is not a live communicator (destroyed or never created)"));
   const char* root_name = o.root == RootRule::kRoot ? "root" : c.kind == CollKind::kSend ? "destRank" : "srcRank";
-  if (o.root != RootRule::kNoRoot && c.root >= static_cast<uint32_t>(comm->size()))
+  if (o.root != RootRule::kNoRoot && !RootInRange(c.root, comm->size()))
     return Reject(fn, rank, MakeStatus(Code::kPara, "%s %u >= rankSize %d", root_name, c.root, comm->size()));
   // Send/Recv to this rank itself: not supported (as HCCL's Ascend 950 path; use
   // HcclBatchSendRecv's self items for a local copy).
@@ -549,7 +708,7 @@ Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
   const bool n_send = o.send == BufRule::kNCount || o.send == BufRule::kRootNCount;
   const bool n_recv = o.recv == BufRule::kNCount;
   if (n_send != n_recv) {
-    sd.block_index = o.root == RootRule::kRoot ? c.root : static_cast<uint64_t>(comm->rank());
+    sd.block_index = BlockIndex(o.root, c.root, comm->rank());
     sd.block_bytes = sd.block_index * c.count * es;
     sd.blocks_in_send = n_send;
     sd.equal_ok = o.root == RootRule::kNoRoot;

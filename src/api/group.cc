@@ -1,6 +1,7 @@
 // Group calls: rules in group.h.
 #include "api/group.h"
 
+#include <atomic>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -29,6 +30,9 @@ struct GroupState {
 };
 
 thread_local GroupState t_group;
+// Threads whose group is open (depth > 0): while none is, GroupDepth answers without touching
+// thread-local storage (every operator call asks). A thread always sees its own increment.
+std::atomic<int> g_open_groups{0};
 
 int RankOf(void* handle) {
   auto comm = handle ? core::LookupComm(handle) : nullptr;
@@ -106,10 +110,10 @@ Status RunGroup(std::vector<Deferred>& calls, bool p2p) {
 
 }  // namespace
 
-int GroupDepth() { return t_group.depth; }
+int GroupDepth() { return g_open_groups.load(std::memory_order_relaxed) == 0 ? 0 : t_group.depth; }
 
 HcclResult GroupStart() {
-  ++t_group.depth;
+  if (t_group.depth++ == 0) g_open_groups.fetch_add(1, std::memory_order_relaxed);
   return HCCL_SUCCESS;
 }
 
@@ -118,6 +122,7 @@ HcclResult GroupEnd() {
   if (g.depth == 0)
     return ToResult(Reject("HcclGroupEnd", -1, Status(Code::kPara, "HcclGroupEnd without a matching HcclGroupStart")));
   if (--g.depth > 0) return HCCL_SUCCESS;
+  g_open_groups.fetch_sub(1, std::memory_order_relaxed);
   std::vector<Deferred> calls = std::move(g.calls);
   const bool p2p = g.p2p == 1;
   g.calls.clear();

@@ -52,15 +52,19 @@ const uint64_t* Words(const void* p) { return static_cast<const uint64_t*>(p); }
 HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
   if (hostccl::api::GroupDepth() > 0) return hostccl::api::GroupAppend(call);
   hostccl::api::Checked ck;
-  Status st = hostccl::api::CheckOp(call, &ck);
-  if (!st.ok()) return ToResult(st);
-  if (ck.done) return HCCL_SUCCESS;
-  // Checked but not implemented yet: its row's `impl` is false (common/ops.h).
-  const hostccl::OpInfo& o = *hostccl::FindOp(call.kind);
-  if (!o.implemented)
-    return ToResult(Reject(o.api, ck.comm->rank(), MakeStatus(Code::kNotSupport, "%s is not implemented by hostccl yet",
-                                                              o.api)));
-  st = ck.comm->Enqueue(ck.stream, hostccl::api::ToArgs(call), ck.send_alloc, ck.recv_alloc);
+  // The success path of an ordinary call needs no Status and no message (CheckFast); anything
+  // else gets CheckOp's verdict.
+  if (!hostccl::api::CheckFast(call, &ck)) {
+    Status st = hostccl::api::CheckOp(call, &ck);
+    if (!st.ok()) return ToResult(st);
+    if (ck.done) return HCCL_SUCCESS;
+    // Checked but not implemented yet: its row's `impl` is false (common/ops.h).
+    const hostccl::OpInfo& o = *hostccl::FindOp(call.kind);
+    if (!o.implemented)
+      return ToResult(Reject(o.api, ck.comm->rank(),
+                             MakeStatus(Code::kNotSupport, "%s is not implemented by hostccl yet", o.api)));
+  }
+  Status st = ck.comm->Enqueue(ck.stream, hostccl::api::ToArgs(call), ck.send_alloc, ck.recv_alloc);
   if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, ck.comm->rank(), st));
   return HCCL_SUCCESS;
 }

@@ -209,10 +209,23 @@ void InitAndWarn(bool reset) {
 // std::call_once costs two thread-local writes and a pthread_once each time.
 std::atomic<bool> g_inited{false};
 
+// LogEnabled's answer for every level and subsystem, from the state now (after an initialisation).
+void RefreshGate() {
+  LogState& s = State();
+  const int level = s.level.load();
+  const unsigned mask = s.mask.load();
+  uint64_t gate = uint64_t{1} << detail::kLogGateReady;
+  for (int l = 0; l <= static_cast<int>(LogLevel::kTrace); ++l)
+    for (int k = 0; k < kNumSubsys; ++k)
+      if (l <= level && (mask >> k & 1u)) gate |= uint64_t{1} << (l * detail::kLogGateStride + k);
+  detail::g_log_gate.store(gate, std::memory_order_release);
+}
+
 void EnsureInit() {
   if (g_inited.load(std::memory_order_acquire)) return;
   std::call_once(g_init_once, [] { InitAndWarn(false); });
   g_inited.store(true, std::memory_order_release);
+  RefreshGate();
 }
 
 void WriteLine(LogLevel level, Subsys subsys, const char* file, int line, const char* msg) {
@@ -258,6 +271,7 @@ void LogReinit() {
   });
   g_inited.store(true, std::memory_order_release);
   if (!fresh) InitAndWarn(true);
+  RefreshGate();
 }
 
 std::string LogFilePath() {
@@ -267,12 +281,16 @@ std::string LogFilePath() {
   return s.dest == Dest::kFile ? s.path : std::string();
 }
 
-bool LogEnabled(LogLevel level, Subsys subsys) {
+namespace detail {
+std::atomic<uint64_t> g_log_gate{0};
+
+bool LogEnabledSlow(LogLevel level, Subsys subsys) {
   EnsureInit();
   LogState& s = State();
   return static_cast<int>(level) <= s.level.load(std::memory_order_relaxed) &&
          (s.mask.load(std::memory_order_relaxed) >> static_cast<int>(subsys) & 1u);
 }
+}  // namespace detail
 
 void LogWrite(LogLevel level, Subsys subsys, const char* file, int line, const char* fmt, ...) {
   char msg[1024];

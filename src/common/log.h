@@ -22,7 +22,22 @@ enum class LogLevel : int { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3, kTrace
 
 enum class Subsys : int { kInit, kBoot, kColl, kAlgo, kShm, kTcp, kRuntime, kEnv, kCall, kKernel, kTool };
 
-bool LogEnabled(LogLevel level, Subsys subsys);
+namespace detail {
+// LogEnabled's answers, one bit each (level x kLogGateStride + subsystem), and bit kLogGateReady
+// once the environment was read: every log site (several per operator call) costs one load.
+inline constexpr int kLogGateStride = 12;
+inline constexpr int kLogGateReady = 63;
+static_assert(static_cast<int>(LogLevel::kTrace) * kLogGateStride + static_cast<int>(Subsys::kTool) < kLogGateReady,
+              "the log gate holds every level and subsystem");
+extern std::atomic<uint64_t> g_log_gate;
+bool LogEnabledSlow(LogLevel level, Subsys subsys);  // reads the environment first
+}  // namespace detail
+
+inline bool LogEnabled(LogLevel level, Subsys subsys) {
+  const uint64_t gate = detail::g_log_gate.load(std::memory_order_acquire);
+  if ((gate >> detail::kLogGateReady & 1u) == 0) return detail::LogEnabledSlow(level, subsys);
+  return gate >> (static_cast<int>(level) * detail::kLogGateStride + static_cast<int>(subsys)) & 1u;
+}
 // file = __FILE__ of the call site (its base name is printed), line = __LINE__.
 void LogWrite(LogLevel level, Subsys subsys, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));

@@ -1,6 +1,7 @@
 // Stream capture into models (aclmdlRI*): see capture.h for the contract.
 #include "runtime/capture.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +60,11 @@ Registry& Reg() {
 
 thread_local int tl_mode = kCaptureModeGlobal;
 
+// Streams that capture now, anywhere in the process: raised before a stream starts capturing and
+// lowered after it stopped (both under Reg().mu), so 0 means no stream captures and
+// CheckNotCapturing (every aclrtSynchronizeStream) needs no stream lookup.
+std::atomic<int> g_capturing_streams{0};
+
 // Bookkeeping of the active captures (for the unsafe-call check). Requires Reg().mu.
 void CountCapture(Registry& r, const CaptureModel& m, int delta) {
   if (m.mode == kCaptureModeGlobal) r.global_captures += delta;
@@ -115,6 +121,7 @@ int CaptureBegin(void* stream, int mode) {
   m->id = ++r.next_id;
   r.models[m.get()] = m;
   CountCapture(r, *m, +1);
+  g_capturing_streams.fetch_add(1, std::memory_order_seq_cst);
   s->set_capture(m);
   HLOG_DEBUG(kRuntime, "stream %llu: capture into model %llu begins (mode %s)", static_cast<unsigned long long>(s->id()),
              static_cast<unsigned long long>(m->id), ModeName(mode));
@@ -132,6 +139,7 @@ int CaptureEnd(void* stream, void** model) {
     return Fail(kAclRtStreamNotCaptured, "aclmdlRICaptureEnd: stream %llu is not being captured",
                 static_cast<unsigned long long>(s->id()));
   s->set_capture(nullptr);
+  g_capturing_streams.fetch_sub(1, std::memory_order_seq_cst);
   CountCapture(r, *m, -1);
   std::lock_guard mk(m->mu);
   if (m->state == CaptureModel::State::kInvalidated) {
@@ -262,6 +270,7 @@ StreamImpl* CapturingStream(void* handle) {
 }  // namespace
 
 int CheckNotCapturing(void* stream, const char* func) {
+  if (g_capturing_streams.load(std::memory_order_acquire) == 0) return kAclSuccess;
   StreamImpl* s = CapturingStream(stream);
   if (s == nullptr) return kAclSuccess;
   Invalidate(*s, std::string(func) + " was called on the capturing stream");
@@ -291,6 +300,7 @@ void AbandonCapture(void* stream) {
   HLOG_WARN(kRuntime, "aclrtDestroyStream: stream %llu was being captured; the capture is dropped",
             static_cast<unsigned long long>(s->id()));
   s->set_capture(nullptr);
+  g_capturing_streams.fetch_sub(1, std::memory_order_seq_cst);
   CountCapture(r, *m, -1);
   r.models.erase(m.get());
 }

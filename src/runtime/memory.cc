@@ -36,13 +36,14 @@ struct Entry {
 
 struct Registry {
   std::shared_mutex mu;
-  // Bumped (under mu) by every change of by_base: a thread's cached lookups (FindAllocation) are
-  // valid while it is unchanged.
-  std::atomic<uint64_t> generation{1};
   std::map<uintptr_t, Entry> by_base;  // sorted: FindAllocation is one upper_bound
   std::mutex host_mu;
   std::set<void*> host;
 };
+
+// Bumped (under Reg().mu) by every change of by_base: a thread's cached lookups (FindAllocation)
+// are valid while it is unchanged. Outside the registry so a cache hit needs no guard check.
+std::atomic<uint64_t> g_generation{1};
 
 Registry& Reg() {
   static Registry* r = new Registry();  // leaked: allocations may be freed from atexit handlers
@@ -73,37 +74,62 @@ void Prefault(void* p, size_t len) {
 
 }  // namespace
 
-std::optional<Allocation> FindAllocation(const void* p) {
-  auto& r = Reg();
-  uintptr_t addr = reinterpret_cast<uintptr_t>(p);
-  // Every collective call looks up its sendBuf and recvBuf: remember this thread's last two
-  // answers until the registry changes (no lock, no tree walk on the hot path).
-  struct Cached {
-    uint64_t generation = 0;  // 0: empty
-    uintptr_t addr = 0;
-    std::optional<Allocation> a;
-  };
+namespace {
+
+// The allocation containing p, from this thread's last two answers (found or not) while the
+// registry is unchanged: every collective call looks up its sendBuf and recvBuf, so a buffer used
+// again costs a compare (no lock, no tree walk). Any aclrtMalloc/aclrtFree/VMM map bumps the
+// generation, so an address freed and allocated again is looked up again.
+struct Cached {
+  uint64_t generation = 0;  // 0: empty
+  uintptr_t addr = 0;
+  bool found = false;
+  Allocation a;
+};
+
+const Cached& Lookup(const void* p) {
   thread_local Cached cache[2];
   thread_local unsigned next = 0;
-  const uint64_t gen = r.generation.load(std::memory_order_acquire);
-  for (const Cached& c : cache)
-    if (c.generation == gen && c.addr == addr) return c.a;
-  std::optional<Allocation> found;
-  uint64_t seen;
-  {
-    std::shared_lock lk(r.mu);
-    seen = r.generation.load(std::memory_order_relaxed);
-    auto it = r.by_base.upper_bound(addr);
-    if (it != r.by_base.begin()) {
-      --it;
-      if (addr < it->first + it->second.a.mapped) found = it->second.a;
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  const uint64_t gen = g_generation.load(std::memory_order_acquire);
+  if (cache[0].generation == gen && cache[0].addr == addr) return cache[0];
+  if (cache[1].generation == gen && cache[1].addr == addr) return cache[1];
+  auto& r = Reg();
+  Cached& slot = cache[next++ & 1];
+  slot.found = false;
+  std::shared_lock lk(r.mu);
+  slot.generation = g_generation.load(std::memory_order_relaxed);
+  slot.addr = addr;
+  auto it = r.by_base.upper_bound(addr);
+  if (it != r.by_base.begin()) {
+    --it;
+    if (addr < it->first + it->second.a.mapped) {
+      slot.found = true;
+      slot.a = it->second.a;
     }
   }
-  Cached& slot = cache[next++ & 1];
-  slot.generation = seen;
-  slot.addr = addr;
-  slot.a = found;
-  return found;
+  return slot;
+}
+
+}  // namespace
+
+bool FindAllocation(const void* p, Allocation* out) {
+  const Cached& c = Lookup(p);
+  if (c.found) *out = c.a;
+  return c.found;
+}
+
+bool FindAllocation(const void* p, std::optional<Allocation>* out) {
+  const Cached& c = Lookup(p);
+  if (c.found) out->emplace(c.a);
+  else out->reset();
+  return c.found;
+}
+
+std::optional<Allocation> FindAllocation(const void* p) {
+  const Cached& c = Lookup(p);
+  if (!c.found) return std::nullopt;
+  return c.a;
 }
 
 size_t LiveAllocationCount() {
@@ -173,7 +199,7 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
     auto& r = Reg();
     std::unique_lock lk(r.mu);
     r.by_base[reinterpret_cast<uintptr_t>(p)] = Entry{a, true};
-    r.generation.fetch_add(1, std::memory_order_release);
+    g_generation.fetch_add(1, std::memory_order_release);
   }
   HLOG_TRACE(kRuntime, "aclrtMalloc: %zu bytes at %p (device %d, policy %u, memfd %d)", size, p, device, policy, fd);
   *ptr = p;
@@ -225,7 +251,7 @@ int Free(void* ptr) {
       return Fail(kAclInvalidParam, "aclrtFree: %p is not the start of an aclrtMalloc allocation", ptr);
     a = it->second.a;
     r.by_base.erase(it);
-    r.generation.fetch_add(1, std::memory_order_release);
+    g_generation.fetch_add(1, std::memory_order_release);
   }
   munmap(a.base, a.mapped);
   if (a.memfd >= 0) close(a.memfd);
@@ -245,7 +271,7 @@ void RegisterMapping(void* base, size_t size, int memfd, size_t offset, int devi
   auto& r = Reg();
   std::unique_lock lk(r.mu);
   r.by_base[reinterpret_cast<uintptr_t>(base)] = Entry{a, false};
-  r.generation.fetch_add(1, std::memory_order_release);
+  g_generation.fetch_add(1, std::memory_order_release);
 }
 
 void UnregisterMapping(void* base) {
@@ -257,7 +283,7 @@ void UnregisterMapping(void* base) {
     if (it != r.by_base.end() && !it->second.owned) {
       serial = it->second.a.serial;
       r.by_base.erase(it);
-      r.generation.fetch_add(1, std::memory_order_release);
+      g_generation.fetch_add(1, std::memory_order_release);
     }
   }
   if (serial != 0) NotifyFreed(serial);

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace hostccl::rt {
 
@@ -32,6 +33,14 @@ int GetMemInfo(int attr, size_t* free_bytes, size_t* total_bytes);
 // an allocation backed by `memfd` at `offset` (the registry does not own that fd).
 void RegisterMapping(void* base, size_t size, int memfd, size_t offset, int device);
 void UnregisterMapping(void* base);
+// The aclrtMalloc (or VMM-mapped) allocation containing p: copies it to *out and returns true,
+// or returns false (*out untouched). The same answer as FindAllocation (runtime.h) without an
+// std::optional; a buffer looked up again by this thread since the registry last changed costs
+// a compare.
+struct Allocation;
+bool FindAllocation(const void* p, Allocation* out);
+// The same into an optional (engaged with the allocation, or reset).
+bool FindAllocation(const void* p, std::optional<Allocation>* out);
 // Number of live aclrtMalloc allocations (tests, leak checks).
 size_t LiveAllocationCount();
 

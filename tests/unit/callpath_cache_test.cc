@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "acl/acl.h"
@@ -144,6 +145,99 @@ TEST_F(CallPathCache, BufferFreedAndAllocatedAgainSmallerIsChecked) {
     EXPECT_EQ(HcclAllReduce(buf, recv_, 2, kF32, kSum, comm_, stream_), HCCL_E_PARA);
   }
   EXPECT_EQ(aclrtFree(again), ACL_SUCCESS);
+}
+
+// The same through HcclBroadcast's one buffer (looked up once, used as send and receive side).
+TEST_F(CallPathCache, BroadcastBufferFreedAndAllocatedAgainSmallerIsChecked) {
+  MakeComm();
+  void* buf = nullptr;
+  ASSERT_EQ(aclrtMalloc(&buf, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(HcclBroadcast(buf, 1024, kF32, 0, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtFree(buf), ACL_SUCCESS);
+  void* again = nullptr;
+  ASSERT_EQ(aclrtMalloc(&again, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  EXPECT_EQ(HcclBroadcast(again, 1024, kF32, 0, comm_, stream_), HCCL_E_PARA) << (again == buf);
+  EXPECT_EQ(HcclBroadcast(again, 16, kF32, 0, comm_, stream_), HCCL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(again), ACL_SUCCESS);
+}
+
+// aclrtSynchronizeStream skips the capture lookup while no stream captures anywhere; a capture
+// ended, invalidated or dropped with its stream must not hide one that is active.
+TEST_F(CallPathCache, SynchronizeSeesAnActiveCaptureWhateverEndedBefore) {
+  aclrtStream other = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&other), ACL_SUCCESS);
+  aclmdlRI model = nullptr;
+  // An active capture, seen (and invalidated) by a synchronize of its stream.
+  auto seen = [&](const char* after) {
+    ASSERT_EQ(aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_ERROR_RT_STREAM_CAPTURED) << after;
+    EXPECT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED) << after;
+    EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << after;
+  };
+  seen("the process's first capture");
+  seen("a capture invalidated and ended");
+  ASSERT_EQ(aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(other), ACL_SUCCESS);  // another stream does not capture
+  ASSERT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
+  seen("a capture ended into a model");
+  ASSERT_EQ(aclmdlRICaptureBegin(other, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+  ASSERT_EQ(aclrtDestroyStream(other), ACL_SUCCESS);
+  seen("a capture dropped with its stream");
+}
+
+// A call skips the group lookup while no thread has a group open: an unmatched HcclGroupEnd or
+// another thread's group must not make this thread's open group look closed (its call is
+// deferred to HcclGroupEnd), nor another thread's group defer this thread's plain calls.
+TEST_F(CallPathCache, GroupDeferralFollowsTheCallingThreadsGroupOnly) {
+  MakeComm();
+  const float in[2] = {3.0f, -4.0f};
+  ASSERT_EQ(aclrtMemcpy(send_, sizeof in, in, sizeof in, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  auto recv = [&] {
+    float out[2] = {0, 0};
+    EXPECT_EQ(aclrtMemcpy(out, sizeof out, recv_, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    return std::vector<float>{out[0], out[1]};
+  };
+  const std::vector<float> zero{0, 0}, done{3.0f, -4.0f};
+  EXPECT_EQ(HcclGroupEnd(), HCCL_E_PARA);  // unmatched
+  ASSERT_EQ(HcclGroupStart(), HCCL_SUCCESS);
+  ASSERT_EQ(HcclGroupStart(), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtMemset(recv_, 8, 0, 8), ACL_SUCCESS);
+  ASSERT_EQ(AllReduce(2, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(HcclGroupEnd(), HCCL_SUCCESS);  // still inside the outer group
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_EQ(recv(), zero) << "the call inside the group ran before HcclGroupEnd";
+  // Meanwhile another thread (no group of its own) runs its calls at once.
+  std::thread([&] {
+    int32_t dev[1] = {0};
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    HcclComm comm = nullptr;
+    aclrtStream stream = nullptr;
+    void* buf = nullptr;
+    ASSERT_EQ(HcclCommInitAll(1, dev, &comm), HCCL_SUCCESS);
+    ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&buf, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemset(buf, 64, 0, 64), ACL_SUCCESS);
+    EXPECT_EQ(HcclAllReduce(send_, buf, 2, kF32, kSum, comm, stream), HCCL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+    float out[2] = {0, 0};
+    EXPECT_EQ(aclrtMemcpy(out, sizeof out, buf, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(out[0], 3.0f) << "another thread's group deferred this thread's call";
+    EXPECT_EQ(aclrtFree(buf), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+    EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+  }).join();
+  EXPECT_EQ(recv(), zero);
+  ASSERT_EQ(HcclGroupEnd(), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_EQ(recv(), done);
+  // Group closed: a plain call runs at once again.
+  ASSERT_EQ(aclrtMemset(recv_, 8, 0, 8), ACL_SUCCESS);
+  ASSERT_EQ(AllReduce(2, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_EQ(recv(), done);
 }
 
 // The selection is reused only for a call of the same size: with a forced rule for small calls,
