@@ -321,7 +321,10 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   check_args_ = EnvBool(Knob::kCheckArgs, true);
   if (const std::string ra = EnvString(Knob::kRunAhead, "auto"); ra != "auto")  // validated: auto|on|off
     run_ahead_ = ra == "on" ? RunAhead::kAlways : RunAhead::kNever;
-  inline_calls_ = shm_ != nullptr && node_shm_ == nullptr && local_ == nullptr && EnvBool(Knob::kInlineCalls, true);
+  if (shm_ != nullptr && node_shm_ == nullptr && local_ == nullptr) {  // processes of one host
+    const std::string ic = EnvString(Knob::kInlineCalls, "auto");  // validated: auto|on|off
+    inline_calls_ = ic == "on" || (ic == "auto" && !net::Oversubscribed(size_));
+  }
   accumulate_fp32_ = EnvString(Knob::kAccumulate, "native") == "fp32";  // validated: native|fp32
   if (!rt::FidelityOn()) host_buffers_ok_.store(true, std::memory_order_relaxed);
   profile_ = ActiveProfile();

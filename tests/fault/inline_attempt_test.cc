@@ -11,11 +11,14 @@
 //  - MismatchIsStillFoundOnEveryRank: a count that differs on one rank (both within the inline
 //    size; for Barrier, rank 1 calls AllReduce) fails every rank's synchronize naming both ranks,
 //    whether the calls ran at once or not.
-//  - SwitchedOffEverythingQueues: HOSTCCL_INLINE_CALLS=0 gives the same results (the queue path).
+//  - SwitchedOffEverythingQueues: HOSTCCL_INLINE_CALLS=off gives the same results (the queue path).
+//  - InlineAttemptOn.ManyRanksBackToBackAndIsolated: HOSTCCL_INLINE_CALLS=on with more ranks
+//    than cores (one look instead of the spin): back-to-back and isolated results stay right.
 // Where a deferred attempt is resumed ahead of its peers (the root of a back-to-back Broadcast):
 // runahead_rooted_test's BoundedRunAhead (its first call is such an attempt).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -127,7 +130,7 @@ TEST_P(InlineAttempt, SwitchedOffEverythingQueues) {
   const Case c = GetParam();
   const std::string dir = hostccl::faulttest::MakeScratchDir();
   auto opt = RunAheadShmOptions(dir);
-  opt.env.push_back({"HOSTCCL_INLINE_CALLS", "0"});
+  opt.env.push_back({"HOSTCCL_INLINE_CALLS", "off"});
   auto res = RunRanks(2, Mode::kProcesses, [c](RankContext& ctx) { return RunLatePeer(c, ctx); }, opt);
   hostccl::faulttest::RemoveScratchDir(dir);
   EXPECT_TRUE(res.ok) << res.message;
@@ -150,6 +153,35 @@ TEST_P(InlineAttempt, MismatchIsStillFoundOnEveryRank) {
       return ctx.Fail("message does not name the mismatch of ranks 0 and 1: " + msg);
     return true;
   }, RunAheadShmOptions());
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+// HOSTCCL_INLINE_CALLS=on with more ranks than this machine has cores (auto would not attempt):
+// attempts take one look instead of spinning; 4 ranks x 200 calls back to back, then every
+// result and the synchronize are right, and calls isolated by a synchronize too.
+TEST(InlineAttemptOn, ManyRanksBackToBackAndIsolated) {
+  const int n = std::max(4, static_cast<int>(std::thread::hardware_concurrency()) + 2);
+  auto opt = RunAheadShmOptions();
+  opt.env.push_back({"HOSTCCL_INLINE_CALLS", "on"});
+  auto res = RunRanks(n, Mode::kProcesses, [n](RankContext& ctx) {
+    constexpr int kCalls = 200;
+    DevBuf send, recv;
+    if (!send.Alloc(64, static_cast<float>(ctx.rank + 1)) || !recv.Alloc(kCalls * 8, 0.0f))
+      return ctx.Fail("aclrtMalloc failed");
+    for (int i = 0; i < kCalls; ++i) {
+      if (HcclAllReduce(send.ptr, static_cast<char*>(recv.ptr) + i * 8, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
+                        ctx.comm, ctx.stream) != HCCL_SUCCESS)
+        return ctx.Fail("enqueue failed");
+      if (i % 50 == 49 && aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
+        return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+    }
+    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
+      return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+    const float want = static_cast<float>(n * (n + 1) / 2);
+    for (size_t i = 0; i < 2 * kCalls; ++i)
+      if (recv.At(i) != want) return ctx.Fail("element " + std::to_string(i) + " is " + std::to_string(recv.At(i)));
+    return true;
+  }, opt);
   EXPECT_TRUE(res.ok) << res.message;
 }
 
