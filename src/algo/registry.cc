@@ -163,7 +163,7 @@ const std::vector<Algorithm>& Algorithms() {
   {K::kind, "mailbox", "processes of one host: per-pair mailboxes in the shared segment, payloads up to 472 bytes "  \
                        "in the slot, larger ones read from the sender's buffer (mapped, else process_vm_readv), "    \
                        "from 1 MiB copied by both ends; re-plans to shm without CMA or above 32 ranks",             \
-   kNeedsShm | kNeedsTransport, 0, &P2PMailbox},                                                                    \
+   kNeedsShm | kNeedsTransport, 0, &P2PMailbox, 0, net::MailSlot::kInline},                                         \
   {K::kind, "shm", "processes of one host: clear-to-send over TCP, payloads >= 32 KiB written straight into the "   \
                    "receiver's buffer (process_vm_writev), smaller ones inline",                                   \
    kNeedsShm | kNeedsTransport, 0, &P2PShm},                                                                        \

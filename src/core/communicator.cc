@@ -771,13 +771,17 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     fp.dtype = static_cast<uint8_t>(args.dtype);
     fp.count = args.count;
     fp.root = static_cast<uint32_t>(args.root);
+    // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
+    // algorithm decides; docs/runtime.md "Inline attempts").
+    const bool attempt = inline_calls_ && !in.items && args.items->size() == 1 &&
+                         args.items->front().bytes() <= net::MailSlot::kInline;
     auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
       Status st = self->Run(fp, args);
       if (t_ran_ahead) self->DeferSettle(stream);  // an eager send (sendrecv_mailbox.cc)
       return st;
     };
     static_assert(rt::Task::Fits<decltype(task)>(), "a point-to-point task must fit the stream's inline storage");
-    return stream->Enqueue(std::move(task));
+    return attempt ? stream->EnqueueAttempt(std::move(task)) : stream->Enqueue(std::move(task));
   }
   TaskArrays arrays;
   if (HasArrays(args)) {

@@ -2,12 +2,12 @@
 // between processes of one host, issued on an idle stream, runs at once on the calling thread; if
 // a peer is late it gives up after a short spin and finishes from the stream. What must hold:
 //  - LatePeerNeverBlocksTheCall: with the peer absent (it waits for a mark this rank writes after
-//    its call returned), the call returns, the marker queued after it is not set yet (the call is
-//    pending, not done; a Reduce non-root and a Broadcast root with the marker behind it may
-//    complete: they run ahead), and when the peer comes both results are right and both synchronizes
-//    pass. For AllReduce, Reduce (root and non-root early), Broadcast (root and non-root early)
-//    and Barrier. If the call waited for its peer, the peer's mark would never be written and
-//    the test would end at the exec timeout.
+//    its call returned), the call returns and the marker queued after it is not set yet: the call
+//    is pending, not done (a Reduce non-root, a Broadcast root with the marker behind it and a
+//    small HcclSend may complete: they run ahead). When the peer comes, both results are right
+//    and both synchronizes pass. For AllReduce, Reduce and Broadcast (root and non-root early),
+//    Barrier, and HcclSend/HcclRecv (sender or receiver early). Had the call waited for its peer,
+//    the peer's mark would never be written and the test would end at the exec timeout.
 //  - MismatchIsStillFoundOnEveryRank: a count that differs on one rank (both within the inline
 //    size; for Barrier, rank 1 calls AllReduce) fails every rank's synchronize naming both ranks,
 //    whether the calls ran at once or not.
@@ -36,7 +36,7 @@ using hostccl::test::Mode;
 using hostccl::test::RankContext;
 using hostccl::test::RunRanks;
 
-enum class Op { kAllReduce, kReduce, kBroadcast, kBarrier };
+enum class Op { kAllReduce, kReduce, kBroadcast, kBarrier, kSendRecv };
 
 const char* Name(Op op) {
   switch (op) {
@@ -44,6 +44,7 @@ const char* Name(Op op) {
     case Op::kReduce: return "Reduce";
     case Op::kBroadcast: return "Broadcast";
     case Op::kBarrier: return "Barrier";
+    case Op::kSendRecv: return "SendRecv";
   }
   return "?";
 }
@@ -60,6 +61,9 @@ HcclResult Call(Op op, RankContext& ctx, DevBuf& send, DevBuf& recv, uint64_t co
                            ctx.comm, ctx.stream);
     case Op::kBarrier:
       return HcclBarrier(ctx.comm, ctx.stream);
+    case Op::kSendRecv:  // rank 0 sends to rank 1
+      return ctx.rank == 0 ? HcclSend(send.ptr, count, HCCL_DATA_TYPE_FP32, 1, ctx.comm, ctx.stream)
+                           : HcclRecv(recv.ptr, count, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream);
   }
   return HCCL_E_INTERNAL;
 }
@@ -74,6 +78,10 @@ bool CheckResult(Op op, RankContext& ctx, const DevBuf& recv, uint32_t root) {
       break;
     case Op::kBroadcast: want = 7; break;
     case Op::kBarrier: return true;
+    case Op::kSendRecv:
+      if (ctx.rank == 0) return true;
+      want = 1;
+      break;
   }
   for (size_t i = 0; i < 2; ++i)
     if (recv.At(i) != want)
@@ -106,7 +114,9 @@ bool RunLatePeer(const Case& c, RankContext& ctx) {
     hostccl::faulttest::WriteMark("go", 1);
     // (A small Reduce's non-root may complete: its input is out once posted, docs/semantics.md.)
     // (Nor is a Broadcast root held back once the marker is queued behind it: it runs ahead.)
-    const bool may_complete = (c.op == Op::kReduce && !is_root) || (c.op == Op::kBroadcast && is_root);
+    // (Nor a small HcclSend: eager, it completes once its message is out.)
+    const bool may_complete = (c.op == Op::kReduce && !is_root) || (c.op == Op::kBroadcast && is_root) ||
+                              (c.op == Op::kSendRecv && ctx.rank == 0);
     if (m != 0 && !may_complete) return ctx.Fail("the call completed with its peer absent");
   } else {
     if (hostccl::faulttest::ReadMark("go", 20000) < 0) return ctx.Fail("the early rank never returned from its call");
@@ -189,7 +199,8 @@ INSTANTIATE_TEST_SUITE_P(Ops, InlineAttempt,
                          ::testing::Values(Case{Op::kAllReduce, 0, 0}, Case{Op::kAllReduce, 1, 0},
                                            Case{Op::kReduce, 0, 0}, Case{Op::kReduce, 1, 0},
                                            Case{Op::kBroadcast, 0, 0}, Case{Op::kBroadcast, 1, 0},
-                                           Case{Op::kBarrier, 0, 0}),
+                                           Case{Op::kBarrier, 0, 0}, Case{Op::kSendRecv, 0, 0},
+                                           Case{Op::kSendRecv, 1, 0}),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            return std::string(Name(i.param.op)) + "_early" + std::to_string(i.param.early) +
                                   "_root" + std::to_string(i.param.root);

@@ -304,16 +304,26 @@ std::string OnePeer(const void* a) {
 
 Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it) {
   const int me = ctx.rank;
+  // An inline attempt (a small transfer issued on an idle stream, rt::Stream::EnqueueAttempt)
+  // waits only a short spin: for a free slot or a message it gives up having changed nothing
+  // (run again from the stream, it starts over); a message it posted but the receiver did not
+  // take yet completes eagerly, answered later (as a send that runs ahead).
+  const bool attempt = g->TakeAttempt(ctx.fp.seq);
   if (it.send) {
     One o{g, me, it.peer, g->MailSent(it.peer) + 1};
-    Status w = g->WaitFor(&OneFree, &o, ctx.deadline, &it.peer, 1, &OnePeer);
-    if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+    if (attempt) {
+      if (!g->SpinFor(&OneFree, &o)) return Status(Code::kAgain, "the receiver's mailbox is full");
+    } else {
+      Status w = g->WaitFor(&OneFree, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+      if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+    }
+    Status w;
     if (o.m > kSlots) HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, it.peer, o.m - kSlots));
     const bool split = SplitSend(it.bytes());
     Post(ctx, g, it, o.m, &a.send_desc, split);
     g->Notify();
-    if (ctx.may_run_ahead && it.bytes() <= net::MailSlot::kInline) {  // eager: answered later (CollectAnswers, settle)
-      g->mail_ahead() = true;
+    if ((ctx.may_run_ahead || (attempt && !g->SpinFor(&OneTaken, &o))) && it.bytes() <= net::MailSlot::kInline) {
+      g->mail_ahead() = true;  // eager: answered later (CollectAnswers, settle)
       ctx.ran_ahead = g;
       return Status::Ok();
     }
@@ -337,8 +347,12 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     return Status::Ok();
   }
   One o{g, it.peer, me, g->MailTaken(it.peer) + 1};
-  Status w = g->WaitFor(&OneFull, &o, ctx.deadline, &it.peer, 1, &OnePeer);
-  if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+  if (attempt) {
+    if (!g->SpinFor(&OneFull, &o)) return Status(Code::kAgain, "no message yet");
+  } else {
+    Status w = g->WaitFor(&OneFull, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+    if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
+  }
   Status st = Take(ctx, g, it, o.m, &a.recv_desc);
   g->Notify();
   return st;
@@ -457,14 +471,19 @@ Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline) {
 Status P2PMailbox(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
   if (!g->has_mail() || !g->cma()) {
+    if (g->Attempting(ctx.fp.seq)) return Status(Code::kAgain, "no mailbox");  // P2PShm may wait: from the stream
     if (g->FirstUse("send/recv mailbox -> shm"))
       HLOG_INFO(kAlgo, "send/recv: %s; re-plan mailbox -> shm",
                 g->has_mail() ? "cross-memory attach is not available" : "more than 32 ranks have no mailboxes");
     return P2PShm(ctx, a);
   }
   const auto& items = *a.items;
+  // Only a single transfer with a peer runs as an inline attempt; anything else is run from the
+  // stream (given up before doing anything).
+  const bool one = items.size() == 1 && items[0].peer != ctx.rank;
+  if (!one && g->Attempting(ctx.fp.seq)) return Status(Code::kAgain, "not a single transfer");
   if (HasSelfItems(ctx, items)) HOSTCCL_RETURN_IF_ERROR(P2PSelfCopies(ctx, a));
-  if (items.size() == 1 && items[0].peer != ctx.rank) return RunOne(ctx, g, a, items[0]);
+  if (one) return RunOne(ctx, g, a, items[0]);
   thread_local Call c;
   c.ctx = &ctx;
   c.g = g;

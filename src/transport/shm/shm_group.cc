@@ -494,6 +494,17 @@ bool ShmGroup::SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
   }
 }
 
+bool ShmGroup::SpinFor(bool (*ready)(const void*), const void* arg) const {
+  if (ready(arg)) return true;
+  if (!spin_ok_) return false;
+  const uint64_t start = NowNs();
+  for (int i = 1;; ++i) {
+    __builtin_ia32_pause();
+    if (ready(arg)) return true;
+    if ((i & 63) == 0 && NowNs() - start >= kAttemptSpinNs) return false;
+  }
+}
+
 Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
                         uint64_t* ticket, const std::function<Status()>* also_check) {
   const bool attempt = TakeAttempt(seq);

@@ -113,8 +113,24 @@ class ShmGroup : public PeerMemory {
   // Arrive or Post of `seq` — the operation run again from the stream, which may run ahead now —
   // takes that ticket without announcing again). Later arrivals of the operation wait as usual.
   // EndAttempt clears it.
-  void BeginAttempt(uint64_t seq) { attempt_seq_ = seq; }
-  void EndAttempt() { attempt_seq_ = 0; }
+  void BeginAttempt(uint64_t seq) {
+    attempt_seq_ = seq;
+    attempting_ = true;
+  }
+  void EndAttempt() { attempting_ = false; }
+  // Takes the attempt flag for operation `seq` (only its first wait is an attempt's). Arrive and
+  // Post take it; so does a point-to-point transfer's first wait (algo/sendrecv/sendrecv_mailbox.cc).
+  // (`seq` is the fingerprint's: a point-to-point transfer's is the collective count so far, 0
+  // before the first collective.)
+  bool TakeAttempt(uint64_t seq) {
+    const bool a = Attempting(seq);
+    attempting_ = false;
+    return a;
+  }
+  bool Attempting(uint64_t seq) const { return attempting_ && attempt_seq_ == seq; }
+  // An attempt's wait for a condition of WaitFor's kind: ready(arg) within the attempt's spin
+  // (kAttemptSpinNs; one look when this host's members outnumber its cores).
+  bool SpinFor(bool (*ready)(const void*), const void* arg) const;
   // Operation `seq` announced its arrival in an attempt and resumes it.
   bool Resuming(uint64_t seq) const { return resume_seq_ == seq && seq != 0; }
   // An attempt's announced arrival not resumed yet (no other operation may attempt meanwhile).
@@ -243,12 +259,7 @@ class ShmGroup : public PeerMemory {
   // An attempt's wait: (this->*ready)(arg) within ~2 us of spinning, or one look when this
   // host's members outnumber its cores.
   bool SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const;
-  // Takes the attempt flag for operation `seq` (only its first arrival is an attempt).
-  bool TakeAttempt(uint64_t seq) {
-    const bool a = attempt_seq_ == seq && seq != 0;
-    attempt_seq_ = 0;
-    return a;
-  }
+
   // Waits until (this->*ready)(arg) holds without a waker (flow control, Settle); bounded by the
   // deadline, abort and peer death. `missing_ticket`: for the timeout message. `seq`: the
   // operation it waits for; an abort that applies only from a later operation (a peer that
@@ -283,6 +294,7 @@ class ShmGroup : public PeerMemory {
   uint64_t verify_lo_ = 0, verify_hi_ = 0;  // posted tickets whose fingerprints are not compared yet
   uint64_t flow_waits_ = 0;
   uint64_t attempt_seq_ = 0;                    // BeginAttempt
+  bool attempting_ = false;
   uint64_t resume_seq_ = 0, resume_ticket_ = 0;  // an attempt's announced arrival
   bool spin_ok_ = true;                         // this host's members fit on its cores
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
