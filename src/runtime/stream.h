@@ -141,27 +141,13 @@ class StreamImpl final : public Stream {
     Entry& at(size_t i) { return *ring_[(head_ + i) & (ring_.size() - 1)]; }  // i-th from the front
     void push_back(Entry&& e) {
       if (n_ == ring_.size()) Grow();
-      void* mem;
-      if (free_.empty()) {
-        mem = ::operator new(sizeof(Entry));
-      } else {
-        mem = free_.back();
-        free_.pop_back();
-      }
-      ring_[(head_ + n_) & (ring_.size() - 1)] = ::new (mem) Entry(std::move(e));
+      ring_[(head_ + n_) & (ring_.size() - 1)] = Place(std::move(e));
       ++n_;
     }
     void push_front(Entry&& e) {  // a task that goes back to the head of the queue
       if (n_ == ring_.size()) Grow();
-      void* mem;
-      if (free_.empty()) {
-        mem = ::operator new(sizeof(Entry));
-      } else {
-        mem = free_.back();
-        free_.pop_back();
-      }
       head_ = (head_ + ring_.size() - 1) & (ring_.size() - 1);
-      ring_[head_] = ::new (mem) Entry(std::move(e));
+      ring_[head_] = Place(std::move(e));
       ++n_;
     }
     void pop_front() {
@@ -178,6 +164,16 @@ class StreamImpl final : public Stream {
 
    private:
     static constexpr size_t kKeepFree = 1024;  // free blocks kept (about 400 KB)
+    Entry* Place(Entry&& e) {  // storage from the free list (last freed first), else the heap
+      void* mem;
+      if (free_.empty()) {
+        mem = ::operator new(sizeof(Entry));
+      } else {
+        mem = free_.back();
+        free_.pop_back();
+      }
+      return ::new (mem) Entry(std::move(e));
+    }
     void Grow() {
       std::vector<Entry*> bigger(ring_.empty() ? 16 : ring_.size() * 2);
       for (size_t i = 0; i < n_; ++i) bigger[i] = &at(i);

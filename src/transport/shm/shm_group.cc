@@ -483,26 +483,28 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
   return Status::Ok();
 }
 
-bool ShmGroup::SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const {
-  if ((this->*ready)(arg)) return true;
-  if (!spin_ok_) return false;
+namespace {
+// An inline attempt's wait: ready() within kAttemptSpinNs of spinning; one look when `spin` is
+// false (more members on this host than cores).
+template <typename F>
+bool SpinWithin(bool spin, const F& ready) {
+  if (ready()) return true;
+  if (!spin) return false;
   const uint64_t start = NowNs();
   for (int i = 1;; ++i) {
     __builtin_ia32_pause();
-    if ((this->*ready)(arg)) return true;
-    if ((i & 63) == 0 && NowNs() - start >= kAttemptSpinNs) return false;
+    if (ready()) return true;
+    if ((i & 63) == 0 && NowNs() - start >= ShmGroup::kAttemptSpinNs) return false;
   }
+}
+}  // namespace
+
+bool ShmGroup::SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const {
+  return SpinWithin(spin_ok_, [&] { return (this->*ready)(arg); });
 }
 
 bool ShmGroup::SpinFor(bool (*ready)(const void*), const void* arg) const {
-  if (ready(arg)) return true;
-  if (!spin_ok_) return false;
-  const uint64_t start = NowNs();
-  for (int i = 1;; ++i) {
-    __builtin_ia32_pause();
-    if (ready(arg)) return true;
-    if ((i & 63) == 0 && NowNs() - start >= kAttemptSpinNs) return false;
-  }
+  return SpinWithin(spin_ok_, [&] { return ready(arg); });
 }
 
 Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
