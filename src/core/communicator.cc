@@ -773,8 +773,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     fp.root = static_cast<uint32_t>(args.root);
     // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
     // algorithm decides; docs/runtime.md "Inline attempts").
-    const bool attempt = inline_calls_ && !in.items && args.items->size() == 1 &&
-                         args.items->front().bytes() <= net::MailSlot::kInline;
+    const bool attempt = inline_calls_ && !in.items && args.items->front().bytes() <= net::MailSlot::kInline;
     auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
       Status st = self->Run(fp, args);
       if (t_ran_ahead) self->DeferSettle(stream);  // an eager send (sendrecv_mailbox.cc)

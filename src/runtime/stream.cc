@@ -74,7 +74,7 @@ Status StreamImpl::Enqueue(Task task) {
     } else {
       queue_.push_back(Entry{++enqueued_, 0, std::move(task)});
       quiet_.store(false, std::memory_order_relaxed);
-      if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+      StartWorker();
       wake = claimers_ == 0 && !executing_ && worker_asleep_;
     }
   }
@@ -86,24 +86,36 @@ Status StreamImpl::Enqueue(Task task) {
   return Status::Ok();
 }
 
+void StreamImpl::StartWorker() {
+  if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+void StreamImpl::Finished(uint64_t seq, Status st) {
+  if (!st.ok()) {
+    HLOG_INFO(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_),
+              device_, static_cast<unsigned long long>(seq), st.ToString().c_str());
+    if (error_.ok()) error_ = std::move(st);
+  }
+  completed_ = seq;
+}
+
 bool StreamImpl::RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e) {
+  executing_ = true;
+  quiet_.store(false, std::memory_order_relaxed);
+  ++attempts_;
   lk.unlock();
   t_attempting = true;
   Status st = e.fn();
   t_attempting = false;
+  const bool done = st.code() != Code::kAgain;
+  if (done) e.fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
   executing_ = false;
-  const bool done = st.code() != Code::kAgain;
-  if (!done) {
+  if (done) {
+    Finished(e.seq, std::move(st));
+  } else {
     ++attempts_queued_;
     queue_.push_front(std::move(e));  // its place: tasks enqueued meanwhile have later numbers
-  } else {
-    if (!st.ok()) {
-      HLOG_INFO(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_),
-                device_, static_cast<unsigned long long>(e.seq), st.ToString().c_str());
-      if (error_.ok()) error_ = std::move(st);
-    }
-    completed_ = e.seq;
   }
   UpdateQuiet();
   if (claimers_ > 0 || timed_waiters_ > 0) done_cv_.notify_all();
@@ -125,29 +137,20 @@ Status StreamImpl::EnqueueAttempt(Task task) {
     }
     Entry e = std::move(queue_.front());
     queue_.pop_front();
-    executing_ = true;
-    quiet_.store(false, std::memory_order_relaxed);
-    ++attempts_;
     blocked = !RunAttempt(lk, std::move(e)) || !free();
   }
   if (capture_) {
     lk.unlock();
     return Enqueue(std::move(task));  // records it into the capture
   }
+  Entry mine{++enqueued_, 0, std::move(task), true};
   if (blocked) {
-    queue_.push_back(Entry{++enqueued_, 0, std::move(task), true});
+    queue_.push_back(std::move(mine));
     quiet_.store(false, std::memory_order_relaxed);
-    if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
-    const bool wake = claimers_ == 0 && !executing_ && worker_asleep_;
-    lk.unlock();
-    if (wake) worker_cv_.notify_one();
-    return Status::Ok();
+  } else {
+    (void)RunAttempt(lk, std::move(mine));
   }
-  executing_ = true;
-  quiet_.store(false, std::memory_order_relaxed);
-  ++attempts_;
-  if (!RunAttempt(lk, Entry{++enqueued_, 0, std::move(task), true}) && !worker_.joinable())
-    worker_ = std::thread([this] { WorkerLoop(); });
+  if (!queue_.empty()) StartWorker();
   const bool wake = !queue_.empty() && claimers_ == 0 && !executing_ && worker_asleep_;
   lk.unlock();
   if (wake) worker_cv_.notify_one();
@@ -172,12 +175,7 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   t_has_successor = false;
   e.fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
-  if (!st.ok()) {
-    HLOG_INFO(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_),
-               device_, static_cast<unsigned long long>(e.seq), st.ToString().c_str());
-    if (error_.ok()) error_ = std::move(st);
-  }
-  completed_ = e.seq;
+  Finished(e.seq, std::move(st));
   executing_ = false;
   UpdateQuiet();
   done_cv_.notify_all();

@@ -191,7 +191,11 @@ class StreamImpl final : public Stream {
     std::lock_guard lk(mu_);
     return field;
   }
-  // Runs e.fn as an attempt with mu_ released (executing_ set by the caller); true when it
+  // Starts the worker thread if it is not running yet (mu_ held).
+  void StartWorker();
+  // Records task `seq`'s result (mu_ held): the first error is kept, later tasks still run.
+  void Finished(uint64_t seq, Status st);
+  // Runs e.fn as an attempt with mu_ released (marked executing meanwhile); true when it
   // completed (recorded), false when it went back to the front of the queue.
   bool RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
