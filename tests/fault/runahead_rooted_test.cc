@@ -319,4 +319,26 @@ TEST(RunAheadEager, ReceiverDiesMidQueue) {
   });
 }
 
+
+// An eager send nobody receives, then both ranks destroy their communicators without a
+// synchronize: the sender's HcclCommDestroy must not wait for the exec timeout (20 s here).
+TEST(RunAheadEager, UnreceivedSendThenDestroyIsPrompt) {
+  auto res = RunRanks(2, Mode::kProcesses, [](RankContext& ctx) {
+    DevBuf buf;
+    if (!buf.Alloc(64, 1.0f)) return ctx.Fail("aclrtMalloc failed");
+    if (ctx.rank == 0 && HcclSend(buf.ptr, 2, HCCL_DATA_TYPE_FP32, 1, ctx.comm, ctx.stream) != HCCL_SUCCESS)
+      return ctx.Fail("HcclSend failed");
+    if (aclrtDestroyStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail("aclrtDestroyStream failed");
+    const int64_t t0 = NowMs();
+    const HcclResult r = HcclCommDestroy(ctx.comm);
+    const int64_t took = NowMs() - t0;
+    ctx.comm = nullptr;
+    if (aclrtCreateStream(&ctx.stream) != ACL_SUCCESS) return ctx.Fail("aclrtCreateStream failed");
+    if (r != HCCL_SUCCESS) return ctx.Fail("HcclCommDestroy returned " + std::to_string(r));
+    if (took > hostccl::faulttest::kRunAheadFailWithinMs) return ctx.Fail("HcclCommDestroy took " + std::to_string(took) + " ms");
+    return true;
+  }, RunAheadShmOptions());
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
 }  // namespace
