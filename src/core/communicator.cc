@@ -774,13 +774,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
     // algorithm decides; docs/runtime.md "Inline attempts").
     const bool attempt = inline_calls_ && !in.items && args.items->front().bytes() <= net::MailSlot::kInline;
-    auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
-      Status st = self->Run(fp, args);
-      if (t_ran_ahead) self->DeferSettle(stream);  // an eager send (sendrecv_mailbox.cc)
-      return st;
-    };
-    static_assert(rt::Task::Fits<decltype(task)>(), "a point-to-point task must fit the stream's inline storage");
-    return attempt ? stream->EnqueueAttempt(std::move(task)) : stream->Enqueue(std::move(task));
+    return Submit(stream, fp, std::move(args), attempt);
   }
   TaskArrays arrays;
   if (HasArrays(args)) {
@@ -801,13 +795,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     // Small calls of process ranks on one host run at once when the stream is idle (Run decides
     // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
     const bool attempt = inline_calls_ && SelectionBytes(args, size_) <= net::ShmGroup::kInlineBytes;
-    auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
-      Status st = self->Run(fp, args);
-      if (t_ran_ahead) self->DeferSettle(stream);
-      return st;
-    };
-    static_assert(rt::Task::Fits<decltype(task)>(), "a collective's task must fit the stream's inline storage");
-    return attempt ? stream->EnqueueAttempt(std::move(task)) : stream->Enqueue(std::move(task));
+    return Submit(stream, fp, std::move(args), attempt);
   }
   auto task = [self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
     arrays.Bind(&args);
@@ -819,6 +807,37 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   };
   static_assert(rt::Task::Fits<decltype(task)>(), "a V operator's task must fit the stream's inline storage");
   return stream->Enqueue(std::move(task));
+}
+
+// A call without V arrays to copy goes to its stream as a task that runs it and hands a settle
+// to the stream when it completed ahead of its peers. An attempt (a small call of process ranks
+// on one host) runs at once when the stream is idle and nothing is queued, on this thread, its
+// record on this stack; only when it must wait is the task built (queued at its place, to resume).
+Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args, bool attempt) {
+  if (attempt) {
+    if (const uint64_t tseq = stream->BeginAttempt()) {
+      Status st = Run(fp, args);
+      if (st.code() != Code::kAgain) {
+        if (t_ran_ahead) DeferSettle(stream);  // e.g. an eager send (sendrecv_mailbox.cc)
+        stream->EndAttempt(tseq, std::move(st));
+        return Status::Ok();
+      }
+      stream->RequeueAttempt(tseq, RunTask(stream, fp, std::move(args)));
+      return Status::Ok();
+    }
+    return stream->EnqueueAttempt(RunTask(stream, fp, std::move(args)));
+  }
+  return stream->Enqueue(RunTask(stream, fp, std::move(args)));
+}
+
+rt::Task Communicator::RunTask(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args) {
+  auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
+    Status st = self->Run(fp, args);
+    if (t_ran_ahead) self->DeferSettle(stream);
+    return st;
+  };
+  static_assert(rt::Task::Fits<decltype(task)>(), "a call's task must fit the stream's inline storage");
+  return rt::Task(std::move(task));
 }
 
 // The flight recorder's one entry point on the enqueue side (its other hooks are in Run and
@@ -843,11 +862,11 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   const bool attempt = rt::Attempting();
   const bool resuming = shm_ != nullptr && shm_->Resuming(seq);
   if (attempt && (shm_ == nullptr || (shm_->resume_pending() && !resuming))) return Status(Code::kAgain, "not attempted");
-  running_seq_.store(seq);
+  running_seq_.store(seq, std::memory_order_release);
   SetLogRank(rank_);
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
-  inflight_.fetch_add(1);
+  inflight_.store(1, std::memory_order_release);  // only Run changes it, under exec_mu_
   const char* api = CollKindName(args.kind);
   const uint64_t bytes = SelectionBytes(args, size_);
   // The flight recorder keeps collectives (point-to-point transfers carry the collective count
@@ -883,11 +902,11 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     if (a != nullptr) last = Selected{args.kind, bytes, a, why};
   }
   if (attempt && (a == nullptr || !algo::AttemptsBytes(*a, bytes))) {
-    inflight_.fetch_sub(1);
+    inflight_.store(0, std::memory_order_release);
     return Status(Code::kAgain, "not attempted");
   }
   if (a == nullptr) {
-    inflight_.fetch_sub(1);
+    inflight_.store(0, std::memory_order_release);
     return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
   }
   const Deadline deadline = OpDeadline();
@@ -915,7 +934,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   if (attempt) {
     shm_->EndAttempt();
     if (st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
-      inflight_.fetch_sub(1);
+      inflight_.store(0, std::memory_order_release);
       return st;
     }
   }
@@ -925,7 +944,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     ran_ahead_kind_ = args.kind;
     t_ran_ahead = true;
   }
-  inflight_.fetch_sub(1);
+  inflight_.store(0, std::memory_order_release);
   // A mismatch of arrays that must match: name the first differing index when both ranks' copies
   // are in this process (the message the aborting rank passes on already has it).
   if (!st.ok() && st.code() == Code::kPara && hashed_arrays && vboard_ &&

@@ -122,6 +122,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status Run(const Fingerprint& fp, const algo::OpArgs& args);
   // Hands this communicator's pending settle to `stream` (after a task whose operation ran ahead).
   void DeferSettle(rt::Stream* stream);
+  // A call's way to its stream: run at once as an inline attempt, or queued (RunTask).
+  Status Submit(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args, bool attempt);
+  rt::Task RunTask(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args);
   // fr_seq: the flight-recorder entry to close (0: none).
   Status Finish(uint64_t fr_seq, const std::string& what, Status st);
 

@@ -131,6 +131,21 @@ class Stream {
   // like any task, and must resume rather than redo. Any other result is the task's. When the
   // stream is busy: Enqueue.
   virtual Status EnqueueAttempt(Task task) { return Enqueue(std::move(task)); }
+  // The same attempt without a task object (the call's record stays on the caller's stack):
+  // BeginAttempt returns the number the call takes when the stream is idle and nothing is queued,
+  // and marks it running with Attempting() true; 0 when it cannot start now (nothing changed: use
+  // EnqueueAttempt). The caller runs the call on this thread and then either ends it with
+  // EndAttempt(seq, result), or, when it returned kAgain, hands it over with RequeueAttempt(seq,
+  // task): queued at its place, as EnqueueAttempt does.
+  virtual uint64_t BeginAttempt() { return 0; }
+  virtual void EndAttempt(uint64_t seq, Status st) {
+    (void)seq;
+    (void)st;
+  }
+  virtual void RequeueAttempt(uint64_t seq, Task task) {
+    (void)seq;
+    (void)task;
+  }
   // Waits until every task enqueued so far has finished (running pending ones on this thread
   // when the deadline is infinite). Returns the first task error since the last synchronize,
   // or kTimeout when the deadline passed first.

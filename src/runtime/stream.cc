@@ -99,26 +99,41 @@ void StreamImpl::Finished(uint64_t seq, Status st) {
   completed_ = seq;
 }
 
-bool StreamImpl::RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e) {
+void StreamImpl::StartAttempt() {
   executing_ = true;
   quiet_.store(false, std::memory_order_relaxed);
   ++attempts_;
-  lk.unlock();
   t_attempting = true;
-  Status st = e.fn();
+}
+
+void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue) {
   t_attempting = false;
-  const bool done = st.code() != Code::kAgain;
-  if (done) e.fn = nullptr;  // drop the task's captures before taking the lock again
-  lk.lock();
   executing_ = false;
-  if (done) {
-    Finished(e.seq, std::move(st));
+  if (requeue == nullptr) {
+    Finished(seq, std::move(st));
   } else {
     ++attempts_queued_;
-    queue_.push_front(std::move(e));  // its place: tasks enqueued meanwhile have later numbers
+    queue_.push_front(Entry{seq, 0, std::move(*requeue), true});  // its place: later tasks have later numbers
   }
   UpdateQuiet();
   if (claimers_ > 0 || timed_waiters_ > 0) done_cv_.notify_all();
+}
+
+void StreamImpl::AfterAttempts(std::unique_lock<std::mutex>& lk) {
+  if (!queue_.empty()) StartWorker();
+  const bool wake = !queue_.empty() && claimers_ == 0 && !executing_ && worker_asleep_;
+  lk.unlock();
+  if (wake) worker_cv_.notify_one();
+}
+
+bool StreamImpl::RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e) {
+  StartAttempt();
+  lk.unlock();
+  Status st = e.fn();
+  const bool done = st.code() != Code::kAgain;
+  if (done) e.fn = nullptr;  // drop the task's captures before taking the lock again
+  lk.lock();
+  EndAttemptLocked(e.seq, std::move(st), done ? nullptr : &e.fn);
   return done;
 }
 
@@ -126,10 +141,9 @@ Status StreamImpl::EnqueueAttempt(Task task) {
   if (!task) return MakeStatus(Code::kPara, "stream %llu: empty task", static_cast<unsigned long long>(id_));
   std::unique_lock lk(mu_);
   if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
-  // Nobody runs tasks now (and this thread is not inside one: attempts never nest): attempt the
-  // queued attempts first, then this one; stop at the first that has to wait.
-  auto free = [this] { return !capture_ && !executing_ && claimers_ == 0 && !settling_ && !t_attempting; };
-  bool blocked = !free();
+  // Nobody runs tasks now: attempt the queued attempts first, then this one; stop at the first
+  // that has to wait.
+  bool blocked = !AttemptFree() || t_attempting;
   while (!blocked && !queue_.empty()) {
     if (!queue_.front().attempt) {
       blocked = true;
@@ -137,7 +151,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
     }
     Entry e = std::move(queue_.front());
     queue_.pop_front();
-    blocked = !RunAttempt(lk, std::move(e)) || !free();
+    blocked = !RunAttempt(lk, std::move(e)) || !AttemptFree();
   }
   if (capture_) {
     lk.unlock();
@@ -150,11 +164,29 @@ Status StreamImpl::EnqueueAttempt(Task task) {
   } else {
     (void)RunAttempt(lk, std::move(mine));
   }
-  if (!queue_.empty()) StartWorker();
-  const bool wake = !queue_.empty() && claimers_ == 0 && !executing_ && worker_asleep_;
-  lk.unlock();
-  if (wake) worker_cv_.notify_one();
+  AfterAttempts(lk);
   return Status::Ok();
+}
+
+uint64_t StreamImpl::BeginAttempt() {
+  if (t_attempting) return 0;
+  std::lock_guard lk(mu_);
+  if (!AttemptFree() || !queue_.empty()) return 0;
+  StartAttempt();
+  return ++enqueued_;
+}
+
+void StreamImpl::EndAttempt(uint64_t seq, Status st) {
+  if (st.code() == Code::kAgain) st = Status(Code::kInternal, "an inline attempt gave up without handing its task over");
+  std::unique_lock lk(mu_);
+  EndAttemptLocked(seq, std::move(st), nullptr);
+  AfterAttempts(lk);
+}
+
+void StreamImpl::RequeueAttempt(uint64_t seq, Task task) {
+  std::unique_lock lk(mu_);
+  EndAttemptLocked(seq, Status::Ok(), &task);
+  AfterAttempts(lk);
 }
 
 bool StreamImpl::Capture(const Replay& replay) {

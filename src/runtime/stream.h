@@ -68,6 +68,9 @@ class StreamImpl final : public Stream {
 
   Status Enqueue(Task task) override;
   Status EnqueueAttempt(Task task) override;
+  uint64_t BeginAttempt() override;
+  void EndAttempt(uint64_t seq, Status st) override;
+  void RequeueAttempt(uint64_t seq, Task task) override;
   Status Synchronize(Deadline deadline) override;
   int device() const override { return device_; }
   // While a capture is set (aclmdlRICaptureBegin .. End), Enqueue records its task into it
@@ -198,6 +201,16 @@ class StreamImpl final : public Stream {
   // Runs e.fn as an attempt with mu_ released (marked executing meanwhile); true when it
   // completed (recorded), false when it went back to the front of the queue.
   bool RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e);
+  // Whether an enqueuing thread may attempt now (mu_ held): nothing runs, captures, claims or
+  // settles, and this thread is not inside an attempt (attempts never nest).
+  bool AttemptFree() const { return !capture_ && !executing_ && claimers_ == 0 && !settling_ && !stop_; }
+  // An attempt starts (mu_ held; then released by the caller while it runs) and ends (mu_ held):
+  // its result recorded when it completed, else (`requeue`: its task) back to the front of the
+  // queue with its number.
+  void StartAttempt();
+  void EndAttemptLocked(uint64_t seq, Status st, Task* requeue);
+  // After attempts (mu_ held, released here): the worker starts or wakes for what is queued.
+  void AfterAttempts(std::unique_lock<std::mutex>& lk);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
   void RunFront(std::unique_lock<std::mutex>& lk);
   void WorkerLoop();
