@@ -707,15 +707,20 @@ Status Communicator::Settle(Deadline deadline) {
   SetLogRank(rank_);
   const Deadline op = OpDeadline();
   Status st = algo::SettleRanAhead(g, deadline.Earlier(op));
-  if (st.ok()) return st;
+  if (st.ok()) {
+    if (fr_) fr_->Confirmed(ran_ahead_seq_);
+    return st;
+  }
   // The synchronize's own bound passed first: not a failure of the operations; they stay pending.
   if (st.code() == Code::kTimeout && !deadline.infinite() && deadline.Expired() && deadline.at_ns() <= op.at_ns())
     return st;
   // Point-to-point calls carry the collective count, not a number of their own.
   if (IsP2PKind(static_cast<uint8_t>(ran_ahead_kind_)))
     return Finish(0, "the calls that completed ahead of their peers", std::move(st));
-  return Finish(0, StrFormat("%s #%llu and the calls before it that completed ahead of their peers",
-                             CollKindName(ran_ahead_kind_), static_cast<unsigned long long>(ran_ahead_seq_)),
+  // The flight recorder marks the last of them failed; the ones before it stay "ahead" (unconfirmed).
+  return Finish(fr_ ? ran_ahead_seq_ : 0,
+                StrFormat("%s #%llu and the calls before it that completed ahead of their peers",
+                          CollKindName(ran_ahead_kind_), static_cast<unsigned long long>(ran_ahead_seq_)),
                 std::move(st));
 }
 
@@ -952,7 +957,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
       st.message().find("first difference") == std::string::npos)
     st = Status(st.code(), st.message() + vboard_->FirstDifference(seq, hashed));
   if (st.ok()) {
-    if (fr_seq != 0) fr_->Ended(fr_seq, st);
+    if (fr_seq != 0) fr_->Ended(fr_seq, st, ctx.ran_ahead != nullptr);  // ahead: confirmed by the settle
     return st;
   }
   return Finish(fr_seq, what(), std::move(st));
@@ -979,6 +984,7 @@ void Communicator::Destroy() {
     if (lk.owns_lock() && ran_ahead_ != nullptr && ran_ahead_->ran_ahead()) {
       SetLogRank(rank_);
       Status st = algo::SettleRanAhead(ran_ahead_, OpDeadline());
+      if (st.ok() && fr_) fr_->Confirmed(ran_ahead_seq_);
       if (!st.ok()) HLOG_WARN(kColl, "rank %d destroys communicator '%s' with calls that ran ahead unsettled: %s", rank_,
                               name_.c_str(), st.message().c_str());
     }

@@ -156,8 +156,23 @@ const char* FrStateName(FrState s) {
     case FrState::kRunning: return "running";
     case FrState::kDone: return "done";
     case FrState::kFailed: return "failed";
+    case FrState::kAhead: return "ahead";
     default: return "empty";
   }
+}
+
+void FlightRecorder::Confirmed(uint64_t upto) {
+  // Each entry is looked at once: from `upto` back to the last confirmation (or as far as the
+  // ring still holds).
+  const uint8_t ahead = static_cast<uint8_t>(FrState::kAhead);
+  const uint64_t low = upto > n_ && upto - n_ > confirmed_ ? upto - n_ : confirmed_;
+  for (uint64_t s = upto; s > low; --s) {
+    RunEntry* e = &run_[s & mask_];
+    if (e->seq.load(std::memory_order_relaxed) != s) continue;  // overwritten, or never started
+    if (e->state.load(std::memory_order_relaxed) == ahead)
+      e->state.store(static_cast<uint8_t>(FrState::kDone), std::memory_order_release);
+  }
+  if (upto > confirmed_) confirmed_ = upto;
 }
 
 std::string FrDumpDir() {

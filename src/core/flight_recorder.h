@@ -35,8 +35,11 @@
 
 namespace hostccl::core {
 
-enum class FrState : uint8_t { kEmpty = 0, kQueued, kRunning, kDone, kFailed };
-const char* FrStateName(FrState s);  // "queued", "running", "done", "failed"
+// kAhead: completed on this rank before its peers confirmed it (pipelined completion); kDone once
+// the settle at the stream's synchronize confirms it; when that settle fails, the last such call
+// is marked kFailed with the error and the ones before it stay kAhead (unconfirmed).
+enum class FrState : uint8_t { kEmpty = 0, kQueued, kRunning, kDone, kFailed, kAhead };
+const char* FrStateName(FrState s);  // "queued", "running", "done", "failed", "ahead"
 
 struct FrIdentity {
   int rank = 0;
@@ -59,7 +62,12 @@ class FlightRecorder {
   // start_ns: the operation's start in CLOCK_MONOTONIC ns when the caller already read the clock
   // (Communicator::Run: its deadline's reading); 0 = read it now.
   inline void Started(uint64_t seq, const char* algo, uint64_t start_ns = 0);
-  inline void Ended(uint64_t seq, const Status& st);
+  inline void Ended(uint64_t seq, const Status& st, bool ahead = false);
+  // The settle at a synchronize confirmed the calls that completed ahead, up to `upto`: kAhead ->
+  // kDone, back from `upto` while entries are kAhead (a failed settle marks `upto` failed through
+  // Ended). Not a hot path (once per synchronize that settles); the caller excludes Run
+  // (Communicator::exec_mu_), so the run half still has one writer at a time.
+  void Confirmed(uint64_t upto);
   // Whether enqueue and end times are taken (then the start time must come from the same clock).
   bool times() const { return times_; }
   // The `waiting` word of `seq`'s entry for common/wait_note.h (nullptr if the slot moved on).
@@ -116,6 +124,7 @@ class FlightRecorder {
   std::unique_ptr<RunEntry[]> run_;
   std::string trace_dir_;
   bool trace_written_ = false;  // under the live-recorder lock
+  uint64_t confirmed_ = 0;      // Confirmed: entries up to here were looked at
   // The error texts of the last failed operations (failure path only; a lock is fine there).
   mutable std::mutex err_mu_;
   std::vector<ErrorText> errors_;
@@ -147,12 +156,13 @@ inline void FlightRecorder::Started(uint64_t seq, const char* algo, uint64_t sta
   e->seq.store(seq, std::memory_order_release);
 }
 
-inline void FlightRecorder::Ended(uint64_t seq, const Status& st) {
+inline void FlightRecorder::Ended(uint64_t seq, const Status& st, bool ahead) {
   RunEntry* e = &run_[seq & mask_];
   if (e->seq.load(std::memory_order_relaxed) != seq) return;  // never started, or its slot moved on
   if (times_) e->t_end.store(NowNs(), std::memory_order_relaxed);
   if (!st.ok()) RecordError(seq, st);
-  e->state.store(static_cast<uint8_t>(st.ok() ? FrState::kDone : FrState::kFailed), std::memory_order_release);
+  const FrState to = !st.ok() ? FrState::kFailed : ahead ? FrState::kAhead : FrState::kDone;
+  e->state.store(static_cast<uint8_t>(to), std::memory_order_release);
 }
 
 inline std::atomic<int32_t>* FlightRecorder::WaitWord(uint64_t seq) {

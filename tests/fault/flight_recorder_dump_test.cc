@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
@@ -133,6 +135,54 @@ TEST(FlightRecorderDump, MismatchIsDumpedAndNamed) {
   const std::string report = Tool(dir);
   EXPECT_NE(report.find("MISMATCH at #2: rank 0 HcclAllReduce count=8 fp32 sum; rank 1 HcclAllReduce count=16 fp32 sum"),
             std::string::npos) << report;
+  hostccl::faulttest::RemoveScratchDir(dir);
+}
+
+// Pipelined completion: the root of three small Broadcasts completes them before rank 1 comes
+// (HOSTCCL_RUN_AHEAD=on, shared memory); a SIGUSR1 dump then says "ahead" for each, not "done".
+// Once rank 1 took part and the root's synchronize settled them, a second dump says "done".
+TEST(FlightRecorderDump, RanAheadCallsStayAheadUntilSettled) {
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  RunOptions o;
+  o.env = hostccl::faulttest::TransportEnv("shm");
+  o.env.push_back({"HOSTCCL_FR_DIR", dir});
+  o.env.push_back({hostccl::faulttest::kDirVar, dir});
+  o.env.push_back({"HOSTCCL_RUN_AHEAD", "on"});
+  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "20000"});
+  o.timeout_s = 60;
+  auto res = RunRanks(2, Mode::kProcesses, [dir](RankContext& ctx) -> bool {
+    DevBuf buf;
+    if (!buf.Alloc(64, 1.0f)) return ctx.Fail("aclrtMalloc failed");
+    auto bcasts = [&] {
+      for (int i = 0; i < 3; ++i)
+        if (HcclBroadcast(buf.ptr, 2, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream) != HCCL_SUCCESS) return false;
+      return true;
+    };
+    if (ctx.rank == 1) {
+      if (hostccl::faulttest::ReadMark("go", 20000) < 0) return ctx.Fail("the root never said go");
+      if (!bcasts() || aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail(aclGetRecentErrMsg());
+      return true;
+    }
+    const std::string mine = dir + "/hostccl_fr_*_rank0_pid" + std::to_string(getpid()) + ".json";
+    auto states = [&](const char* when) -> std::string {
+      Sh("rm -f " + mine);
+      kill(getpid(), SIGUSR1);
+      if (!WaitForDump(dir, 0, 10000)) return std::string("no SIGUSR1 dump ") + when;
+      return Sh("/usr/bin/python3 -c 'import glob,json,sys; d=json.load(open(glob.glob(sys.argv[1])[0])); "
+                "print(\" \".join(e[\"state\"] for e in d[\"entries\"]))' '" + mine + "'");
+    };
+    if (!bcasts()) return ctx.Fail("HcclBroadcast enqueue failed");
+    std::string before;
+    for (int64_t end = NowMs() + 10000; NowMs() < end; usleep(50000))  // until the worker ran all three
+      if ((before = states("before")).find("ahead ahead ahead") == 0) break;
+    hostccl::faulttest::WriteMark("go", 1);
+    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail(aclGetRecentErrMsg());
+    const std::string after = states("after");
+    if (before != "ahead ahead ahead\n") return ctx.Fail("before rank 1 came: " + before);
+    if (after != "done done done\n") return ctx.Fail("after the synchronize: " + after);
+    return true;
+  }, o);
+  EXPECT_TRUE(res.ok) << res.message;
   hostccl::faulttest::RemoveScratchDir(dir);
 }
 

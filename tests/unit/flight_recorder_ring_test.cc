@@ -125,5 +125,32 @@ TEST(FlightRecorder, StatesWaitingAndEscapedErrors) {
             "M:process_name M:process_sort_index X:HcclAllReduce X:HcclAllReduce X:HcclAllReduce");
 }
 
+// Pipelined completion: a call that completed ahead of its peers is "ahead" (unconfirmed) until
+// the settle confirms it; a confirmation covers every earlier "ahead" entry, also across plain
+// ones, and leaves later calls alone; a failed settle marks the last one failed (through Ended).
+TEST(FlightRecorder, AheadUntilConfirmed) {
+  auto f = Make("8");
+  ASSERT_NE(f, nullptr);
+  auto run = [&](uint64_t s, bool ahead) {
+    f->Enqueued(Fp(s, 8));
+    f->Started(s, "shm");
+    f->Ended(s, Status::Ok(), ahead);
+  };
+  run(1, true);
+  run(2, false);
+  run(3, true);
+  run(4, true);
+  EXPECT_EQ(Py(f->Json("test"), kStates), "1:ahead 2:done 3:ahead 4:ahead");
+  f->Confirmed(3);
+  EXPECT_EQ(Py(f->Json("test"), kStates), "1:done 2:done 3:done 4:ahead");
+  run(5, true);
+  f->Ended(5, Status(Code::kPara, "HcclAllReduce #5 mismatch"));
+  EXPECT_EQ(Py(f->Json("test"), kStates), "1:done 2:done 3:done 4:ahead 5:failed");
+  // Past a wrap-around only what the ring still holds is looked at.
+  for (uint64_t s = 6; s <= 20; ++s) run(s, true);
+  f->Confirmed(20);
+  EXPECT_EQ(Py(f->Json("test"), kStates), "13:done 14:done 15:done 16:done 17:done 18:done 19:done 20:done");
+}
+
 }  // namespace
 }  // namespace hostccl::core
