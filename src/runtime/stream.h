@@ -25,7 +25,9 @@
 //    queued tasks that came the same way, front first, then its own (each marked executing, so
 //    nothing else starts meanwhile); a task that would have to wait returns kAgain and goes back
 //    to the front of the queue, keeping its sequence number, and the rest are queued. So calls
-//    issued back to back keep running on the issuing thread while their peers keep up.
+//    issued back to back keep running on the issuing thread while their peers keep up. With
+//    nothing queued, BeginAttempt/EndAttempt do the same without a task object (RequeueAttempt
+//    hands one over only when the call gave up).
 //  - The first failing task's Status is kept until a synchronize reports it; later tasks run.
 //  - Settles (DeferSettle): a task that completed before its peers confirmed it (the non-root of
 //    a small Reduce, pipelined completion) leaves a settle; every synchronize runs the pending
