@@ -291,12 +291,23 @@ TEST_F(RendezvousTest, NoRootServerTimesOut) {
 }
 
 TEST_F(RendezvousTest, BasePortRangeAndAdoption) {
-  setenv("HCCL_IF_BASE_PORT", "47311", 1);
+  // A base whose first two ports nobody else holds (other test runs may share this host): a takes
+  // the base, b finds it taken and uses the next one.
   std::unique_ptr<RootServer> a, b;
-  ASSERT_TRUE(StartRootServer(0, &a).ok());
-  ASSERT_TRUE(StartRootServer(0, &b).ok());  // the first port is taken: the next one is used
-  EXPECT_EQ(a->info().port, 47311);
-  EXPECT_EQ(b->info().port, 47312);
+  int base = 0;
+  for (int attempt = 0; attempt < 20 && base == 0; ++attempt) {
+    const int candidate = 40000 + static_cast<int>((static_cast<unsigned>(getpid()) * 7u + attempt * 997u) % 20000u);
+    setenv("HCCL_IF_BASE_PORT", std::to_string(candidate).c_str(), 1);
+    a.reset();
+    b.reset();
+    ASSERT_TRUE(StartRootServer(0, &a).ok());
+    if (a->info().port != candidate) continue;  // taken by someone else: another base
+    ASSERT_TRUE(StartRootServer(0, &b).ok());
+    if (b->info().port == candidate + 1) base = candidate;
+  }
+  ASSERT_NE(base, 0) << "no base port with two free ports in 20 tries";
+  EXPECT_EQ(a->info().port, base);
+  EXPECT_EQ(b->info().port, base + 1);
   setenv("HCCL_IF_BASE_PORT", "99", 1);
   std::unique_ptr<RootServer> c;
   EXPECT_EQ(StartRootServer(0, &c).code(), Code::kPara);
