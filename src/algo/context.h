@@ -117,14 +117,11 @@ struct Context {
   // Also set by an eager mailbox send (sendrecv_mailbox.cc), answered later.
   net::ShmGroup* ran_ahead = nullptr;
   // Whether this call may complete ahead of its peers (set by the communicator from
-  // HOSTCCL_RUN_AHEAD: by default only when its stream already holds this rank's next task).
+  // HOSTCCL_RUN_AHEAD: by default when its stream already holds this rank's next task, or when it
+  // was issued with no synchronize since the stream's previous task: rt::TaskHasSuccessor()).
   // Algorithms with a pipelined path take it only when this is set, else they arrive with their
   // peers as a plain call (no settle at the synchronize).
   bool may_run_ahead = false;
-  // HOSTCCL_RUN_AHEAD is not "off": the small Reduce's non-roots post whenever this is set, queued
-  // work behind them or not (their plain arrival showed a slow mode at 4 ranks on 2 cores: see
-  // docs/semantics.md "When errors surface").
-  bool run_ahead_allowed = true;
 };
 
 // Settles what ran ahead on `g` (Communicator::Settle, and Destroy): waits until the peers are

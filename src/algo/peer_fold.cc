@@ -149,9 +149,12 @@ Status ShmInlineRooted(Context& ctx, const OpArgs& a, const void* payload, uint6
   }
   // Pipelined: announce without waiting for the other non-roots (their fingerprints are compared
   // from the history later: the settle), wait for the root's slot only, copy, release it.
+  // An inline attempt waits for the root only briefly: else it gives up (kAgain) keeping its
+  // ticket, and the stream runs it again from here.
+  const bool attempt = g->Attempting(ctx.fp.seq);
   HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, nullptr, 0, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t, /*reads=*/true));
+  HOSTCCL_RETURN_IF_ERROR(g->AwaitArrival(a.root, t, ctx.deadline, ctx.fp.seq, attempt));
   ctx.ran_ahead = g;
-  HOSTCCL_RETURN_IF_ERROR(g->AwaitArrival(a.root, t, ctx.deadline, ctx.fp.seq));
   if (ctx.check_fp && g->ArrivedFp(a.root, t) != ctx.fp)
     return Status(Code::kPara, FormatMismatch(g->ArrivedFp(a.root, t), a.root, ctx.fp, ctx.rank));
   std::memcpy(a.recv, g->ArrivedPayload(a.root, t) + off, bytes);

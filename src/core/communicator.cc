@@ -613,9 +613,7 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.scratch = &scratch_;
   ctx.staging_bytes = staging_bytes_;
   // An inline attempt never runs ahead: a run-ahead reader waits for the root after its post.
-  ctx.may_run_ahead = !rt::Attempting() &&
-                      (run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && rt::TaskHasSuccessor()));
-  ctx.run_ahead_allowed = run_ahead_ != RunAhead::kNever;
+  ctx.may_run_ahead = run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && rt::TaskHasSuccessor());
   return ctx;
 }
 

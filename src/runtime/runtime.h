@@ -171,10 +171,11 @@ class Stream {
   virtual void DeferSettle(const void* key, Settle settle) = 0;
 };
 
-// True while the running stream task's stream already holds its next task (set by the executor
-// around each task; false outside tasks). Pipelined completion uses it: a call that completes
-// ahead of its peers gains only when its stream has more work to move on to, and otherwise pays
-// a settle at its synchronize.
+// True while the running stream task was issued back to back: its stream already holds the next
+// task, or no synchronize came between the previous task's enqueue and this one's (set by the
+// executor around each task and inline attempt; false outside tasks). Pipelined completion uses
+// it: a call that completes ahead of its peers gains only when its caller has more work to move
+// on to, and otherwise (a call, then a synchronize) pays a settle at its synchronize.
 bool TaskHasSuccessor();
 // True while a task runs as an inline attempt (Stream::EnqueueAttempt) on the enqueuing thread.
 bool Attempting();

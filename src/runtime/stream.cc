@@ -72,7 +72,7 @@ Status StreamImpl::Enqueue(Task task) {
     if (capture_) {
       cap = capture_;
     } else {
-      queue_.push_back(Entry{++enqueued_, 0, std::move(task)});
+      queue_.push_back(Entry{++enqueued_, 0, std::move(task), false, Follows()});
       quiet_.store(false, std::memory_order_relaxed);
       StartWorker();
       wake = claimers_ == 0 && !executing_ && worker_asleep_;
@@ -99,22 +99,25 @@ void StreamImpl::Finished(uint64_t seq, Status st) {
   completed_ = seq;
 }
 
-void StreamImpl::StartAttempt() {
+void StreamImpl::StartAttempt(bool follows) {
   executing_ = true;
   quiet_.store(false, std::memory_order_relaxed);
   ++attempts_;
   t_attempting = true;
+  t_has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
 }
 
 void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue) {
-  t_attempting = false;
   executing_ = false;
   if (requeue == nullptr) {
     Finished(seq, std::move(st));
   } else {
     ++attempts_queued_;
-    queue_.push_front(Entry{seq, 0, std::move(*requeue), true});  // its place: later tasks have later numbers
+    // Its place (later tasks have later numbers), and the same verdict on what follows it.
+    queue_.push_front(Entry{seq, 0, std::move(*requeue), true, t_has_successor});
   }
+  t_attempting = false;
+  t_has_successor = false;
   UpdateQuiet();
   if (claimers_ > 0 || timed_waiters_ > 0) done_cv_.notify_all();
 }
@@ -127,7 +130,7 @@ void StreamImpl::AfterAttempts(std::unique_lock<std::mutex>& lk) {
 }
 
 bool StreamImpl::RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e) {
-  StartAttempt();
+  StartAttempt(e.follows);
   lk.unlock();
   Status st = e.fn();
   const bool done = st.code() != Code::kAgain;
@@ -157,7 +160,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
     lk.unlock();
     return Enqueue(std::move(task));  // records it into the capture
   }
-  Entry mine{++enqueued_, 0, std::move(task), true};
+  Entry mine{++enqueued_, 0, std::move(task), true, Follows()};
   if (blocked) {
     queue_.push_back(std::move(mine));
     quiet_.store(false, std::memory_order_relaxed);
@@ -172,7 +175,7 @@ uint64_t StreamImpl::BeginAttempt() {
   if (t_attempting) return 0;
   std::lock_guard lk(mu_);
   if (!AttemptFree() || !queue_.empty()) return 0;
-  StartAttempt();
+  StartAttempt(Follows());
   return ++enqueued_;
 }
 
@@ -201,7 +204,7 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   queue_.pop_front();
   executing_ = true;
   quiet_.store(false, std::memory_order_relaxed);
-  t_has_successor = !queue_.empty();
+  t_has_successor = !queue_.empty() || e.follows;
   lk.unlock();
   Status st = e.fn();
   t_has_successor = false;
@@ -310,6 +313,7 @@ bool StreamImpl::RunSettles(std::unique_lock<std::mutex>& lk, Deadline deadline)
 }
 
 bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
+  synced_.store(true, std::memory_order_relaxed);
   if (quiet_.load(std::memory_order_acquire)) {  // every call ran inline, nothing kept
     *task_error = Status();
     return true;

@@ -123,6 +123,7 @@ class StreamImpl final : public Stream {
     uint64_t seen_ns = 0;  // when the worker first saw it in the queue (0: not yet)
     Task fn;
     bool attempt = false;  // came through EnqueueAttempt: an enqueuing thread may attempt it
+    bool follows = false;  // enqueued with no synchronize since the stream's previous task (Follows)
   };
   // The tasks not started, oldest first: a ring of pointers to entries. An entry's storage comes
   // from the stream's own free list (last freed, first reused: the block a task just left is still
@@ -209,7 +210,7 @@ class StreamImpl final : public Stream {
   // An attempt starts (mu_ held; then released by the caller while it runs) and ends (mu_ held):
   // its result recorded when it completed, else (`requeue`: its task) back to the front of the
   // queue with its number.
-  void StartAttempt();
+  void StartAttempt(bool follows);
   void EndAttemptLocked(uint64_t seq, Status st, Task* requeue);
   // After attempts (mu_ held, released here): the worker starts or wakes for what is queued.
   void AfterAttempts(std::unique_lock<std::mutex>& lk);
@@ -252,6 +253,17 @@ class StreamImpl final : public Stream {
   // a synchronize then returns without the lock. Stored under mu_ (UpdateQuiet) with release, so
   // a synchronize that reads it true also sees the tasks' effects.
   std::atomic<bool> quiet_{true};
+  // A synchronize was called since the last enqueue (every synchronize sets it, every enqueue
+  // clears it; relaxed: a hint). Follows() reads and clears it: whether the task being enqueued
+  // comes back to back after the previous one, i.e. the caller is not waiting between calls.
+  std::atomic<bool> synced_{true};
+  bool Follows() {
+    if (synced_.load(std::memory_order_relaxed)) {
+      synced_.store(false, std::memory_order_relaxed);
+      return false;
+    }
+    return true;
+  }
   void UpdateQuiet() {
     quiet_.store(completed_ == enqueued_ && !executing_ && settles_.empty() && !settling_ && error_.ok(),
                  std::memory_order_release);

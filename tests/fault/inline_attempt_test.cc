@@ -16,6 +16,9 @@
 //    than cores (one look instead of the spin): back-to-back and isolated results stay right.
 // Where a deferred attempt is resumed ahead of its peers (the root of a back-to-back Broadcast):
 // runahead_rooted_test's BoundedRunAhead (its first call is such an attempt).
+//  - InlineAttemptReader.BackToBackNonRootWithALateRootNeverBlocks: a Broadcast non-root issued
+//    back to back runs ahead inside its attempt (posts, then waits for the root only briefly): with
+//    the root late it returns at once, stays pending, and gets the data once the root comes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -169,6 +172,53 @@ TEST_P(InlineAttempt, MismatchIsStillFoundOnEveryRank) {
 // HOSTCCL_INLINE_CALLS=on with more ranks than this machine has cores (auto would not attempt):
 // attempts take one look instead of spinning; 4 ranks x 200 calls back to back, then every
 // result and the synchronize are right, and calls isolated by a synchronize too.
+// A reader that runs ahead inside an attempt: the non-root of a small Broadcast issued back to
+// back (no synchronize since its previous call, which completed) posts and waits for the root's
+// slot only briefly. With the root late, the call still returns at once, stays pending (the
+// marker behind it is not set), and completes with the right data once the root comes.
+TEST(InlineAttemptReader, BackToBackNonRootWithALateRootNeverBlocks) {
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  auto res = RunRanks(2, Mode::kProcesses, [](RankContext& ctx) {
+    DevBuf buf, marker;
+    if (!buf.Alloc(64, ctx.rank == 0 ? 7.0f : 0.0f) || !marker.Alloc(64, 0)) return ctx.Fail("aclrtMalloc failed");
+    auto bcast = [&] { return HcclBroadcast(buf.ptr, 2, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream); };
+    auto mark_set = [&](int i) {
+      char m[2] = {0, 0};
+      (void)aclrtMemcpy(m, 2, marker.ptr, 2, ACL_MEMCPY_DEVICE_TO_HOST);
+      return m[i] == 1;
+    };
+    if (bcast() != HCCL_SUCCESS) return ctx.Fail("call 1 failed at enqueue");
+    if (ctx.rank == 0) {
+      if (hostccl::faulttest::ReadMark("go", 20000) < 0) return ctx.Fail("rank 1 never returned from call 2");
+      const float nine[2] = {9.0f, 9.0f};  // call 2 broadcasts 9 (call 1: 7)
+      if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS ||
+          aclrtMemcpy(buf.ptr, 8, nine, 8, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+        return ctx.Fail("setting call 2's input failed");
+      if (bcast() != HCCL_SUCCESS) return ctx.Fail("call 2 failed at enqueue");
+    } else {
+      // Call 1 completes (no synchronize: the marker behind it is polled), then call 2 comes.
+      if (aclrtMemsetAsync(marker.ptr, 1, 1, 1, ctx.stream) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
+      for (int64_t end = hostccl::faulttest::NowMs() + 10000; !mark_set(0) && hostccl::faulttest::NowMs() < end;)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (!mark_set(0)) return ctx.Fail("call 1 never completed");
+      if (bcast() != HCCL_SUCCESS) return ctx.Fail("call 2 failed at enqueue");
+      if (aclrtMemsetAsync(static_cast<char*>(marker.ptr) + 1, 1, 1, 1, ctx.stream) != ACL_SUCCESS)
+        return ctx.Fail("aclrtMemsetAsync failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      const bool done_early = mark_set(1);
+      hostccl::faulttest::WriteMark("go", 1);
+      if (done_early) return ctx.Fail("call 2 completed before the root came");
+    }
+    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
+      return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+    for (size_t i = 0; i < 2; ++i)
+      if (buf.At(i) != 9.0f) return ctx.Fail("element " + std::to_string(i) + " is " + std::to_string(buf.At(i)));
+    return true;
+  }, RunAheadShmOptions(dir));
+  hostccl::faulttest::RemoveScratchDir(dir);
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
 TEST(InlineAttemptOn, ManyRanksBackToBackAndIsolated) {
   const int n = std::max(4, static_cast<int>(std::thread::hardware_concurrency()) + 2);
   auto opt = RunAheadShmOptions();

@@ -197,12 +197,16 @@ TEST(RunAhead, RootDiesMidQueue) {
 }
 
 // HOSTCCL_RUN_AHEAD=auto (default): a small Broadcast's root completes ahead of the others only
-// when its stream already holds the next task. With rank 1 absent, the root's Broadcast enqueued
-// together with a marker behind it completes ahead (the marker is set); a lone Broadcast (nothing
-// queued behind it when the stream's worker starts it) stays running, so a marker queued 300 ms
-// later is not set; under HOSTCCL_RUN_AHEAD=on both complete ahead. Then rank 1 comes and every
-// synchronize passes. (The small Reduce's non-roots post whenever run-ahead is not off.)
-TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
+// when the caller is not waiting between calls: its stream already holds the next task, or the
+// call was issued with no synchronize since the stream's previous task. With rank 1 absent:
+//  1. a Broadcast enqueued with a marker behind it completes ahead (the marker is set);
+//  2. after a synchronize (rank 1 took part in 1), a lone Broadcast stays running (it waits for
+//     rank 1), so a marker queued 300 ms later is not set;
+//  3. once rank 1 took part in 2, a Broadcast issued with no synchronize since (nothing queued
+//     behind it) completes ahead: a marker queued 300 ms later is set.
+// Under HOSTCCL_RUN_AHEAD=on the lone call of 2 completes ahead too. Every synchronize passes.
+// The same rule holds for the small Reduce's non-roots.
+TEST(RunAhead, OnlyACallIssuedBackToBackRunsAhead) {
   for (const char* mode : {"auto", "on"}) {
     SCOPED_TRACE(std::string("HOSTCCL_RUN_AHEAD=") + mode);
     const std::string dir = hostccl::faulttest::MakeScratchDir();
@@ -216,10 +220,12 @@ TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
       auto bcast = [&] {  // a small Broadcast, root 0
         return HcclBroadcast(send.ptr, 2, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream);
       };
-      if (ctx.rank == 1) {  // comes once the root has looked
-        if (hostccl::faulttest::ReadMark("looked", 20000) < 0) return ctx.Fail("the root never looked");
-        for (int i = 0; i < 2; ++i)
+      if (ctx.rank == 1) {  // takes part in call k once the root says so
+        for (int k = 1; k <= 3; ++k) {
+          if (hostccl::faulttest::ReadMark("phase" + std::to_string(k), 20000) < 0)
+            return ctx.Fail("the root never reached phase " + std::to_string(k));
           if (bcast() != HCCL_SUCCESS) return ctx.Fail("HcclBroadcast enqueue failed");
+        }
         if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail(aclGetRecentErrMsg());
         return true;
       }
@@ -228,27 +234,40 @@ TEST(RunAhead, OnlyACallWithQueuedWorkBehindItRunsAhead) {
       if (!marks.Alloc(64, 0)) return ctx.Fail("aclrtMalloc failed");
       auto mark = [&](int i) { return aclrtMemsetAsync(static_cast<char*>(marks.ptr) + i, 1, 1, 1, ctx.stream); };
       auto done = [&](int i) {
-        char m[2] = {0, 0};
-        (void)aclrtMemcpy(m, 2, marks.ptr, 2, ACL_MEMCPY_DEVICE_TO_HOST);
+        char m[4] = {0, 0, 0, 0};
+        (void)aclrtMemcpy(m, 4, marks.ptr, 4, ACL_MEMCPY_DEVICE_TO_HOST);
         return m[i] == 1;
       };
-      // A call with a marker queued right behind it (the worker leaves a new task alone for its
-      // grace period, so both are queued when it starts the call).
+      auto settle = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
+      // 1. A call with a marker queued right behind it.
       if (bcast() != HCCL_SUCCESS || mark(0) != ACL_SUCCESS) return ctx.Fail("enqueue failed");
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      settle();
       const bool queued_done = done(0);
-      // A lone call: the worker starts it with nothing behind it.
+      hostccl::faulttest::WriteMark("phase1", 1);
+      if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail(aclGetRecentErrMsg());
+      // 2. A lone call right after a synchronize.
       if (bcast() != HCCL_SUCCESS) return ctx.Fail("HcclBroadcast enqueue failed");
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      settle();
       if (mark(1) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      settle();
       const bool lone_done = done(1);
-      hostccl::faulttest::WriteMark("looked", 1);
+      hostccl::faulttest::WriteMark("phase2", 1);
+      for (int64_t end = NowMs() + 10000; !done(1) && NowMs() < end;) settle();  // rank 1 took part
+      if (!done(1)) return ctx.Fail("call 2 never completed");
+      // 3. The next call, issued with no synchronize since the stream's last task (the marker)
+      // and nothing behind it.
+      if (bcast() != HCCL_SUCCESS) return ctx.Fail("HcclBroadcast enqueue failed");
+      settle();
+      if (mark(2) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
+      settle();
+      const bool next_done = done(2);
+      hostccl::faulttest::WriteMark("phase3", 1);
       const aclError rc = aclrtSynchronizeStream(ctx.stream);
       if (rc != ACL_SUCCESS) return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
       if (!queued_done) return ctx.Fail("a call with work queued behind it did not complete ahead of rank 1");
       if (always && !lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=on: a lone call did not complete ahead of rank 1");
-      if (!always && lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=auto: a lone call completed ahead of rank 1");
+      if (!always && lone_done) return ctx.Fail("HOSTCCL_RUN_AHEAD=auto: a lone call after a synchronize completed ahead");
+      if (!next_done) return ctx.Fail("a call issued back to back did not complete ahead of rank 1");
       return true;
     }, opts);
     hostccl::faulttest::RemoveScratchDir(dir);

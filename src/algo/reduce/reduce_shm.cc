@@ -6,8 +6,9 @@
 //   aclrtMalloc buffers and folds its slice of all ranks' inputs, in rank order, straight into the
 //   root's recvBuf. A second barrier ends the operation.
 // Small inputs (<= ShmGroup::kInlineBytes) travel in the arrival slot itself (the ticket, the
-//   fingerprint and the first 32 bytes share one cache line). Pipelined completion: a non-root
-//   posts its slot (ShmGroup::Post) and returns at once, its input copied out, so its stream
+//   fingerprint and the first 32 bytes share one cache line). Pipelined completion (a call issued
+//   back to back, ctx.may_run_ahead): a non-root posts its slot (ShmGroup::Post) and returns at
+//   once, its input copied out, so its stream
 //   moves on to the next queued call; the ring of slots bounds how far it runs ahead (ring - 1
 //   tickets, ShmGroup::RingSlots). The root waits for every slot, compares the fingerprints,
 //   folds from the slots in rank order and marks the ticket done; a non-root's synchronize
@@ -40,7 +41,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   const bool inline_data = bytes <= net::ShmGroup::kInlineBytes;
   if (!inline_data) g->Publish(ctx.rank, a.send_desc, a.recv_desc);
   uint64_t t = 0;
-  if (inline_data && ctx.rank != a.root && ctx.run_ahead_allowed) {
+  if (inline_data && ctx.rank != a.root && ctx.may_run_ahead) {
     // Small, non-root: the input is in the segment once posted; the sendBuf is no longer read.
     HOSTCCL_RETURN_IF_ERROR(g->Post(ctx.fp, a.send, bytes, ctx.deadline, ctx.fp.seq, ctx.check_fp, &t));
     ctx.ran_ahead = g;

@@ -579,9 +579,22 @@ Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, 
   return Status::Ok();
 }
 
-Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_t seq) {
+Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_t seq, bool attempt) {
   ArrivalSlot* s = Slot(r, ticket);
   if (s->ticket.load(std::memory_order_acquire) >= ticket) return AfterWait(Status::Ok(), seq);
+  if (attempt) {
+    const std::pair<const ArrivalSlot*, uint64_t> arg{s, ticket};
+    auto arrived = [](const void* p) {
+      auto* a = static_cast<const std::pair<const ArrivalSlot*, uint64_t>*>(p);
+      return a->first->ticket.load(std::memory_order_acquire) >= a->second;
+    };
+    if (!SpinFor(arrived, &arg)) {
+      resume_seq_ = seq;  // announced: the run from the stream takes this ticket (Post)
+      resume_ticket_ = ticket;
+      return Status(Code::kAgain, "the root has not arrived");
+    }
+    return AfterWait(Status::Ok(), seq);
+  }
   Status st = WaitUntil([s, ticket] { return s->ticket.load(std::memory_order_seq_cst) >= ticket; }, &seg_->barrier,
                         deadline, WaitOptions(nullptr), [this, ticket] { return Missing(ticket, false); });
   return AfterWait(std::move(st), seq);

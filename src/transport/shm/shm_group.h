@@ -136,8 +136,10 @@ class ShmGroup : public PeerMemory {
   // An attempt's announced arrival not resumed yet (no other operation may attempt meanwhile).
   bool resume_pending() const { return resume_seq_ != 0; }
   // After Post(reads): waits until member r arrived at `ticket` (or with the abort/timeout/peer-
-  // death status); its slot stays readable until this rank's MarkDone(ticket).
-  Status AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_t seq);
+  // death status); its slot stays readable until this rank's MarkDone(ticket). With `attempt` (the
+  // Post was an inline attempt's) it waits only as an attempt does, then gives up with kAgain
+  // keeping the ticket: the next Post of `seq` resumes it.
+  Status AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_t seq, bool attempt = false);
   // A member that reads slots of `ticket` after a Post of others (the root of a small Reduce):
   // it is done with them; members that ran ahead may reuse them and settle.
   void MarkDone(uint64_t ticket);
