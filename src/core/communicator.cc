@@ -689,9 +689,15 @@ thread_local bool t_ran_ahead = false;
 
 void Communicator::DeferSettle(rt::Stream* stream) {
   t_ran_ahead = false;
+  // Already pending on this stream: that settle, run later, covers this call too (it looks at what
+  // ran ahead when it runs, after this call's Run).
+  if (settle_on_.load(std::memory_order_acquire) == stream) return;
+  settle_on_.store(stream, std::memory_order_release);
   stream->DeferSettle(this, [w = weak_from_this()](Deadline d) {
     auto self = w.lock();
-    return self ? self->Settle(d) : Status::Ok();
+    if (!self) return Status::Ok();
+    self->settle_on_.store(nullptr, std::memory_order_seq_cst);  // calls that run ahead from now on defer again
+    return self->Settle(d);
   });
 }
 

@@ -176,6 +176,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   net::ShmGroup* ran_ahead_ = nullptr;  // group of the last operation that ran ahead (exec_mu_)
   uint64_t ran_ahead_seq_ = 0;
   CollKind ran_ahead_kind_ = CollKind::kReduce;
+  // The stream that holds this communicator's pending settle (DeferSettle), or nullptr: calls that
+  // run ahead back to back defer it once, not once per call. Cleared as the settle starts.
+  std::atomic<rt::Stream*> settle_on_{nullptr};
   // Run's last selection per operator (exec_mu_), reused for a call of the same size.
   struct Selected {
     CollKind kind = CollKind::kNone;
