@@ -876,7 +876,6 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
   inflight_.store(1, std::memory_order_release);  // only Run changes it, under exec_mu_
-  const char* api = CollKindName(args.kind);
   const uint64_t bytes = SelectionBytes(args, size_);
   // The flight recorder keeps collectives (point-to-point transfers carry the collective count
   // so far as their seq, which is not an entry of their own).
@@ -884,6 +883,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   // How messages name the operation: "HcclAllReduce #3"; point-to-point by its transfer. Built
   // only for a log line or an error.
   auto what = [&]() -> std::string {
+    const char* api = CollKindName(args.kind);
     if (args.items && args.kind != CollKind::kBatchSendRecv && args.items->size() == 1) {
       const algo::P2PItem& it = args.items->front();
       return StrFormat("%s #%llu %s rank %d", api, static_cast<unsigned long long>(it.pair_seq),
@@ -916,7 +916,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   }
   if (a == nullptr) {
     inflight_.store(0, std::memory_order_release);
-    return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", api, why));
+    return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", CollKindName(args.kind), why));
   }
   const Deadline deadline = OpDeadline();
   if (fr_seq != 0) {
