@@ -612,7 +612,8 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.deadline = deadline;
   ctx.scratch = &scratch_;
   ctx.staging_bytes = staging_bytes_;
-  // An inline attempt never runs ahead: a run-ahead reader waits for the root after its post.
+  // Issued back to back (rt::TaskHasSuccessor), inline attempts included: a reader that runs ahead
+  // inside an attempt waits for the root only as an attempt does (ShmGroup::AwaitArrival).
   ctx.may_run_ahead = run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && rt::TaskHasSuccessor());
   return ctx;
 }

@@ -177,7 +177,8 @@ class Stream {
 // it: a call that completes ahead of its peers gains only when its caller has more work to move
 // on to, and otherwise (a call, then a synchronize) pays a settle at its synchronize.
 bool TaskHasSuccessor();
-// True while a task runs as an inline attempt (Stream::EnqueueAttempt) on the enqueuing thread.
+// True while a task runs as an inline attempt (Stream::EnqueueAttempt or BeginAttempt) on the
+// enqueuing thread.
 bool Attempting();
 
 // Resolves an aclrtStream handle; nullptr when it is not a live stream (never created,

@@ -205,7 +205,8 @@ class StreamImpl final : public Stream {
   // completed (recorded), false when it went back to the front of the queue.
   bool RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e);
   // Whether an enqueuing thread may attempt now (mu_ held): nothing runs, captures, claims or
-  // settles, and this thread is not inside an attempt (attempts never nest).
+  // settles, and the stream is not stopping. (The caller also checks that it is not inside an
+  // attempt itself: attempts never nest.)
   bool AttemptFree() const { return !capture_ && !executing_ && claimers_ == 0 && !settling_ && !stop_; }
   // An attempt starts (mu_ held; then released by the caller while it runs) and ends (mu_ held):
   // its result recorded when it completed, else (`requeue`: its task) back to the front of the

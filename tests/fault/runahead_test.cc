@@ -239,6 +239,15 @@ TEST(RunAhead, OnlyACallIssuedBackToBackRunsAhead) {
         return m[i] == 1;
       };
       auto settle = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
+      // A lone call (nothing queued behind it); 300 ms later a marker; whether the marker ran
+      // 300 ms after that, i.e. whether the call completed without rank 1.
+      auto lone_call_completes = [&](int i) {
+        if (bcast() != HCCL_SUCCESS) return ctx.Fail("HcclBroadcast enqueue failed");
+        settle();
+        if (mark(i) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
+        settle();
+        return done(i);
+      };
       // 1. A call with a marker queued right behind it.
       if (bcast() != HCCL_SUCCESS || mark(0) != ACL_SUCCESS) return ctx.Fail("enqueue failed");
       settle();
@@ -246,21 +255,15 @@ TEST(RunAhead, OnlyACallIssuedBackToBackRunsAhead) {
       hostccl::faulttest::WriteMark("phase1", 1);
       if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail(aclGetRecentErrMsg());
       // 2. A lone call right after a synchronize.
-      if (bcast() != HCCL_SUCCESS) return ctx.Fail("HcclBroadcast enqueue failed");
-      settle();
-      if (mark(1) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
-      settle();
-      const bool lone_done = done(1);
+      const bool lone_done = lone_call_completes(1);
+      if (!ctx.error.empty()) return false;
       hostccl::faulttest::WriteMark("phase2", 1);
       for (int64_t end = NowMs() + 10000; !done(1) && NowMs() < end;) settle();  // rank 1 took part
       if (!done(1)) return ctx.Fail("call 2 never completed");
       // 3. The next call, issued with no synchronize since the stream's last task (the marker)
       // and nothing behind it.
-      if (bcast() != HCCL_SUCCESS) return ctx.Fail("HcclBroadcast enqueue failed");
-      settle();
-      if (mark(2) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
-      settle();
-      const bool next_done = done(2);
+      const bool next_done = lone_call_completes(2);
+      if (!ctx.error.empty()) return false;
       hostccl::faulttest::WriteMark("phase3", 1);
       const aclError rc = aclrtSynchronizeStream(ctx.stream);
       if (rc != ACL_SUCCESS) return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());

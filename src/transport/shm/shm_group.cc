@@ -583,12 +583,7 @@ Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_
   ArrivalSlot* s = Slot(r, ticket);
   if (s->ticket.load(std::memory_order_acquire) >= ticket) return AfterWait(Status::Ok(), seq);
   if (attempt) {
-    const std::pair<const ArrivalSlot*, uint64_t> arg{s, ticket};
-    auto arrived = [](const void* p) {
-      auto* a = static_cast<const std::pair<const ArrivalSlot*, uint64_t>*>(p);
-      return a->first->ticket.load(std::memory_order_acquire) >= a->second;
-    };
-    if (!SpinFor(arrived, &arg)) {
+    if (!SpinWithin(spin_ok_, [s, ticket] { return s->ticket.load(std::memory_order_acquire) >= ticket; })) {
       resume_seq_ = seq;  // announced: the run from the stream takes this ticket (Post)
       resume_ticket_ = ticket;
       return Status(Code::kAgain, "the root has not arrived");
