@@ -314,6 +314,34 @@ TEST(TcpTransport, InterruptFromAnotherThread) {
   EXPECT_LT(ElapsedMs(t0), 5000);
 }
 
+// A rank that aborts in the middle of a large DATA frame finishes the frame (with its true payload)
+// before its ABORT, so the peer reading that very frame learns why, even when the aborter's communicator is destroyed
+// right after (the close alone would say only "closed the connection in the middle of a message").
+TEST(TcpTransport, AbortInTheMiddleOfAFrameStillReachesItsReader) {
+  Mesh m = MakeMesh(2);
+  const size_t kBig = 32ull << 20;  // far above what the socket buffers hold
+  std::vector<uint8_t> out = Pattern(kBig, 5), in(kBig);
+  RequestId send_id, recv_id;
+  ASSERT_TRUE(m.t[0]->Isend(1, out.data(), out.size(), Fp(1), &send_id).ok());
+  // Nobody reads yet: the send writes what the buffers take and stays half written.
+  EXPECT_EQ(m.t[0]->Wait(send_id, Deadline::AfterMs(100)).code(), Code::kTimeout);
+  ASSERT_TRUE(m.t[1]->Irecv(0, in.data(), in.size(), Fp(1), &recv_id).ok());
+  Status got;
+  std::thread reader([&] { got = m.t[1]->Wait(recv_id, Deadline::AfterMs(10000)); });
+  m.t[0]->Abort("op 1 failed on rank 0", Code::kPara);
+  m.t[0].reset();  // destroyed at once, as a failed rank's communicator may be
+  reader.join();
+  // The frame's bytes are the posted payload: the receive completes with them, and the next
+  // wait on rank 0 reports the abort.
+  ASSERT_TRUE(got.ok()) << got.ToString();
+  EXPECT_EQ(Checksum(in), Checksum(out));
+  uint64_t more = 0;
+  got = m.t[1]->Irecv(0, &more, 8, Fp(1), &recv_id);  // fails at once if the ABORT was read already
+  if (got.ok()) got = m.t[1]->Wait(recv_id, Deadline::AfterMs(10000));
+  EXPECT_EQ(got.code(), Code::kPara) << got.ToString();
+  EXPECT_EQ(got.message(), "rank 0 aborted: op 1 failed on rank 0");
+}
+
 TEST(TcpTransport, AbortReachesWaitingPeers) {
   Mesh m = MakeMesh(3);
   char buf[8];

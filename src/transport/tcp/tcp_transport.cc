@@ -701,18 +701,84 @@ void TcpTransport::Abort(const std::string& reason, Code code, uint64_t seq) {
     current_fp_.seq = seq;
   }
   // On every lane: the peer may be reading any of them (or waiting on a header held back on one).
+  // A lane in the middle of a DATA frame gets the ABORT once the frame is finished (below): its reader is usually the very rank that waits for this frame and would otherwise see
+  // only our close, without the reason.
+  std::vector<std::pair<int, int>> half;
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
-    int sent = 0, open = 0;
     for (int l = 0; l < static_cast<int>(peers_[p].lanes.size()); ++l) {
-      if (peers_[p].lanes[static_cast<size_t>(l)].rx == Rx::kClosed) continue;
-      ++open;
-      if (SendControl(p, l, FrameType::kAbort, code, reason)) ++sent;
+      Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
+      if (ln.rx == Rx::kClosed) continue;
+      if (!SendControl(p, l, FrameType::kAbort, code, reason) && !ln.sends.empty() && ln.sends.front().done > 0)
+        half.emplace_back(p, l);
     }
-    if (open > 0 && sent == 0)
-      HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (sockets busy)", rank_, p, peers_[p].addr.c_str());
   }
+  if (!half.empty()) FinishThenAbort(half, code, reason);
   Fail(Status(code, StrFormat("rank %d aborted: %s", rank_, reason.c_str())));
+}
+
+// Finishes each listed lane's half-written DATA frame, drops what was queued behind it, and sends
+// the ABORT, within kAbortFlushMs in all. The frame's payload is the one the operation posted
+// (still the caller's: Abort runs inside the failing operation), so a reader that completes its
+// receive before it reads the ABORT received true data, never filler. Input on those lanes is read
+// and dropped meanwhile, so two ranks aborting at each other both finish. A lane not finished in
+// time is shut down: its reader sees the close, as before.
+void TcpTransport::FinishThenAbort(const std::vector<std::pair<int, int>>& lanes, Code code, const std::string& reason) {
+  uint8_t sink[16 << 10];
+  std::vector<std::pair<int, int>> left = lanes;
+  for (auto [p, l] : left) {
+    Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
+    ln.sends.erase(ln.sends.begin() + 1, ln.sends.end());
+  }
+  const Deadline deadline = Deadline::AfterMs(kAbortFlushMs);
+  while (!left.empty()) {
+    std::vector<pollfd> pfds;
+    for (auto [p, l] : left) pfds.push_back(pollfd{peers_[p].lanes[static_cast<size_t>(l)].fd.get(), POLLIN | POLLOUT, 0});
+    const int ms = deadline.RemainingMsForPoll();
+    if (ms <= 0) break;
+    int n = ::poll(pfds.data(), pfds.size(), std::min(ms, 10));
+    if (n < 0 && errno != EINTR) break;
+    for (size_t i = pfds.size(); i-- > 0;) {
+      auto [p, l] = left[i];
+      Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
+      bool gone = (pfds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0;
+      if (!gone && (pfds[i].revents & POLLIN)) {
+        ssize_t r = ::recv(ln.fd.get(), sink, sizeof(sink), MSG_DONTWAIT);
+        ln.rx = Rx::kClosed;  // what it read is no longer parsed
+        if (r == 0) gone = true;
+      }
+      if (!gone && (pfds[i].revents & POLLOUT)) {
+        PendingSend& s = ln.sends.front();
+        ssize_t w = 0;
+        if (s.done < kFrameHeaderBytes) {
+          w = ::send(ln.fd.get(), s.hdr + s.done, kFrameHeaderBytes - s.done, MSG_NOSIGNAL | MSG_DONTWAIT);
+        } else {
+          const size_t poff = s.done - kFrameHeaderBytes;
+          w = ::send(ln.fd.get(), s.Payload() + poff, s.len - poff, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) gone = true;
+        if (w > 0) s.done += static_cast<size_t>(w);
+        if (!gone && s.done == kFrameHeaderBytes + s.len) {
+          ln.sends.clear();
+          if (!SendControl(p, l, FrameType::kAbort, code, reason))
+            HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent after its frame", rank_, p, peers_[p].addr.c_str());
+          left.erase(left.begin() + static_cast<ptrdiff_t>(i));
+          continue;
+        }
+      }
+      if (gone) {
+        ln.sends.clear();
+        left.erase(left.begin() + static_cast<ptrdiff_t>(i));
+      }
+    }
+  }
+  for (auto [p, l] : left) {
+    Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
+    HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (frame unfinished after %d ms)", rank_, p,
+               peers_[p].addr.c_str(), kAbortFlushMs);
+    ln.sends.clear();
+    ::shutdown(ln.fd.get(), SHUT_RDWR);
+  }
 }
 
 void TcpTransport::Interrupt() {

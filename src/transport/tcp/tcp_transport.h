@@ -174,6 +174,7 @@ class TcpTransport final : public Transport {
   Status PeerClosed(int p, const char* detail);
   std::string DescribePending(const RequestId* ids, size_t n) const;
   bool SendControl(int p, int l, FrameType type, Code code, const std::string& text);
+  void FinishThenAbort(const std::vector<std::pair<int, int>>& lanes, Code code, const std::string& reason);
   // Stall probes.
   void QueueControl(int p, Ctl ctl);  // a PROBE or PROBE_REPLY on lane 0, ahead of unstarted DATA
   void ProbeTick(const RequestId* ids, size_t n, uint64_t now);
@@ -208,6 +209,8 @@ class TcpTransport final : public Transport {
   const RequestId* waiting_ids_ = nullptr;  // the requests of the wait in progress (for replies)
   size_t waiting_n_ = 0;
   std::vector<char> probe_want_;  // scratch for ProbeTick
+  // Abort's bound for finishing half-written frames before their ABORT (FinishThenAbort).
+  static constexpr int kAbortFlushMs = 250;
   bool draining_ = false;         // WriteLane reads a failed socket's last frames (no recursion)
 };
 
