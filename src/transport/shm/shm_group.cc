@@ -446,7 +446,7 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
                           bool attempt) {
   const uint64_t t = ++ticket_;
   *ticket = t;
-  if (attempt && all_arrived_ + ring_ <= t && !Released(t - ring_) && !SpinSparsely(t - ring_)) {
+  if (attempt && all_arrived_ + ring_ <= t && !Released(t - ring_) && !SpinBriefly(&ShmGroup::Released, t - ring_)) {
     --ticket_;  // the attempt gives up before announcing: the operation runs again from the start
     return Status(Code::kAgain, "the arrival ring is full");
   }
@@ -500,25 +500,6 @@ bool SpinWithin(bool spin, const F& ready) {
   }
 }
 }  // namespace
-
-// A full ring (a rank ahead of a slower one): the slower rank marks each ticket done in a line
-// this rank would otherwise read back to back, taking it from that rank's cache after every mark
-// and making each of its marks a cross-core miss (its next fence waits for it). Looked at every
-// ~0.5 us instead, the slower rank's marks mostly find the line still its own, and this rank
-// posts a few tickets per look.
-bool ShmGroup::SpinSparsely(uint64_t u) const {
-  if (!spin_ok_) return Released(u);
-  constexpr uint64_t kLookEveryNs = 500;
-  const uint64_t start = NowNs();
-  for (uint64_t look = start;;) {
-    for (int i = 0; i < 8; ++i) __builtin_ia32_pause();
-    const uint64_t now = NowNs();
-    if (now - look < kLookEveryNs) continue;
-    if (Released(u)) return true;
-    if (now - start >= ShmGroup::kAttemptSpinNs) return false;
-    look = now;
-  }
-}
 
 bool ShmGroup::SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const {
   return SpinWithin(spin_ok_, [&] { return (this->*ready)(arg); });

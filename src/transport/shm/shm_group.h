@@ -261,8 +261,6 @@ class ShmGroup : public PeerMemory {
   // An attempt's wait: (this->*ready)(arg) within ~2 us of spinning, or one look when this
   // host's members outnumber its cores.
   bool SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const;
-  // The same for Released(u) (a full ring), looking only every ~64 pauses (shm_group.cc).
-  bool SpinSparsely(uint64_t u) const;
 
   // Waits until (this->*ready)(arg) holds without a waker (flow control, Settle); bounded by the
   // deadline, abort and peer death. `missing_ticket`: for the timeout message. `seq`: the
