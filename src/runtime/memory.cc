@@ -62,11 +62,17 @@ bool IsHugePolicy(uint32_t policy) {
   }
 }
 
-// Touches every page so the memory is backed now (like device memory), when MAP_POPULATE was
-// not usable (huge-page advice must come before faulting).
-void Prefault(void* p, size_t len) {
+// Makes the memory backed now (like device memory): the page tables (MADV_POPULATE_WRITE, or
+// MAP_POPULATE at the mmap when no huge-page advice must come first), then one write of 0 to every
+// page of the fresh (zero) memory. The write is not redundant: on virtual machines whose
+// hypervisor maps each process's pages lazily, the first access of a page costs ~6.5 us even with
+// populated page tables (docs/performance.md "First access through a new mapping"); paid here, it
+// is not paid inside the first collectives.
+void Prefault(void* p, size_t len, bool populated) {
 #ifdef MADV_POPULATE_WRITE
-  if (madvise(p, len, MADV_POPULATE_WRITE) == 0) return;
+  if (!populated) (void)madvise(p, len, MADV_POPULATE_WRITE);
+#else
+  (void)populated;
 #endif
   volatile char* c = static_cast<volatile char*>(p);
   for (size_t off = 0; off < len; off += PageSize()) c[off] = 0;
@@ -186,8 +192,8 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, mapped, MADV_HUGEPAGE);  // best effort: no hugetlbfs needed, no failure
 #endif
-    if (prefault) Prefault(p, mapped);
   }
+  if (prefault) Prefault(p, mapped, /*populated=*/!huge);
   Allocation a;
   a.serial = NextSerial();
   a.base = p;

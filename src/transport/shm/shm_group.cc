@@ -296,7 +296,31 @@ int ShmGroup::FirstUnmappable(bool recv_too) const {
   return -1;
 }
 
-void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why) {
+namespace {
+// Touches one word of every page of a fresh mapping of a peer's memory: for writing with an atomic
+// add of 0 (the value is unchanged even if the owner or another rank writes it meanwhile), else
+// with a load. The first access of each page through a new mapping can be costly beyond the page
+// tables the mmap populated: on virtual machines whose hypervisor builds its own mapping of each
+// process's pages lazily, ~1.5 us per 4 KiB page read and ~6.5 us written (bench/membw's probe
+// machine, docs/performance.md "First access through a new mapping"). Paid here, the first call
+// that maps the buffer takes it all; left to the copies, claimed pieces spread it over every call
+// until each rank has touched every page once, which took more than 10 calls of 64 MiB at 4 ranks.
+void TouchPages(void* p, size_t length, bool write) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* c = static_cast<char*>(p);
+  if (write) {
+    for (size_t off = 0; off < length; off += page)
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(c + off)).fetch_add(0, std::memory_order_relaxed);
+  } else {
+    uint64_t sink = 0;
+    for (size_t off = 0; off < length; off += page)
+      sink += std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(c + off)).load(std::memory_order_relaxed);
+    asm volatile("" : : "r"(sink));
+  }
+}
+}  // namespace
+
+void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why, bool write) {
   if (d.serial == 0) {
     *why = StrFormat("rank %d's buffer %p is not device memory from aclrtMalloc", r,
                      reinterpret_cast<void*>(d.addr));
@@ -330,13 +354,17 @@ void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why) {
     }
     HLOG_DEBUG(kShm, "mapped rank %d allocation #%llu (%llu bytes)", r, static_cast<unsigned long long>(d.serial),
                static_cast<unsigned long long>(d.length));
-    it = maps_.insert_or_assign(key, Mapping{p, d.length, d.base}).first;
+    TouchPages(p, d.length, write);
+    it = maps_.insert_or_assign(key, Mapping{p, d.length, d.base, write}).first;
+  } else if (write && !it->second.written) {  // first mapped to be read (an in-place buffer)
+    TouchPages(it->second.local, it->second.length, true);
+    it->second.written = true;
   }
   return static_cast<char*>(it->second.local) + (d.addr - d.base);
 }
 
-const void* ShmGroup::PeerSend(int r, std::string* why) { return Resolve(r, SendDesc(r), why); }
-void* ShmGroup::PeerRecv(int r, std::string* why) { return Resolve(r, RecvDesc(r), why); }
+const void* ShmGroup::PeerSend(int r, std::string* why) { return Resolve(r, SendDesc(r), why, false); }
+void* ShmGroup::PeerRecv(int r, std::string* why) { return Resolve(r, RecvDesc(r), why, true); }
 
 Status ShmGroup::CheckPeersAlive() {
   for (size_t r = 0; r < pidfds_.size(); ++r) {

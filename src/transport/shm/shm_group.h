@@ -185,7 +185,7 @@ class ShmGroup : public PeerMemory {
   // *why when it is not shareable. Drops mappings of allocations their owners freed first.
   void* MapPeer(int r, const BufDesc& d, std::string* why) {
     DropFreedMappings();
-    return Resolve(r, d, why);
+    return Resolve(r, d, why, /*write=*/true);
   }
 
   // Point-to-point mailboxes (groups of at most kMailMaxRanks members; none above, identically on
@@ -278,7 +278,9 @@ class ShmGroup : public PeerMemory {
   Status AfterWait(Status st, uint64_t seq);
   // The reason another member published with its abort (complete: its code is set), if any.
   bool PublishedAbort(std::string* reason) const;
-  void* Resolve(int r, const BufDesc& d, std::string* why);
+  // `write`: this rank will write the buffer (its pages are touched for writing once per mapping;
+  // otherwise for reading, shm_group.cc "TouchPages").
+  void* Resolve(int r, const BufDesc& d, std::string* why, bool write);
   void DropFreedMappings();
   void Unmap(int r, uint64_t serial);
   Status CheckPeersAlive();
@@ -317,6 +319,7 @@ class ShmGroup : public PeerMemory {
     void* local = nullptr;
     size_t length = 0;
     uint64_t base = 0;
+    bool written = false;  // its pages were touched for writing (TouchPages)
   };
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
