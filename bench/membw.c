@@ -7,7 +7,11 @@
  *       vector stores, then a store fence, so no line is read for ownership;
  *   Wc = ordinary write bandwidth (memset), printed for information only;
  *   C = copy bandwidth (bytes copied per second: streaming reads and non-temporal stores at once),
- *       which shows whether reads and writes overlap: the sum model below needs 1/C >= 1/R + 1/W.
+ *       which shows whether reads and writes overlap: the sum model below needs 1/C >= 1/R + 1/W;
+ *   X = the cross-core round trip of one cache line, in ns: two threads pinned to the first two
+ *       online CPUs hand a counter back and forth (the floor under every small call that waits
+ *       for another rank; on a VM it moves when the hypervisor moves the vCPUs). The median of -r
+ *       runs of 100,000 round trips; no line when fewer than 2 CPUs are online.
  * In GB/s (1e9 B/s), the best of -r runs. All threads start together (a barrier); each run takes the
  * longest thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so on a machine shared with other work the
  * slices other processes take do not count; on an idle machine it is the wall time. When threads
@@ -19,9 +23,12 @@
  * less than Rb/R + Wb/W seconds: R and W are the whole machine's bandwidths with all cores busy.
  *
  * Usage: membw [-s bytes (K/M/G suffix)] [-r reps] [-t threads (default: online CPUs)].
- * Prints "R <GB/s>", "W <GB/s>", "Wc <GB/s>" and "C <GB/s>" lines (bench/run_bench.sh parses R and W). */
+ * Prints "R <GB/s>", "W <GB/s>", "Wc <GB/s>", "C <GB/s>" and "X <ns>" lines (bench/run_bench.sh
+ * parses R and W, and reports the range of X). */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +204,74 @@ static double measure(unsigned char* a, size_t n, int threads, int mode, int rep
   return best;
 }
 
+/* X: the cache-line round trip between two pinned threads. */
+typedef struct {
+  _Alignas(64) atomic_long ping;
+  _Alignas(64) atomic_long pong;
+  long rounds;
+  int cpu;
+} pingpong;
+
+static int pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void* pong_loop(void* arg) {
+  pingpong* p = (pingpong*)arg;
+  pin_to(p->cpu);
+  for (long i = 1; i <= p->rounds; ++i) {
+    while (atomic_load_explicit(&p->ping, memory_order_acquire) != i) {
+    }
+    atomic_store_explicit(&p->pong, i, memory_order_release);
+  }
+  return NULL;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median round trip in ns over `reps` runs; < 0 when two online CPUs cannot be pinned. */
+static double round_trip_ns(int reps) {
+  cpu_set_t online;
+  if (sched_getaffinity(0, sizeof online, &online)) return -1;
+  int cpus[2], n = 0;
+  for (int c = 0; c < CPU_SETSIZE && n < 2; ++c)
+    if (CPU_ISSET(c, &online)) cpus[n++] = c;
+  if (n < 2) return -1;
+  double runs[64];
+  if (reps > 64) reps = 64;
+  if (pin_to(cpus[0])) return -1;
+  for (int r = 0; r < reps; ++r) {
+    static pingpong p;
+    atomic_store(&p.ping, 0);
+    atomic_store(&p.pong, 0);
+    p.rounds = 100000;
+    p.cpu = cpus[1];
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, pong_loop, &p)) reps = r;
+    if (reps == r) break;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 1; i <= p.rounds; ++i) {
+      atomic_store_explicit(&p.ping, i, memory_order_release);
+      while (atomic_load_explicit(&p.pong, memory_order_acquire) != i) {
+      }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    pthread_join(tid, NULL);
+    runs[r] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)p.rounds;
+  }
+  pthread_setaffinity_np(pthread_self(), sizeof online, &online);
+  if (reps == 0) return -1;
+  qsort(runs, (size_t)reps, sizeof runs[0], cmp_double);
+  return runs[reps / 2];
+}
+
 static int parse_bytes(const char* s, size_t* out) {
   char* e;
   unsigned long long v = strtoull(s, &e, 0);
@@ -255,10 +330,13 @@ int main(int argc, char** argv) {
   printf("W %.2f\n", w);
   printf("Wc %.2f\n", wc);
   printf("C %.2f\n", c);
+  const double x = round_trip_ns(reps);
+  if (x > 0) printf("X %.0f\n", x);
   printf("# %zu MiB array, %ld threads (all online CPUs unless -t), %s kernel, best of %d;\n"
          "# R streaming read, W non-temporal store, Wc memset (ordinary stores), C copy (streaming\n"
          "# read + non-temporal store, bytes copied; reads and writes share the bandwidth when\n"
-         "# 1/C >= 1/R + 1/W), GB/s = 1e9 B/s\n",
+         "# 1/C >= 1/R + 1/W), GB/s = 1e9 B/s; X cache-line round trip between the first two\n"
+         "# online CPUs, ns (median)\n",
          bytes >> 20, threads, MEMBW_KERNEL, reps);
   free(a);
   return 0;

@@ -202,6 +202,11 @@ fi
 llc=$(( $(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0) ))
 ((llc > 0)) || llc=$(( $(sed 's/K$//' /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo 0) * 1024 ))
 read_bw() { awk -v k="$1" '$1 == k && $2 + 0 > best { best = $2 + 0 } END { printf "%.2f", best }' "$out/membw.txt"; }
+# The cross-core round trip (membw's X line, ns) over the probes: "150-620 ns", or "not measured".
+read_rtt() {
+  awk '$1 == "X" { v = $2 + 0; if (n == 0 || v < lo) lo = v; if (n == 0 || v > hi) hi = v; n++ }
+       END { if (n == 0) print "not measured"; else if (lo == hi) printf "%d ns\n", lo; else printf "%d-%d ns\n", lo, hi }' "$out/membw.txt"
+}
 
 # --- launches ---
 # run_one op lib n tag args -> appends to <op>/launches.tsv, returns the exit status
@@ -429,6 +434,8 @@ summary() {
   echo
   echo "Machine: machine.txt (load average at the start: $(sed -n 's/^load average at start: //p' "$out/machine.txt" 2>/dev/null))."
   echo "Memory (membw.txt): R = $R GB/s streaming read, W = $W GB/s non-temporal write, all cores."
+  echo "Cross-core cache-line round trip (membw.txt, X; the floor of a small call that waits for"
+  echo "another rank): $(read_rtt) over the probes."
   echo "Each cell: the median over launches of the per-call time (max over ranks); 'x peer' = the peer's"
   echo "time / hostccl's (> 1: hostccl faster); '!' = a wrong result. The size S and the bound of"
   echo "each collective are in its <op>/tables.md (S is the larger per-rank buffer; sendrecv: one way,"

@@ -14,8 +14,8 @@ prefix=${AB_PREFIX:-}
 a=$1 b=$2 n=${3:-2} rounds=${4:-3} ops=${5:-"reduce allreduce broadcast allgather reducescatter scatter alltoall sendrecv"}
 size=${6:-8}
 iters=20000
-time_of() {  # the time(us) column of the size row, from rank 0's table
-  awk -v s="$size" '$1 == "[0]" && $2 == s { print $7; exit }'
+time_of() {  # the max(us) column (the slowest rank's time) of the size row, from rank 0's table
+  awk -v s="$size" '$1 == "[0]" && $2 == s { print $9; exit }'
 }
 for op in $ops; do
   [[ $op == sendrecv && $n != 2 ]] && continue
@@ -28,7 +28,7 @@ for op in $ops; do
           B) t=$($prefix timeout 60 "$b/bin/hcclrun" -n "$n" "$b/bin/hostccl_coll_bench" --op "$op" --sizes "$size" -w 20 -n $iters -c 0 $flag 2>&1 | time_of) ;;
           ompi) t=$(OMPI_MCA_btl=self,vader $prefix timeout 60 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$n" \
                     "$b/bin/mpi_coll_bench.openmpi" --op "$op" --sizes "$size" -w 20 -n $iters -c 0 $flag 2>&1 |
-                    sed 's/^/[0] /' | awk -v s="$size" '$2 == s { print $7; exit }') ;;
+                    sed 's/^/[0] /' | awk -v s="$size" '$2 == s { print $9; exit }') ;;
         esac
         echo "$op $n $mode $lib $r ${t:-fail}"
       done
