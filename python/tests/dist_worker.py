@@ -389,7 +389,8 @@ def main():
     elif mode == "ddp":
         result.update(run_ddp(rank, size))
     result["failures"] = failures
-    print("RESULT", json.dumps(result), flush=True)
+    sys.stdout.write("RESULT " + json.dumps(result) + "\n")  # one write: a reader never sees half
+    sys.stdout.flush()
     if mode in ("mismatch", "kill", "timeout"):
         os._exit(1 if failures else 0)  # the group is failed: skip the orderly teardown
     dist.destroy_process_group()

@@ -45,7 +45,17 @@ def test_torchrun_4_ranks(tmp_path):
                   "--log_dir", str(tmp_path), WORKER, "ops"]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert p.stdout.count("RESULT ") == 4, p.stdout
+    # torchrun's tee prefixes every line it copies with "[defaultN]:" and may copy a line in two
+    # pieces, so another rank's prefix can land inside "RESULT {...}": read the records themselves.
+    dec = json.JSONDecoder()
+    records = []
+    at = p.stdout.find('{"rank": ')
+    while at >= 0:
+        rec, end = dec.raw_decode(p.stdout, at)
+        records.append(rec)
+        at = p.stdout.find('{"rank": ', end)
+    assert sorted(r["rank"] for r in records) == [0, 1, 2, 3], p.stdout
+    assert all(r["size"] == 4 and r["failures"] == [] for r in records), p.stdout
 
 
 def test_mismatch_names_both_ranks():
