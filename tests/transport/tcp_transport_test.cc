@@ -314,9 +314,10 @@ TEST(TcpTransport, InterruptFromAnotherThread) {
   EXPECT_LT(ElapsedMs(t0), 5000);
 }
 
-// A rank that aborts in the middle of a large DATA frame finishes the frame (with its true payload)
-// before its ABORT, so the peer reading that very frame learns why, even when the aborter's communicator is destroyed
-// right after (the close alone would say only "closed the connection in the middle of a message").
+// A rank that aborts in the middle of a large DATA frame finishes the frame (with its true
+// payload) before its ABORT, so the peer reading that very frame learns why, even when the
+// aborter's communicator is destroyed right after (the close alone would say only "closed the
+// connection in the middle of a message").
 TEST(TcpTransport, AbortInTheMiddleOfAFrameStillReachesItsReader) {
   Mesh m = MakeMesh(2);
   const size_t kBig = 32ull << 20;  // far above what the socket buffers hold

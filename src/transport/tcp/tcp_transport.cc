@@ -701,16 +701,19 @@ void TcpTransport::Abort(const std::string& reason, Code code, uint64_t seq) {
     current_fp_.seq = seq;
   }
   // On every lane: the peer may be reading any of them (or waiting on a header held back on one).
-  // A lane in the middle of a DATA frame gets the ABORT once the frame is finished (below): its reader is usually the very rank that waits for this frame and would otherwise see
-  // only our close, without the reason.
+  // A lane in the middle of a DATA frame gets the ABORT once the frame is finished (below): its
+  // reader is usually the very rank that waits for this frame and would otherwise see only our
+  // close, without the reason.
   std::vector<std::pair<int, int>> half;
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     for (int l = 0; l < static_cast<int>(peers_[p].lanes.size()); ++l) {
       Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
-      if (ln.rx == Rx::kClosed) continue;
-      if (!SendControl(p, l, FrameType::kAbort, code, reason) && !ln.sends.empty() && ln.sends.front().done > 0)
+      if (ln.rx == Rx::kClosed || SendControl(p, l, FrameType::kAbort, code, reason)) continue;
+      if (!ln.sends.empty() && ln.sends.front().done > 0)
         half.emplace_back(p, l);
+      else
+        HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (socket busy)", rank_, p, peers_[p].addr.c_str());
     }
   }
   if (!half.empty()) FinishThenAbort(half, code, reason);
