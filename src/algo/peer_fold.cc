@@ -51,15 +51,22 @@ Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t b
   return Status::Ok();
 }
 
-uint64_t ClaimPiece(net::PeerMemory* g, uint64_t seq, uint64_t pieces) {
-  std::atomic<uint64_t>* w = g->WorkWord();
-  const uint64_t tag = seq & ((uint64_t{1} << 40) - 1);
-  uint64_t cur = w->load(std::memory_order_relaxed);
-  while (true) {
-    const uint64_t next = (cur >> 24) == tag ? (cur & kMaxClaimPieces) : 0;
-    if (next >= pieces) return pieces;
-    if (w->compare_exchange_weak(cur, (tag << 24) | (next + 1), std::memory_order_relaxed)) return next;
+uint64_t ClaimPiece(const Context& ctx, net::PeerMemory* g, uint64_t pieces) {
+  const uint64_t tag = ctx.fp.seq & ((uint64_t{1} << 40) - 1);
+  const int workers = g->Workers();
+  for (int k = 0; k < workers; ++k) {
+    const int range = (ctx.rank + k) % workers;
+    const uint64_t lo = pieces * static_cast<uint64_t>(range) / static_cast<uint64_t>(workers);
+    const uint64_t len = pieces * static_cast<uint64_t>(range + 1) / static_cast<uint64_t>(workers) - lo;
+    std::atomic<uint64_t>* w = g->WorkWord(range);
+    uint64_t cur = w->load(std::memory_order_relaxed);
+    while (true) {
+      const uint64_t next = (cur >> 24) == tag ? (cur & kMaxClaimPieces) : 0;
+      if (next >= len) break;
+      if (w->compare_exchange_weak(cur, (tag << 24) | (next + 1), std::memory_order_relaxed)) return lo + next;
+    }
   }
+  return pieces;
 }
 
 uint64_t ClaimPieceBytes(uint64_t total, int n, uint64_t max_piece) {
@@ -74,10 +81,15 @@ Status CopyClaimed(Context& ctx, net::PeerMemory* g, const ClaimCopy* items, siz
   uint64_t pieces = 0;
   for (size_t k = 0; k < count; ++k) pieces += (items[k].bytes + piece - 1) / piece;
   Status st;
-  // Claims of one rank only grow: walk the items with a cursor (item k, its first piece `first`).
+  // A rank's claims grow within a range: walk the items with a cursor (item k, its first piece
+  // `first`), back to the start when a claim moves to an earlier range.
   size_t k = 0;
   uint64_t first = 0, written = 0;
-  for (uint64_t p = ClaimPiece(g, ctx.fp.seq, pieces); p < pieces; p = ClaimPiece(g, ctx.fp.seq, pieces)) {
+  for (uint64_t p = ClaimPiece(ctx, g, pieces); p < pieces; p = ClaimPiece(ctx, g, pieces)) {
+    if (p < first) {
+      k = 0;
+      first = 0;
+    }
     while (p >= first + (items[k].bytes + piece - 1) / piece) first += (items[k++].bytes + piece - 1) / piece;
     const ClaimCopy& it = items[k];
     const uint64_t lo = (p - first) * piece, len = std::min(piece, it.bytes - lo);

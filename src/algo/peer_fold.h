@@ -47,14 +47,21 @@ Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t 
 // synchronize); otherwise every rank arrives and compares every fingerprint before it copies.
 Status ShmInlineRooted(Context& ctx, const OpArgs& a, const void* payload, uint64_t payload_bytes, uint64_t stride);
 
-// Dynamic sharing of one operation's pieces 0 .. pieces-1 among the ranks of g (after Exchange,
-// before the operation's last Barrier): returns the next piece nobody has claimed, or `pieces`
-// when all are taken. Each piece goes to exactly one rank, whichever asks first, so a rank that
-// runs while a peer waits for a core does the peer's share (the result does not depend on who
-// folds a piece). The word is tagged with `seq` (ctx.fp.seq, equal on every rank): the first
-// claim of an operation starts at piece 0, with no reset step. pieces < 2^24 (kMaxClaimPieces).
+// Dynamic sharing of one operation's pieces 0 .. pieces-1 among the workers of g (ranks
+// 0 .. W-1, W = g->Workers(); after Exchange, before the operation's last Barrier): returns a
+// piece nobody has claimed, or `pieces` when all are taken. The pieces are cut into W contiguous
+// ranges; worker w claims its own range in order first (so each worker touches about 1/W of
+// every buffer: fewer pages, fewer translations), then the ranges w+1, w+2, ... Each piece goes
+// to exactly one rank, whichever asks first, so a rank that runs while a peer waits for a core
+// does the peer's share (the result does not depend on who folds a piece). Each range's word
+// (PeerMemory::WorkWord) is tagged with `seq` (ctx.fp.seq, equal on every rank): the first claim
+// of an operation starts at the range's first piece, with no reset step. pieces < 2^24
+// (kMaxClaimPieces).
 constexpr uint64_t kMaxClaimPieces = (uint64_t{1} << 24) - 1;
-uint64_t ClaimPiece(net::PeerMemory* g, uint64_t seq, uint64_t pieces);
+uint64_t ClaimPiece(const Context& ctx, net::PeerMemory* g, uint64_t pieces);
+// Whether this rank claims pieces at all (rank < PeerMemory::Workers(); rank 0 always does): a
+// rank that does not maps no peer buffer and goes straight to the operation's closing Barrier.
+inline bool TakesPieces(const Context& ctx, net::PeerMemory* g) { return ctx.rank < g->Workers(); }
 
 // Claimed copies after Exchange (AllGather(V), AlltoAll(VC) over peer memory): item k copies
 // items[k].bytes from items[k].src to each of its ndst destinations. The items are cut into

@@ -195,6 +195,10 @@ inline RunOptions Options(const GridConfig& g, const char* op) {
   if (!g.algo.empty()) opts.env.push_back({"HOSTCCL_ALGO", std::string(op) + "=" + g.algo});
   if (g.chunk_bytes) opts.env.push_back({"HOSTCCL_CHUNK_BYTES", std::to_string(g.chunk_bytes)});
   if (g.place == Place::kTcp) opts.env.push_back({"HOSTCCL_TRANSPORT", "tcp"});
+  // 5 processes on one host: 3 workers share the claimed pieces (PeerMemory::Workers) whatever the
+  // machine's core count, so ranks 3 and 4 only wait, the ranges are uneven, and on 2 cores a
+  // worker that waits for a core loses pieces to the others.
+  if (g.place == Place::kShm && g.nranks == 5) opts.env.push_back({"HOSTCCL_SHM_WORKERS", "3"});
   if (g.full) opts.timeout_s = 7200;
   if (g.place == Place::kHosts) {
     const int hosts = g.hosts, n = g.nranks;

@@ -1,48 +1,75 @@
-// algo::ClaimPiece (src/algo/peer_fold.h), the dynamic piece sharing of AllReduce "direct"/"shm":
-// every piece of an operation goes to exactly one rank, a new operation (seq) starts again at
-// piece 0 without a reset step, and a rank that never asks leaves all its pieces to the others.
+// algo::ClaimPiece (src/algo/peer_fold.h), the dynamic piece sharing of AllReduce, AllGather and
+// AlltoAll over peer memory: the pieces are cut into one contiguous range per worker; a worker
+// claims its own range in order, then the following ranges; every piece of an operation goes to
+// exactly one rank; a new operation (seq) starts every range again without a reset step; a
+// worker that never asks leaves its whole range to the others.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
+#include "algo/context.h"
 #include "algo/peer_fold.h"
 #include "transport/local/local_group.h"
 
 namespace {
 
 using hostccl::algo::ClaimPiece;
+using hostccl::algo::Context;
 using hostccl::net::LocalGroup;
 
-TEST(ClaimPiece, OneRankTakesEveryPieceInOrderThenNone) {
-  LocalGroup g("claim-one", 2);
-  for (uint64_t p = 0; p < 5; ++p) EXPECT_EQ(ClaimPiece(&g, 7, 5), p);
-  EXPECT_EQ(ClaimPiece(&g, 7, 5), 5u);
-  EXPECT_EQ(ClaimPiece(&g, 7, 5), 5u);  // stays exhausted within the operation
+Context Ctx(int rank, int size, uint64_t seq) {
+  Context c;
+  c.rank = rank;
+  c.size = size;
+  c.fp.seq = seq;
+  return c;
 }
 
-TEST(ClaimPiece, NextOperationStartsAtZero) {
+TEST(ClaimPiece, OneRankTakesItsRangeFirstThenTheOthersThenNone) {
+  LocalGroup g("claim-one", 2);  // two workers: ranges [0, 2) and [2, 5) of 5 pieces
+  ASSERT_EQ(g.Workers(), 2);
+  const Context c1 = Ctx(1, 2, 7);
+  for (uint64_t p : {2u, 3u, 4u, 0u, 1u}) EXPECT_EQ(ClaimPiece(c1, &g, 5), p);
+  EXPECT_EQ(ClaimPiece(c1, &g, 5), 5u);
+  EXPECT_EQ(ClaimPiece(Ctx(0, 2, 7), &g, 5), 5u);  // stays exhausted within the operation, for everyone
+}
+
+TEST(ClaimPiece, NextOperationStartsEveryRangeAgain) {
   LocalGroup g("claim-next", 2);
-  EXPECT_EQ(ClaimPiece(&g, 3, 2), 0u);
-  EXPECT_EQ(ClaimPiece(&g, 3, 2), 1u);
-  EXPECT_EQ(ClaimPiece(&g, 3, 2), 2u);
-  EXPECT_EQ(ClaimPiece(&g, 4, 3), 0u);  // operation 4: a fresh count, whatever 3 left
-  EXPECT_EQ(ClaimPiece(&g, 4, 3), 1u);
-  EXPECT_EQ(ClaimPiece(&g, 5, 0), 0u);  // no pieces: nothing to claim
+  EXPECT_EQ(ClaimPiece(Ctx(0, 2, 3), &g, 2), 0u);
+  EXPECT_EQ(ClaimPiece(Ctx(0, 2, 3), &g, 2), 1u);  // rank 1's range, which it never claimed
+  EXPECT_EQ(ClaimPiece(Ctx(0, 2, 3), &g, 2), 2u);
+  EXPECT_EQ(ClaimPiece(Ctx(1, 2, 3), &g, 2), 2u);
+  EXPECT_EQ(ClaimPiece(Ctx(0, 2, 4), &g, 3), 0u);  // operation 4: fresh counts, whatever 3 left
+  EXPECT_EQ(ClaimPiece(Ctx(1, 2, 4), &g, 3), 1u);  // ranges [0, 1) and [1, 3)
+  EXPECT_EQ(ClaimPiece(Ctx(0, 2, 4), &g, 3), 2u);
+  EXPECT_EQ(ClaimPiece(Ctx(0, 2, 5), &g, 0), 0u);  // no pieces: nothing to claim
+}
+
+TEST(ClaimPiece, FewerPiecesThanWorkers) {
+  LocalGroup g("claim-few", 4);  // ranges of 3 pieces among 4: [0,0) [0,1) [1,2) [2,3)
+  EXPECT_EQ(ClaimPiece(Ctx(0, 4, 9), &g, 3), 0u);  // its own range is empty: the next one's
+  EXPECT_EQ(ClaimPiece(Ctx(3, 4, 9), &g, 3), 2u);
+  EXPECT_EQ(ClaimPiece(Ctx(3, 4, 9), &g, 3), 1u);  // wraps to range 0 (empty), 1 (taken), 2
+  EXPECT_EQ(ClaimPiece(Ctx(2, 4, 9), &g, 3), 3u);
 }
 
 TEST(ClaimPiece, ConcurrentRanksClaimEachPieceExactlyOnce) {
   constexpr int kRanks = 4;
-  constexpr uint64_t kPieces = 20000;
+  constexpr uint64_t kPieces = 20001;
   LocalGroup g("claim-many", kRanks);
   for (uint64_t seq = 1; seq <= 3; ++seq) {
     std::vector<std::atomic<int>> taken(kPieces);
     std::vector<uint64_t> per_rank(kRanks, 0);
     std::vector<std::thread> ts;
+    // In operation 2 rank 3 never claims: its range goes to the others.
     for (int r = 0; r < kRanks; ++r)
       ts.emplace_back([&, r] {
-        for (uint64_t p = ClaimPiece(&g, seq, kPieces); p < kPieces; p = ClaimPiece(&g, seq, kPieces)) {
+        if (seq == 2 && r == 3) return;
+        const Context c = Ctx(r, kRanks, seq);
+        for (uint64_t p = ClaimPiece(c, &g, kPieces); p < kPieces; p = ClaimPiece(c, &g, kPieces)) {
           taken[p].fetch_add(1);
           ++per_rank[static_cast<size_t>(r)];
         }

@@ -9,7 +9,9 @@
 //   the call's buffers, 2 n S bytes, exceed a quarter of the last-level cache: kern::StreamStores). On
 //   idle cores each rank does about 1/n of the pieces; a rank that waits for a core (2 ranks on 2
 //   busy cores) leaves its share to the running ones instead of holding them in the final
-//   barrier. The result does not depend on who folds a piece. One final barrier.
+//   barrier. With more processes than cores only one per core claims (PeerMemory::Workers);
+//   the others wait in the barrier. The result does not depend on who folds a piece. One final
+//   barrier.
 // In place (sendBuf == recvBuf on any rank) is safe without an extra barrier: piece P of every
 //   input is read only by the rank that claimed P, which overwrites recvBuf_j[P] only after it
 //   folded P.
@@ -37,6 +39,7 @@ namespace hostccl::algo {
 namespace {
 
 Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
+  if (!TakesPieces(ctx, g)) return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
   const uint64_t es = DataTypeSize(a.dtype);
   const int n = ctx.size;
   // Pieces: kAllReducePieceBytes, smaller for a small input (at least ~4 per rank, each a multiple
@@ -63,8 +66,7 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   // Every rank's sendBuf and recvBuf: beyond the cache, non-temporal stores (kern::StreamStores).
   const bool stream = kern::StreamStores(2 * static_cast<uint64_t>(n) * a.count * es);
   uint64_t folded = 0;
-  for (uint64_t p = st.ok() ? ClaimPiece(g, ctx.fp.seq, pieces) : pieces; p < pieces;
-       p = ClaimPiece(g, ctx.fp.seq, pieces)) {
+  for (uint64_t p = st.ok() ? ClaimPiece(ctx, g, pieces) : pieces; p < pieces; p = ClaimPiece(ctx, g, pieces)) {
     const uint64_t lo = p * piece, hi = std::min(a.count, lo + piece);
     if (folded >= kPeerFoldCheckBytes) {
       folded = 0;

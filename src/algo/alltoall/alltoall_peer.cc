@@ -9,7 +9,8 @@
 //     sums of the matrix; AlltoAllV: i's sdispls[j], sendCounts[j] to j's rdispls[i]), in the order
 //     (i, j), are cut into pieces of up to 256 KiB that the ranks claim one at a time (CopyClaimed,
 //     algo/peer_fold.h): on idle cores each rank copies about 1/n of them; a rank that waits for
-//     a core (8 ranks on 2 cores) leaves its share to the running ones. Needs every recvBuf
+//     a core leaves its share to the running ones; with more processes than cores only one per
+//     core claims (PeerMemory::Workers: 8 ranks on 2 cores, ranks 0 and 1). Needs every recvBuf
 //     mapped; "shm" re-plans to "shm_pull" (logged once) when one is not, and AlltoAllV pulls when
 //     its rdispls did not fit the slot (n > 128).
 //   "shm_pull": rank r copies, for k = 0 .. n-1 and i = (r + k) mod n, the block rank i addressed
@@ -51,6 +52,7 @@ constexpr uint64_t kCheckBytes = 4 << 20;    // bytes copied between abort / pee
 // pieces the ranks claim (CopyClaimed). `rows`: AlltoAllV's published arrays with rdispls (4n
 // words). Ends with the closing barrier.
 Status Push(Context& ctx, net::PeerMemory* g, const OpArgs& a, const uint64_t* const* rows) {
+  if (!TakesPieces(ctx, g)) return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
   const int n = ctx.size;
   const size_t un = static_cast<size_t>(n);
   const uint64_t es = DataTypeSize(a.dtype);

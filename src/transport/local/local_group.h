@@ -8,6 +8,7 @@
 // Thread-safety: each member calls Publish/Barrier from its own thread; Abort() from any thread.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -76,7 +77,9 @@ class LocalGroup : public PeerMemory {
   Status Barrier(int rank, Deadline deadline, uint64_t) override { return Barrier(rank, deadline); }
   void Abort(Code code, const std::string& reason, uint64_t) override { Abort(code, reason); }
   Status Check(uint64_t seq) override;
-  std::atomic<uint64_t>* WorkWord() override { return &work_; }
+  std::atomic<uint64_t>* WorkWord(int i) override { return &work_[static_cast<size_t>(i)].word; }
+  // Threads share one address space: all work (up to kMaxWorkers).
+  int Workers() const override { return std::min(size_, kMaxWorkers); }
 
   // Point-to-point mailboxes, one FIFO per ordered pair (from, to): P2PPost queues a send (the
   // post lives until P2PWaitSent returns); P2PRecv waits (bounded) for the next post from `from`,
@@ -94,7 +97,10 @@ class LocalGroup : public PeerMemory {
   int size_;
   std::vector<LocalSlot> slots_;
   BarrierWords words_{};
-  alignas(64) std::atomic<uint64_t> work_{0};  // WorkWord
+  struct alignas(64) WorkLine {
+    std::atomic<uint64_t> word{0};
+  };
+  WorkLine work_[kMaxWorkers];  // WorkWord
   std::unique_ptr<ArrivalWord[]> arrivals_;
   std::mutex abort_mu_;
   Code abort_code_ = Code::kRemote;

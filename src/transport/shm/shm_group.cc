@@ -16,6 +16,7 @@
 #include <new>
 #include <thread>
 
+#include "common/env.h"
 #include "common/futex.h"
 #include "common/log.h"
 #include "transport/shm/cma.h"
@@ -25,7 +26,7 @@ namespace hostccl::net {
 
 namespace {
 constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
-constexpr uint32_t kVersion = 3;  // 3: a ring of arrival slots, done words, fingerprint history
+constexpr uint32_t kVersion = 4;  // 3: a ring of arrival slots, done words, fingerprint history; 4: work words
 constexpr size_t kMaxMappings = 512;
 
 constexpr uint64_t kFreedRing = 64;
@@ -86,7 +87,9 @@ struct ShmSegment {
   std::atomic<uint64_t> abort_seq;
   char abort_reason[440];
   BarrierWords barrier;  // wake word, sleepers and the abort flag (arrivals use the slots)
-  alignas(64) std::atomic<uint64_t> work;  // PeerMemory::WorkWord (its own cache line)
+  struct alignas(64) WorkLine {
+    std::atomic<uint64_t> word;
+  } work[PeerMemory::kMaxWorkers];  // PeerMemory::WorkWord (one cache line each)
   // followed by ArrivalSlot[nranks][ring] (ring = ShmGroup::RingSlots(nranks); ticket t in slot
   // t % ring), SlotData[nranks], DoneLine[nranks], FpEntry[nranks][4 x ring] (each rank's block
   // padded to 64 bytes), then (groups of at most kMailMaxRanks) MailSlot[nranks][nranks][kMailSlots]
@@ -119,6 +122,8 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   g->rank_ = rank;
   g->size_ = size;
   g->spin_ok_ = !Oversubscribed(size);
+  const int64_t workers = EnvInt(Knob::kShmWorkers, 0);
+  g->workers_ = static_cast<int>(std::clamp<int64_t>(workers > 0 ? workers : OnlineCores(), 1, std::min(size, kMaxWorkers)));
   g->pids_ = pids;
   g->members_ = members;
   g->own_pid_ = static_cast<uint32_t>(getpid());
@@ -753,7 +758,7 @@ Status ShmGroup::Barrier(Deadline deadline, uint64_t seq, const std::function<St
   return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket, also_check);
 }
 
-std::atomic<uint64_t>* ShmGroup::WorkWord() { return &seg_->work; }
+std::atomic<uint64_t>* ShmGroup::WorkWord(int i) { return &seg_->work[static_cast<size_t>(i)].word; }
 
 Status ShmGroup::Check(uint64_t seq) {
   Status st = AfterWait(Status::Ok(), seq);

@@ -241,7 +241,10 @@ class ShmGroup : public PeerMemory {
   // group was aborted for it, or a dead peer's (then the group is aborted too), else ok. A load,
   // plus one poll() per peer's pidfd.
   Status Check(uint64_t seq) override;
-  std::atomic<uint64_t>* WorkWord() override;
+  std::atomic<uint64_t>* WorkWord(int i) override;
+  // HOSTCCL_SHM_WORKERS when set, else one per core (online CPUs); at most the size and
+  // kMaxWorkers.
+  int Workers() const override { return workers_; }
 
  private:
   ShmGroup() = default;
@@ -301,6 +304,7 @@ class ShmGroup : public PeerMemory {
   bool attempting_ = false;
   uint64_t resume_seq_ = 0, resume_ticket_ = 0;  // an attempt's announced arrival
   bool spin_ok_ = true;                         // this host's members fit on its cores
+  int workers_ = 1;                             // Workers()
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd

@@ -13,10 +13,12 @@
 
 namespace hostccl::net {
 
-bool Oversubscribed(int ranks) {
-  static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(ranks) > cores;
+int OnlineCores() {
+  static const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return cores;
 }
+
+bool Oversubscribed(int ranks) { return ranks > OnlineCores(); }
 
 Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline deadline,
                  const BarrierOptions& opt, const std::function<std::string()>& missing) {

@@ -51,7 +51,9 @@ void WakeAll(BarrierWords* b, bool shared);
 // Marks the barrier aborted and wakes every sleeper.
 void BarrierAbort(BarrierWords* b, bool shared);
 
-// Whether the process should avoid spinning for a group of `ranks` local ranks.
+// The host's online CPUs (std::thread::hardware_concurrency, at least 1).
+int OnlineCores();
+// Whether the process should avoid spinning for a group of `ranks` local ranks (ranks > cores).
 bool Oversubscribed(int ranks);
 
 }  // namespace hostccl::net
