@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -15,8 +16,10 @@
 
 namespace {
 
+using hostccl::algo::ClaimCopy;
 using hostccl::algo::ClaimPiece;
 using hostccl::algo::Context;
+using hostccl::algo::CopyClaimed;
 using hostccl::net::LocalGroup;
 
 Context Ctx(int rank, int size, uint64_t seq) {
@@ -79,6 +82,41 @@ TEST(ClaimPiece, ConcurrentRanksClaimEachPieceExactlyOnce) {
     for (uint64_t p = 0; p < kPieces; ++p) ASSERT_EQ(taken[p].load(), 1) << "piece " << p << " of operation " << seq;
     for (uint64_t c : per_rank) sum += c;
     EXPECT_EQ(sum, kPieces);
+  }
+}
+
+// CopyClaimed walks the items with a cursor: a worker that finished its own range and wraps to an
+// earlier one must restart it. Rank 1 claims every piece (its range [3, 7), then rank 0's [0, 3))
+// before rank 0 starts; every byte must still land in the right place.
+TEST(CopyClaimed, AWorkerThatWrapsToAnEarlierRangeCopiesTheRightItems) {
+  LocalGroup g("claim-copy", 2);
+  constexpr uint64_t kPiece = 4096;
+  const uint64_t sizes[] = {10000, 5000, 7000};  // 3 + 2 + 2 pieces
+  std::vector<std::vector<char>> src(3), dst_a(3), dst_b(3);
+  std::vector<std::vector<char*>> dsts(3);
+  std::vector<ClaimCopy> items(3);
+  for (size_t i = 0; i < 3; ++i) {
+    src[i].resize(sizes[i]);
+    for (uint64_t b = 0; b < sizes[i]; ++b) src[i][b] = static_cast<char>(b * 7 + i * 13 + 1);
+    dst_a[i].assign(sizes[i], 0);
+    dst_b[i].assign(sizes[i], 0);
+    dsts[i] = {dst_a[i].data(), dst_b[i].data()};
+    items[i] = ClaimCopy{src[i].data(), dsts[i].data(), 2, sizes[i]};
+  }
+  hostccl::Status st1, st0;
+  Context c1 = Ctx(1, 2, 11), c0 = Ctx(0, 2, 11);
+  std::thread t1([&] { st1 = CopyClaimed(c1, &g, items.data(), items.size(), kPiece, false); });
+  // Rank 0's range (3 pieces) is all taken by rank 1 before rank 0 starts.
+  const uint64_t tag = uint64_t{11} << 24;
+  while (g.WorkWord(0)->load() != (tag | 3)) std::this_thread::yield();
+  std::thread t0([&] { st0 = CopyClaimed(c0, &g, items.data(), items.size(), kPiece, false); });
+  t1.join();
+  t0.join();
+  ASSERT_TRUE(st1.ok()) << st1.message();
+  ASSERT_TRUE(st0.ok()) << st0.message();
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(0, std::memcmp(dst_a[i].data(), src[i].data(), sizes[i])) << "item " << i;
+    EXPECT_EQ(0, std::memcmp(dst_b[i].data(), src[i].data(), sizes[i])) << "item " << i;
   }
 }
 
