@@ -57,13 +57,15 @@ uint64_t ClaimPiece(const Context& ctx, net::PeerMemory* g, uint64_t pieces) {
   for (int k = 0; k < workers; ++k) {
     const int range = (ctx.rank + k) % workers;
     const uint64_t lo = pieces * static_cast<uint64_t>(range) / static_cast<uint64_t>(workers);
-    const uint64_t len = pieces * static_cast<uint64_t>(range + 1) / static_cast<uint64_t>(workers) - lo;
+    const uint64_t len =
+        pieces * static_cast<uint64_t>(range + 1) / static_cast<uint64_t>(workers) - lo;
     std::atomic<uint64_t>* w = g->WorkWord(range);
     uint64_t cur = w->load(std::memory_order_relaxed);
     while (true) {
       const uint64_t next = (cur >> 24) == tag ? (cur & kMaxClaimPieces) : 0;
       if (next >= len) break;
-      if (w->compare_exchange_weak(cur, (tag << 24) | (next + 1), std::memory_order_relaxed)) return lo + next;
+      if (w->compare_exchange_weak(cur, (tag << 24) | (next + 1), std::memory_order_relaxed))
+        return lo + next;
     }
   }
   return pieces;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -108,7 +109,11 @@ TEST(CopyClaimed, AWorkerThatWrapsToAnEarlierRangeCopiesTheRightItems) {
   std::thread t1([&] { st1 = CopyClaimed(c1, &g, items.data(), items.size(), kPiece, false); });
   // Rank 0's range (3 pieces) is all taken by rank 1 before rank 0 starts.
   const uint64_t tag = uint64_t{11} << 24;
-  while (g.WorkWord(0)->load() != (tag | 3)) std::this_thread::yield();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool taken = false;
+  while (!(taken = g.WorkWord(0)->load() == (tag | 3)) && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+  EXPECT_TRUE(taken) << "rank 1 did not claim rank 0's range within 10 s";
   std::thread t0([&] { st0 = CopyClaimed(c0, &g, items.data(), items.size(), kPiece, false); });
   t1.join();
   t0.join();

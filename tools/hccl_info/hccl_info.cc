@@ -8,7 +8,6 @@
 #include <hostccl/hostccl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -19,6 +18,7 @@
 #include "common/ops.h"
 #include "core/selector.h"
 #include "core/profiles.h"
+#include "transport/shm/shm_group.h"
 #endif
 
 namespace {
@@ -151,15 +151,13 @@ int PrintOpsMarkdown() {
 void PrintHost() {
   std::printf("\nHost\n");
   std::printf("  online CPUs            %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
-  // As ShmGroup decides (transport/shm/shm_group.cc): the processes of one host that move the
-  // data of a claimed shared-memory collective.
-  const int64_t workers = hostccl::EnvInt(hostccl::Knob::kShmWorkers, 0);
-  if (workers > 0)
-    std::printf("  shm workers            min(ranks on the host, %lld) (HOSTCCL_SHM_WORKERS)\n",
-                static_cast<long long>(workers < 64 ? workers : 64));
-  else
-    std::printf("  shm workers            min(ranks on the host, %ld): one per online CPU\n",
-                sysconf(_SC_NPROCESSORS_ONLN));
+#if HOSTCCL_INFO_HAVE_CORE
+  // The processes of one host that move the data of a claimed shared-memory collective.
+  std::printf("  shm workers            min(ranks on the host, %d) (%s)\n",
+              hostccl::net::ShmGroup::WorkerLimit(),
+              hostccl::EnvInt(hostccl::Knob::kShmWorkers, 0) > 0 ? "HOSTCCL_SHM_WORKERS"
+                                                                   : "one per online CPU");
+#endif
   std::printf("  SIMD                   avx2=%d avx512f=%d avx512bw=%d avx512_bf16=%d f16c=%d\n",
               __builtin_cpu_supports("avx2") ? 1 : 0, __builtin_cpu_supports("avx512f") ? 1 : 0,
               __builtin_cpu_supports("avx512bw") ? 1 : 0,

@@ -8,7 +8,8 @@
 //     sendBuf and writes it into every rank's recvBuf at q*S + its offset (the second and later
 //     writes read it from cache). On idle cores each rank copies about 1/n of the pieces; a rank
 //     that waits for a core (2 ranks on 2 busy cores) leaves its share to the running ones; with
-//     more processes than cores only one per core claims (PeerMemory::Workers). Needs every recvBuf mapped too; "shm" re-plans to "shm_pull" (logged once) when one is not.
+//     more processes than cores only one per core claims (PeerMemory::Workers). Needs every
+//     recvBuf mapped too; "shm" re-plans to "shm_pull" (logged once) when one is not.
 //   "shm_pull": rank r copies block q of every peer q straight out of q's sendBuf into its own
 //     recvBuf (peers in the order r+1, r+2, ..., own block last), in pieces with an abort/peer-death
 //     check between them; each rank writes only its own recvBuf.

@@ -66,7 +66,8 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   // Every rank's sendBuf and recvBuf: beyond the cache, non-temporal stores (kern::StreamStores).
   const bool stream = kern::StreamStores(2 * static_cast<uint64_t>(n) * a.count * es);
   uint64_t folded = 0;
-  for (uint64_t p = st.ok() ? ClaimPiece(ctx, g, pieces) : pieces; p < pieces; p = ClaimPiece(ctx, g, pieces)) {
+  for (uint64_t p = st.ok() ? ClaimPiece(ctx, g, pieces) : pieces; p < pieces;
+       p = ClaimPiece(ctx, g, pieces)) {
     const uint64_t lo = p * piece, hi = std::min(a.count, lo + piece);
     if (folded >= kPeerFoldCheckBytes) {
       folded = 0;

@@ -122,8 +122,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   g->rank_ = rank;
   g->size_ = size;
   g->spin_ok_ = !Oversubscribed(size);
-  const int64_t workers = EnvInt(Knob::kShmWorkers, 0);
-  g->workers_ = static_cast<int>(std::clamp<int64_t>(workers > 0 ? workers : OnlineCores(), 1, std::min(size, kMaxWorkers)));
+  g->workers_ = std::min(size, WorkerLimit());
   g->pids_ = pids;
   g->members_ = members;
   g->own_pid_ = static_cast<uint32_t>(getpid());
@@ -756,6 +755,11 @@ void ShmGroup::WakeSleepers() {
 Status ShmGroup::Barrier(Deadline deadline, uint64_t seq, const std::function<Status()>* also_check) {
   uint64_t ticket = 0;
   return Arrive(InternalFp(), nullptr, 0, deadline, seq, &ticket, also_check);
+}
+
+int ShmGroup::WorkerLimit() {
+  const int64_t set = EnvInt(Knob::kShmWorkers, 0);
+  return static_cast<int>(std::clamp<int64_t>(set > 0 ? set : OnlineCores(), 1, kMaxWorkers));
 }
 
 std::atomic<uint64_t>* ShmGroup::WorkWord(int i) { return &seg_->work[static_cast<size_t>(i)].word; }

@@ -242,9 +242,11 @@ class ShmGroup : public PeerMemory {
   // plus one poll() per peer's pidfd.
   Status Check(uint64_t seq) override;
   std::atomic<uint64_t>* WorkWord(int i) override;
-  // HOSTCCL_SHM_WORKERS when set, else one per core (online CPUs); at most the size and
-  // kMaxWorkers.
+  // min(size, WorkerLimit()).
   int Workers() const override { return workers_; }
+  // The most processes of one host that claim pieces: HOSTCCL_SHM_WORKERS when set, else one per
+  // online CPU; at most kMaxWorkers.
+  static int WorkerLimit();
 
  private:
   ShmGroup() = default;
