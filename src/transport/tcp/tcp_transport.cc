@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -56,6 +58,26 @@ TcpTransport::~TcpTransport() {
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     for (int l = 0; l < static_cast<int>(peers_[p].lanes.size()); ++l) SendControl(p, l, FrameType::kClose, Code::kSuccess, "");
+  }
+  // Close only once the peer has acknowledged every byte we sent (bounded by kAbortFlushMs in
+  // all), reading and dropping its input meanwhile. A socket closed with bytes still in flight
+  // answers any segment the peer sends after the close (a stall PROBE while it reads our last
+  // frame) with a reset, and the kernel then drops the bytes not yet delivered: the tail of a
+  // frame an abort just finished, and the ABORT after it.
+  uint8_t sink[16 << 10];
+  const Deadline deadline = Deadline::AfterMs(kAbortFlushMs);
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    for (Lane& ln : peers_[p].lanes) {
+      const int fd = ln.fd.get();
+      int unacked = 0;
+      while (fd >= 0 && ::ioctl(fd, SIOCOUTQ, &unacked) == 0 && unacked > 0 && !deadline.Expired()) {
+        pollfd pf{fd, POLLIN, 0};
+        if (::poll(&pf, 1, 1) > 0 && (pf.revents & POLLIN) &&
+            ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) == 0)
+          break;  // the peer closed: nothing more will be acknowledged
+      }
+    }
   }
 }
 
