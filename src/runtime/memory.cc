@@ -19,6 +19,7 @@
 #include <shared_mutex>
 
 #include "common/env.h"
+#include "common/huge_pages.h"
 #include "common/log.h"
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
@@ -174,8 +175,9 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
       close(fd);
       return Fail(kAclRtMemoryAllocation, "aclrtMalloc: ftruncate(memfd, %zu) failed: %s", mapped, strerror(err));
     }
-    int flags = MAP_SHARED | ((prefault && !huge) ? MAP_POPULATE : 0);
-    p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, flags, fd, 0);
+    // Huge policies: placed so that 2 MiB pages of the memfd map whole (common/huge_pages.h).
+    p = huge ? MapSharedAligned(fd, mapped, 0, 0)
+             : mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED | (prefault ? MAP_POPULATE : 0), fd, 0);
   } else {
     // Out of descriptors (or no memfd): still allocate, but the memory cannot be shared.
     HLOG_WARN(kRuntime, "aclrtMalloc: memfd_create failed (%s); using anonymous shared memory", strerror(errno));
@@ -188,10 +190,14 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
     return Fail(kAclRtMemoryAllocation, "aclrtMalloc: cannot map %zu bytes on device %d: %s", size, device,
                 strerror(err));
   }
+  size_t in_huge = 0;
   if (huge) {
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, mapped, MADV_HUGEPAGE);  // best effort: no hugetlbfs needed, no failure
 #endif
+    // The memory is backed now anyway (prefault): in 2 MiB pages where the kernel can, whatever
+    // the host's shmem huge-page setting (best effort; the rest keeps 4 KiB pages).
+    if (prefault && fd >= 0) in_huge = CollapseToHugePages(p, mapped);
   }
   if (prefault) Prefault(p, mapped, /*populated=*/!huge);
   Allocation a;
@@ -207,7 +213,8 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
     r.by_base[reinterpret_cast<uintptr_t>(p)] = Entry{a, true};
     g_generation.fetch_add(1, std::memory_order_release);
   }
-  HLOG_TRACE(kRuntime, "aclrtMalloc: %zu bytes at %p (device %d, policy %u, memfd %d)", size, p, device, policy, fd);
+  HLOG_TRACE(kRuntime, "aclrtMalloc: %zu bytes at %p (device %d, policy %u, memfd %d, %zu bytes in 2 MiB pages)", size, p,
+             device, policy, fd, in_huge);
   *ptr = p;
   return kAclSuccess;
 }

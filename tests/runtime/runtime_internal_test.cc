@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/huge_pages.h"
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
 #include "runtime/event.h"
@@ -82,6 +84,74 @@ TEST(Memory, EveryPolicyAndNoPrefault) {
     const size_t resident = resident_pages(p, 1 << 20);
     if (off) EXPECT_LT(resident, (1u << 20) / page / 2) << "HOSTCCL_MALLOC_PREFAULT=" << value;
     else EXPECT_EQ(resident, (1u << 20) / page) << "HOSTCCL_MALLOC_PREFAULT=" << value;
+    EXPECT_EQ(Free(p), kAclSuccess);
+  }
+  unsetenv("HOSTCCL_MALLOC_PREFAULT");
+}
+
+// The host's own shmem huge-page setting: "always" or "within_size" may give even NORMAL_ONLY
+// memory 2 MiB pages, so "none without the huge policy" is only checked where it says otherwise.
+bool HostGivesShmemHugePagesItself() {
+  FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "re");
+  if (f == nullptr) return false;
+  char line[256] = {};
+  const bool ok = std::fgets(line, sizeof line, f) != nullptr;
+  std::fclose(f);
+  return ok && (std::strstr(line, "[always]") != nullptr || std::strstr(line, "[within_size]") != nullptr ||
+                std::strstr(line, "[force]") != nullptr);
+}
+
+// Whether this kernel turns shmem into 2 MiB pages on request (MADV_COLLAPSE, Linux 6.1+).
+bool KernelCollapsesShmem() {
+  const int fd = memfd_create("probe", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, kHugePageBytes) != 0) return false;
+  void* m = MapSharedAligned(fd, kHugePageBytes, 0, 0);
+  close(fd);
+  if (m == MAP_FAILED) return false;
+  const bool yes = CollapseToHugePages(m, kHugePageBytes) == kHugePageBytes;
+  munmap(m, kHugePageBytes);
+  return yes;
+}
+
+TEST(Memory, HugePoliciesMapWholeTwoMegabytePagesInEveryMapping) {
+  if (!KernelCollapsesShmem()) GTEST_SKIP() << "this kernel does not collapse shmem into 2 MiB pages (MADV_COLLAPSE)";
+  const size_t size = (5 << 20) + 100;  // two whole 2 MiB pages, then 4 KiB pages
+  void* p = nullptr;
+  ASSERT_EQ(Malloc(&p, size, 0), kAclSuccess);  // ACL_MEM_MALLOC_HUGE_FIRST
+  const auto a = FindAllocation(p);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePageBytes, 0u);
+  EXPECT_EQ(PmdMappedBytes(p, a->mapped), 4u << 20);
+  // Fresh memory reads zero, also where the collapse touched it.
+  const std::vector<char> zero(size, 0);
+  EXPECT_EQ(std::memcmp(p, zero.data(), size), 0);
+  for (size_t i = 0; i < size; ++i) static_cast<unsigned char*>(p)[i] = static_cast<unsigned char>(i * 7 + 1);
+  // A second mapping of the memfd, as a peer process makes it: placed to map the pages whole.
+  void* q = MapSharedAligned(a->memfd, a->mapped, 0, MAP_POPULATE);
+  ASSERT_NE(q, MAP_FAILED);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % kHugePageBytes, 0u);
+  EXPECT_EQ(PmdMappedBytes(q, a->mapped), 4u << 20);
+  EXPECT_EQ(std::memcmp(p, q, size), 0);
+  munmap(q, a->mapped);
+  EXPECT_EQ(Free(p), kAclSuccess);
+  // A mapping at a file offset is congruent to it modulo 2 MiB.
+  const int fd = memfd_create("offset", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 8 << 20), 0);
+  const size_t off = (2 << 20) + 4096 * 3;
+  void* m = MapSharedAligned(fd, 4 << 20, off, 0);
+  close(fd);
+  ASSERT_NE(m, MAP_FAILED);
+  EXPECT_EQ((reinterpret_cast<uintptr_t>(m) - off) % kHugePageBytes, 0u);
+  munmap(m, 4 << 20);
+  if (HostGivesShmemHugePagesItself()) return;
+  // NORMAL_ONLY, and a huge policy with the prefault off (memory backed on first touch), stay
+  // in 4 KiB pages.
+  for (const bool prefault_off : {false, true}) {
+    if (prefault_off) setenv("HOSTCCL_MALLOC_PREFAULT", "0", 1);
+    ASSERT_EQ(Malloc(&p, 4 << 20, prefault_off ? 0 : 2), kAclSuccess);
+    std::memset(p, 1, 4 << 20);
+    EXPECT_EQ(PmdMappedBytes(p, 4 << 20), 0u) << "prefault off: " << prefault_off;
     EXPECT_EQ(Free(p), kAclSuccess);
   }
   unsetenv("HOSTCCL_MALLOC_PREFAULT");

@@ -18,6 +18,7 @@
 
 #include "common/env.h"
 #include "common/futex.h"
+#include "common/huge_pages.h"
 #include "common/log.h"
 #include "transport/shm/cma.h"
 #include "transport/sync/group_barrier.h"
@@ -349,8 +350,8 @@ void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why, bool write) {
                                      path.c_str(), strerror(err));
       return nullptr;
     }
-    void* p = mmap(nullptr, d.length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
-                   static_cast<off_t>(d.file_offset));
+    // Placed like the owner's mapping, so the owner's 2 MiB pages map whole here too.
+    void* p = MapSharedAligned(fd, d.length, d.file_offset, MAP_POPULATE);
     close(fd);
     if (p == MAP_FAILED) {
       *why = StrFormat("cannot map rank %d's device memory: %s", r, strerror(errno));
