@@ -729,6 +729,29 @@ Status Communicator::Settle(Deadline deadline) {
                 std::move(st));
 }
 
+// A call goes to its stream as a task that runs it and hands a settle to the stream when it
+// completed ahead of its peers. An attempt (a small call of process ranks on one host) runs at
+// once when the stream is idle and nothing is queued, on this thread, its record (and its V
+// arrays) on this stack; only when it must wait is the task built (queued at its place, to resume).
+template <typename MakeTask>
+Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt,
+                            MakeTask&& make_task) {
+  if (attempt) {
+    if (const uint64_t tseq = stream->BeginAttempt()) {
+      Status st = Run(fp, args);
+      if (st.code() != Code::kAgain) {
+        if (t_ran_ahead) DeferSettle(stream);  // e.g. an eager send (sendrecv_mailbox.cc)
+        stream->EndAttempt(tseq, std::move(st));
+        return Status::Ok();
+      }
+      stream->RequeueAttempt(tseq, make_task());
+      return Status::Ok();
+    }
+    return stream->EnqueueAttempt(make_task());
+  }
+  return stream->Enqueue(make_task());
+}
+
 Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
                              const std::optional<rt::Allocation>& send_alloc,
                              const std::optional<rt::Allocation>& recv_alloc) {
@@ -784,7 +807,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
     // algorithm decides; docs/runtime.md "Inline attempts").
     const bool attempt = inline_calls_ && !in.items && args.items->front().bytes() <= net::MailSlot::kInline;
-    return Submit(stream, fp, std::move(args), attempt);
+    return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
   }
   TaskArrays arrays;
   if (HasArrays(args)) {
@@ -800,44 +823,31 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   uint64_t seq = next_seq_.fetch_add(1) + 1;
   const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_, accumulate_fp32_);
   if (fr_) RecordEnqueued(fp, args);
+  // Small calls of process ranks on one host run at once when the stream is idle (Run decides
+  // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
+  const bool attempt = inline_calls_ && SelectionBytes(args, size_) <= net::ShmGroup::kInlineBytes;
   // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
-  if (arrays.words.capacity() == 0) {
-    // Small calls of process ranks on one host run at once when the stream is idle (Run decides
-    // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
-    const bool attempt = inline_calls_ && SelectionBytes(args, size_) <= net::ShmGroup::kInlineBytes;
-    return Submit(stream, fp, std::move(args), attempt);
-  }
-  auto task = [self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
-    arrays.Bind(&args);
-    Status st = self->Run(fp, args);
-    if (t_ran_ahead) self->DeferSettle(stream);
-    std::lock_guard<std::mutex> lk(self->arrays_mu_);
-    if (self->arrays_pool_.size() < 8) self->arrays_pool_.push_back(std::move(arrays.words));
-    return st;
-  };
-  static_assert(rt::Task::Fits<decltype(task)>(), "a V operator's task must fit the stream's inline storage");
-  return stream->Enqueue(std::move(task));
+  if (arrays.words.capacity() == 0)
+    return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
+  // With V arrays an attempt reads the copies made above; a queued task takes them along.
+  Status st = Submit(stream, fp, args, attempt, [&] {
+    auto task = [self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
+      arrays.Bind(&args);
+      Status st = self->Run(fp, args);
+      if (t_ran_ahead) self->DeferSettle(stream);
+      self->KeepArrays(std::move(arrays.words));
+      return st;
+    };
+    static_assert(rt::Task::Fits<decltype(task)>(), "a V operator's task must fit the stream's inline storage");
+    return rt::Task(std::move(task));
+  });
+  if (arrays.words.capacity() != 0) KeepArrays(std::move(arrays.words));  // the attempt completed
+  return st;
 }
 
-// A call without V arrays to copy goes to its stream as a task that runs it and hands a settle
-// to the stream when it completed ahead of its peers. An attempt (a small call of process ranks
-// on one host) runs at once when the stream is idle and nothing is queued, on this thread, its
-// record on this stack; only when it must wait is the task built (queued at its place, to resume).
-Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args, bool attempt) {
-  if (attempt) {
-    if (const uint64_t tseq = stream->BeginAttempt()) {
-      Status st = Run(fp, args);
-      if (st.code() != Code::kAgain) {
-        if (t_ran_ahead) DeferSettle(stream);  // e.g. an eager send (sendrecv_mailbox.cc)
-        stream->EndAttempt(tseq, std::move(st));
-        return Status::Ok();
-      }
-      stream->RequeueAttempt(tseq, RunTask(stream, fp, std::move(args)));
-      return Status::Ok();
-    }
-    return stream->EnqueueAttempt(RunTask(stream, fp, std::move(args)));
-  }
-  return stream->Enqueue(RunTask(stream, fp, std::move(args)));
+void Communicator::KeepArrays(std::vector<uint64_t>&& words) {
+  std::lock_guard<std::mutex> lk(arrays_mu_);
+  if (arrays_pool_.size() < 8) arrays_pool_.push_back(std::move(words));
 }
 
 rt::Task Communicator::RunTask(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args) {

@@ -122,8 +122,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status Run(const Fingerprint& fp, const algo::OpArgs& args);
   // Hands this communicator's pending settle to `stream` (after a task whose operation ran ahead).
   void DeferSettle(rt::Stream* stream);
-  // A call's way to its stream: run at once as an inline attempt, or queued (RunTask).
-  Status Submit(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args, bool attempt);
+  // A call's way to its stream: run at once as an inline attempt (on `args` as they are, valid
+  // during the call), or queued as the task make_task() builds (RunTask, or with V arrays a task
+  // that owns their copies).
+  template <typename MakeTask>
+  Status Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt, MakeTask&& make_task);
   rt::Task RunTask(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args);
   // fr_seq: the flight-recorder entry to close (0: none).
   Status Finish(uint64_t fr_seq, const std::string& what, Status st);
@@ -165,6 +168,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Vectors for the tasks' copies of the V arrays, reused (no allocation per call in steady state).
   std::mutex arrays_mu_;
   std::vector<std::vector<uint64_t>> arrays_pool_;
+  void KeepArrays(std::vector<uint64_t>&& words);  // back to the pool (at most 8 kept)
   std::shared_ptr<VBoard> vboard_;  // set at the first V operation whose arrays must match
 
   std::atomic<uint64_t> next_seq_{0};

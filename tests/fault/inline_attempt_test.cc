@@ -6,7 +6,8 @@
 //    is pending, not done (a Reduce non-root, a Broadcast root with the marker behind it and a
 //    small HcclSend may complete: they run ahead). When the peer comes, both results are right
 //    and both synchronizes pass. For AllReduce, Reduce and Broadcast (root and non-root early),
-//    Barrier, and HcclSend/HcclRecv (sender or receiver early). Had the call waited for its peer,
+//    Barrier, HcclSend/HcclRecv (sender or receiver early) and AllGatherV (whose caller overwrites
+//    its arrays as soon as the call returns: the call keeps its own copies). Had the call waited for its peer,
 //    the peer's mark would never be written and the test would end at the exec timeout.
 //  - MismatchIsStillFoundOnEveryRank: a count that differs on one rank (both within the inline
 //    size; for Barrier, rank 1 calls AllReduce) fails every rank's synchronize naming both ranks,
@@ -39,7 +40,7 @@ using hostccl::test::Mode;
 using hostccl::test::RankContext;
 using hostccl::test::RunRanks;
 
-enum class Op { kAllReduce, kReduce, kBroadcast, kBarrier, kSendRecv };
+enum class Op { kAllReduce, kReduce, kBroadcast, kBarrier, kSendRecv, kAllGatherV };
 
 const char* Name(Op op) {
   switch (op) {
@@ -48,11 +49,18 @@ const char* Name(Op op) {
     case Op::kBroadcast: return "Broadcast";
     case Op::kBarrier: return "Barrier";
     case Op::kSendRecv: return "SendRecv";
+    case Op::kAllGatherV: return "AllGatherV";
   }
   return "?";
 }
 
-// 2 fp32 elements; rank r contributes r + 1 (Broadcast: the root's 7).
+// AllGatherV's arrays, the caller's: overwritten with garbage as soon as the call returns (a
+// caller may reuse them), so the call must work from its own copies whether it ran at once or
+// was queued (thread_local: stores the compiler keeps).
+thread_local uint64_t t_counts[2], t_displs[2];
+
+// 2 fp32 elements; rank r contributes r + 1 (Broadcast: the root's 7). AllGatherV: rank r's
+// block of `count` at element 2r (the other rank's count as 2).
 HcclResult Call(Op op, RankContext& ctx, DevBuf& send, DevBuf& recv, uint64_t count, uint32_t root) {
   switch (op) {
     case Op::kAllReduce:
@@ -67,6 +75,16 @@ HcclResult Call(Op op, RankContext& ctx, DevBuf& send, DevBuf& recv, uint64_t co
     case Op::kSendRecv:  // rank 0 sends to rank 1
       return ctx.rank == 0 ? HcclSend(send.ptr, count, HCCL_DATA_TYPE_FP32, 1, ctx.comm, ctx.stream)
                            : HcclRecv(recv.ptr, count, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream);
+    case Op::kAllGatherV: {
+      t_counts[0] = t_counts[1] = 2;
+      t_counts[ctx.rank] = count;
+      t_displs[0] = 0;
+      t_displs[1] = 2;
+      const HcclResult rc =
+          HcclAllGatherV(send.ptr, count, recv.ptr, t_counts, t_displs, HCCL_DATA_TYPE_FP32, ctx.comm, ctx.stream);
+      t_counts[0] = t_counts[1] = t_displs[0] = t_displs[1] = uint64_t{1} << 40;
+      return rc;
+    }
   }
   return HCCL_E_INTERNAL;
 }
@@ -85,6 +103,11 @@ bool CheckResult(Op op, RankContext& ctx, const DevBuf& recv, uint32_t root) {
       if (ctx.rank == 0) return true;
       want = 1;
       break;
+    case Op::kAllGatherV:
+      for (size_t i = 0; i < 4; ++i)
+        if (recv.At(i) != static_cast<float>(i / 2 + 1))
+          return ctx.Fail("AllGatherV: element " + std::to_string(i) + " is " + std::to_string(recv.At(i)));
+      return true;
   }
   for (size_t i = 0; i < 2; ++i)
     if (recv.At(i) != want)
@@ -250,7 +273,8 @@ INSTANTIATE_TEST_SUITE_P(Ops, InlineAttempt,
                                            Case{Op::kReduce, 0, 0}, Case{Op::kReduce, 1, 0},
                                            Case{Op::kBroadcast, 0, 0}, Case{Op::kBroadcast, 1, 0},
                                            Case{Op::kBarrier, 0, 0}, Case{Op::kSendRecv, 0, 0},
-                                           Case{Op::kSendRecv, 1, 0}),
+                                           Case{Op::kSendRecv, 1, 0}, Case{Op::kAllGatherV, 0, 0},
+                                           Case{Op::kAllGatherV, 1, 0}),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            return std::string(Name(i.param.op)) + "_early" + std::to_string(i.param.early) +
                                   "_root" + std::to_string(i.param.root);
