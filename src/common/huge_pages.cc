@@ -1,6 +1,7 @@
 #include "common/huge_pages.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -46,6 +47,29 @@ size_t CollapseToHugePages(void* p, size_t length) {
     std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(a)).fetch_add(0, std::memory_order_relaxed);
   if (madvise(reinterpret_cast<void*>(first), last - first, MADV_COLLAPSE) != 0) return 0;
   return last - first;
+}
+
+bool ShmemCollapses() {
+  const int fd = memfd_create("hostccl-probe", MFD_CLOEXEC);
+  if (fd < 0) return false;
+  void* m = ftruncate(fd, kHugePageBytes) == 0 ? MapSharedAligned(fd, kHugePageBytes, 0, 0) : MAP_FAILED;
+  close(fd);
+  if (m == MAP_FAILED) return false;
+  const bool yes = CollapseToHugePages(m, kHugePageBytes) == kHugePageBytes;
+  munmap(m, kHugePageBytes);
+  return yes;
+}
+
+std::string ShmemHugeSetting() {
+  FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "re");
+  if (f == nullptr) return "unknown";
+  char line[256] = {};
+  const bool ok = std::fgets(line, sizeof line, f) != nullptr;
+  std::fclose(f);
+  const char* open = ok ? std::strchr(line, '[') : nullptr;
+  const char* close_br = open != nullptr ? std::strchr(open, ']') : nullptr;
+  if (close_br == nullptr) return "unknown";
+  return std::string(open + 1, close_br);
 }
 
 size_t PmdMappedBytes(const void* p, size_t length) {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace hostccl {
 
@@ -27,6 +28,13 @@ void* MapSharedAligned(int fd, size_t length, uint64_t file_offset, int extra_fl
 // (MADV_COLLAPSE), keeping their contents. Returns the bytes now in huge pages (0: the kernel
 // cannot, e.g. before Linux 6.1, or found no free 2 MiB block; the range keeps its 4 KiB pages).
 size_t CollapseToHugePages(void* p, size_t length);
+
+// Whether this kernel collapses shmem on request: a 2 MiB memfd probe (tests, hccl_info).
+bool ShmemCollapses();
+
+// The host's own choice for shmem (/sys/kernel/mm/transparent_hugepage/shmem_enabled, the
+// bracketed word: "never", "advise", "always", ...), or "unknown".
+std::string ShmemHugeSetting();
 
 // Bytes of [p, p + length) this process maps with 2 MiB page-table entries (/proc/self/smaps:
 // ShmemPmdMapped + FilePmdMapped of the mappings inside the range); for tests and hccl_info.

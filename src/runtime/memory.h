@@ -2,7 +2,9 @@
 //
 // Contract:
 //  - aclrtMalloc memory is a memfd (MFD_CLOEXEC) mapped MAP_SHARED, page aligned, pre-faulted
-//    unless HOSTCCL_MALLOC_PREFAULT=0; HUGE_* policies add madvise(MADV_HUGEPAGE), best effort.
+//    unless HOSTCCL_MALLOC_PREFAULT=0; HUGE_* policies add madvise(MADV_HUGEPAGE) and, when
+//    pre-faulted, collapse the whole 2 MiB pages (MADV_COLLAPSE) of a mapping placed on a 2 MiB
+//    boundary (common/huge_pages.h), best effort.
 //    Each allocation is in a sorted, thread-safe registry (FindAllocation in runtime.h), which
 //    owns the memfd until aclrtFree.
 //  - aclrtMallocHost memory is plain 64-byte aligned heap memory, tracked so that FreeHost can

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -89,32 +88,8 @@ TEST(Memory, EveryPolicyAndNoPrefault) {
   unsetenv("HOSTCCL_MALLOC_PREFAULT");
 }
 
-// The host's own shmem huge-page setting: "always" or "within_size" may give even NORMAL_ONLY
-// memory 2 MiB pages, so "none without the huge policy" is only checked where it says otherwise.
-bool HostGivesShmemHugePagesItself() {
-  FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "re");
-  if (f == nullptr) return false;
-  char line[256] = {};
-  const bool ok = std::fgets(line, sizeof line, f) != nullptr;
-  std::fclose(f);
-  return ok && (std::strstr(line, "[always]") != nullptr || std::strstr(line, "[within_size]") != nullptr ||
-                std::strstr(line, "[force]") != nullptr);
-}
-
-// Whether this kernel turns shmem into 2 MiB pages on request (MADV_COLLAPSE, Linux 6.1+).
-bool KernelCollapsesShmem() {
-  const int fd = memfd_create("probe", MFD_CLOEXEC);
-  if (fd < 0 || ftruncate(fd, kHugePageBytes) != 0) return false;
-  void* m = MapSharedAligned(fd, kHugePageBytes, 0, 0);
-  close(fd);
-  if (m == MAP_FAILED) return false;
-  const bool yes = CollapseToHugePages(m, kHugePageBytes) == kHugePageBytes;
-  munmap(m, kHugePageBytes);
-  return yes;
-}
-
 TEST(Memory, HugePoliciesMapWholeTwoMegabytePagesInEveryMapping) {
-  if (!KernelCollapsesShmem()) GTEST_SKIP() << "this kernel does not collapse shmem into 2 MiB pages (MADV_COLLAPSE)";
+  if (!ShmemCollapses()) GTEST_SKIP() << "this kernel does not collapse shmem into 2 MiB pages (MADV_COLLAPSE)";
   const size_t size = (5 << 20) + 100;  // two whole 2 MiB pages, then 4 KiB pages
   void* p = nullptr;
   ASSERT_EQ(Malloc(&p, size, 0), kAclSuccess);  // ACL_MEM_MALLOC_HUGE_FIRST
@@ -144,7 +119,9 @@ TEST(Memory, HugePoliciesMapWholeTwoMegabytePagesInEveryMapping) {
   ASSERT_NE(m, MAP_FAILED);
   EXPECT_EQ((reinterpret_cast<uintptr_t>(m) - off) % kHugePageBytes, 0u);
   munmap(m, 4 << 20);
-  if (HostGivesShmemHugePagesItself()) return;
+  // The host's own setting may give even NORMAL_ONLY memory 2 MiB pages ("always" and the like).
+  const std::string host = ShmemHugeSetting();
+  if (host != "never" && host != "advise" && host != "deny") return;
   // NORMAL_ONLY, and a huge policy with the prefault off (memory backed on first touch), stay
   // in 4 KiB pages.
   for (const bool prefault_off : {false, true}) {

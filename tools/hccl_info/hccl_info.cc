@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/env.h"
+#include "common/huge_pages.h"
 #if HOSTCCL_INFO_HAVE_CORE
 #include "algo/registry.h"
 #include "common/ops.h"
@@ -158,6 +159,11 @@ void PrintHost() {
               hostccl::EnvInt(hostccl::Knob::kShmWorkers, 0) > 0 ? "HOSTCCL_SHM_WORKERS"
                                                                    : "one per online CPU");
 #endif
+  // What aclrtMalloc's HUGE_* policies (HUGE_FIRST: the samples' default) get here.
+  std::printf("  device memory pages    %s (host shmem huge pages: %s)\n",
+              hostccl::ShmemCollapses() ? "2 MiB for HUGE_* policies (MADV_COLLAPSE)"
+                                        : "4 KiB (this kernel does not collapse shared memory: MADV_COLLAPSE, Linux 6.1+)",
+              hostccl::ShmemHugeSetting().c_str());
   std::printf("  SIMD                   avx2=%d avx512f=%d avx512bw=%d avx512_bf16=%d f16c=%d\n",
               __builtin_cpu_supports("avx2") ? 1 : 0, __builtin_cpu_supports("avx512f") ? 1 : 0,
               __builtin_cpu_supports("avx512bw") ? 1 : 0,
