@@ -835,7 +835,8 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
       arrays.Bind(&args);
       Status st = self->Run(fp, args);
       if (t_ran_ahead) self->DeferSettle(stream);
-      self->KeepArrays(std::move(arrays.words));
+      // An attempt that gave up (kAgain) is run again later, on the same copies.
+      if (st.code() != Code::kAgain) self->KeepArrays(std::move(arrays.words));
       return st;
     };
     static_assert(rt::Task::Fits<decltype(task)>(), "a V operator's task must fit the stream's inline storage");

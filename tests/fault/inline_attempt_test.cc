@@ -17,6 +17,8 @@
 //    than cores (one look instead of the spin): back-to-back and isolated results stay right.
 // Where a deferred attempt is resumed ahead of its peers (the root of a back-to-back Broadcast):
 // runahead_rooted_test's BoundedRunAhead (its first call is such an attempt).
+//  - InlineAttemptV.BackToBackWithALatePeerRetriesOnItsCopies: V calls back to back while the
+//    peer is late; a queued attempt is retried by each later call, on its own array copies.
 //  - InlineAttemptReader.BackToBackNonRootWithALateRootNeverBlocks: a Broadcast non-root issued
 //    back to back runs ahead inside its attempt (posts, then waits for the root only briefly): with
 //    the root late it returns at once, stays pending, and gets the data once the root comes.
@@ -236,6 +238,39 @@ TEST(InlineAttemptReader, BackToBackNonRootWithALateRootNeverBlocks) {
       return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
     for (size_t i = 0; i < 2; ++i)
       if (buf.At(i) != 9.0f) return ctx.Fail("element " + std::to_string(i) + " is " + std::to_string(buf.At(i)));
+    return true;
+  }, RunAheadShmOptions(dir));
+  hostccl::faulttest::RemoveScratchDir(dir);
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+// V calls back to back with the peer late: rank 0's first AllGatherV gives up its attempt and is
+// queued; each later call first retries the queued ones (EnqueueAttempt), so the same task runs
+// again and again on its copies of the arrays (which the caller overwrites after every call)
+// before rank 1 comes. Seen crashing when a task that gave up had already handed its copies back.
+TEST(InlineAttemptV, BackToBackWithALatePeerRetriesOnItsCopies) {
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  auto res = RunRanks(2, Mode::kProcesses, [](RankContext& ctx) {
+    constexpr int kCalls = 20;
+    DevBuf send, recv;
+    if (!send.Alloc(64, static_cast<float>(ctx.rank + 1)) || !recv.Alloc(kCalls * 16, 0.0f))
+      return ctx.Fail("aclrtMalloc failed");
+    if (ctx.rank == 1 && hostccl::faulttest::ReadMark("go", 20000) < 0)
+      return ctx.Fail("rank 0 never returned from its calls");
+    for (int i = 0; i < kCalls; ++i) {
+      uint64_t counts[2] = {2, 2}, displs[2] = {0, 2};
+      if (HcclAllGatherV(send.ptr, 2, static_cast<char*>(recv.ptr) + i * 16, counts, displs, HCCL_DATA_TYPE_FP32,
+                         ctx.comm, ctx.stream) != HCCL_SUCCESS)
+        return ctx.Fail("enqueue failed");
+      counts[0] = counts[1] = displs[0] = displs[1] = uint64_t{1} << 40;  // the caller reuses them
+      asm volatile("" : : "r"(counts), "r"(displs) : "memory");
+    }
+    if (ctx.rank == 0) hostccl::faulttest::WriteMark("go", 1);
+    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
+      return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+    for (size_t i = 0; i < 4 * kCalls; ++i)
+      if (recv.At(i) != static_cast<float>(i % 4 / 2 + 1))
+        return ctx.Fail("element " + std::to_string(i) + " is " + std::to_string(recv.At(i)));
     return true;
   }, RunAheadShmOptions(dir));
   hostccl::faulttest::RemoveScratchDir(dir);
