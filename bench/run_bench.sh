@@ -192,6 +192,8 @@ if ((!tables_only)); then
     echo "date: $(date -u +%FT%TZ)"; uname -a
     lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|L1d|L2|L3|Flags' | sed 's/^Flags:.*avx512/Flags: (avx512 present) .../'
     free -g | head -2
+    echo "shmem huge pages (host setting): $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null)"
+    "$bin/hccl_info" 2>/dev/null | grep -m1 'device memory pages' | sed 's/^ *//'
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "hostccl: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo '(with local changes)')"
     dpkg-query -W -f='${Package} ${Version}\n' openmpi-bin mpich libgloo-dev 2>/dev/null
