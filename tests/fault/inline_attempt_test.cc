@@ -56,6 +56,13 @@ const char* Name(Op op) {
   return "?";
 }
 
+// Whether the stream already ran a marker task (aclrtMemsetAsync behind the calls): a deliberate
+// look at memory a stream task may be writing, without synchronizing (no AscendCL call asks
+// without synchronizing, and a synchronize would change what is tested: it runs pending work and
+// ends "back to back"). One byte, never torn; hidden from ThreadSanitizer, which would report the
+// look as a race with the task's memset.
+__attribute__((no_sanitize("thread"))) char PeekByte(const void* p) { return *static_cast<const volatile char*>(p); }
+
 // AllGatherV's arrays, the caller's: overwritten with garbage as soon as the call returns (a
 // caller may reuse them), so the call must work from its own copies whether it ran at once or
 // was queued (thread_local: stores the compiler keeps).
@@ -137,8 +144,7 @@ bool RunLatePeer(const Case& c, RankContext& ctx) {
     if (aclrtMemsetAsync(marker.ptr, 1, 1, 1, ctx.stream) != ACL_SUCCESS) return ctx.Fail("aclrtMemsetAsync failed");
     // The call returned with the peer absent; it must not be done yet (the marker behind it).
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    char m = 0;
-    (void)aclrtMemcpy(&m, 1, marker.ptr, 1, ACL_MEMCPY_DEVICE_TO_HOST);
+    const char m = PeekByte(marker.ptr);
     hostccl::faulttest::WriteMark("go", 1);
     // (A small Reduce's non-root may complete: its input is out once posted, docs/semantics.md.)
     // (Nor is a Broadcast root held back once the marker is queued behind it: it runs ahead.)
@@ -207,11 +213,7 @@ TEST(InlineAttemptReader, BackToBackNonRootWithALateRootNeverBlocks) {
     DevBuf buf, marker;
     if (!buf.Alloc(64, ctx.rank == 0 ? 7.0f : 0.0f) || !marker.Alloc(64, 0)) return ctx.Fail("aclrtMalloc failed");
     auto bcast = [&] { return HcclBroadcast(buf.ptr, 2, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream); };
-    auto mark_set = [&](int i) {
-      char m[2] = {0, 0};
-      (void)aclrtMemcpy(m, 2, marker.ptr, 2, ACL_MEMCPY_DEVICE_TO_HOST);
-      return m[i] == 1;
-    };
+    auto mark_set = [&](int i) { return PeekByte(static_cast<const char*>(marker.ptr) + i) == 1; };
     if (bcast() != HCCL_SUCCESS) return ctx.Fail("call 1 failed at enqueue");
     if (ctx.rank == 0) {
       if (hostccl::faulttest::ReadMark("go", 20000) < 0) return ctx.Fail("rank 1 never returned from call 2");
