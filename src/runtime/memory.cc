@@ -199,7 +199,9 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
     // the host's shmem huge-page setting (best effort; the rest keeps 4 KiB pages).
     if (prefault && fd >= 0) in_huge = CollapseToHugePages(p, mapped);
   }
-  if (prefault) Prefault(p, mapped, /*populated=*/!huge);
+  // The collapsed 2 MiB pages (from p: the mapping is 2 MiB aligned) are backed and mapped
+  // already; the rest is pre-faulted page by page.
+  if (prefault) Prefault(static_cast<char*>(p) + in_huge, mapped - in_huge, /*populated=*/!huge);
   Allocation a;
   a.serial = NextSerial();
   a.base = p;

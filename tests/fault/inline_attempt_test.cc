@@ -63,13 +63,22 @@ const char* Name(Op op) {
 // look as a race with the task's memset.
 __attribute__((no_sanitize("thread"))) char PeekByte(const void* p) { return *static_cast<const volatile char*>(p); }
 
-// AllGatherV's arrays, the caller's: overwritten with garbage as soon as the call returns (a
-// caller may reuse them), so the call must work from its own copies whether it ran at once or
-// was queued (thread_local: stores the compiler keeps).
+// AllGatherV of 2 ranks into recv: rank r's block of `count` fp32 at element 2r (the other
+// rank's count as 2). The arrays are the caller's and are overwritten with garbage as soon as the
+// call returns (a caller may reuse them), so the call must work from its own copies whether it
+// ran at once or was queued (thread_local: stores the compiler keeps).
 thread_local uint64_t t_counts[2], t_displs[2];
+HcclResult AllGatherVReusingArrays(RankContext& ctx, void* send, void* recv, uint64_t count) {
+  t_counts[0] = t_counts[1] = 2;
+  t_counts[ctx.rank] = count;
+  t_displs[0] = 0;
+  t_displs[1] = 2;
+  const HcclResult rc = HcclAllGatherV(send, count, recv, t_counts, t_displs, HCCL_DATA_TYPE_FP32, ctx.comm, ctx.stream);
+  t_counts[0] = t_counts[1] = t_displs[0] = t_displs[1] = uint64_t{1} << 40;
+  return rc;
+}
 
-// 2 fp32 elements; rank r contributes r + 1 (Broadcast: the root's 7). AllGatherV: rank r's
-// block of `count` at element 2r (the other rank's count as 2).
+// 2 fp32 elements; rank r contributes r + 1 (Broadcast: the root's 7).
 HcclResult Call(Op op, RankContext& ctx, DevBuf& send, DevBuf& recv, uint64_t count, uint32_t root) {
   switch (op) {
     case Op::kAllReduce:
@@ -84,16 +93,8 @@ HcclResult Call(Op op, RankContext& ctx, DevBuf& send, DevBuf& recv, uint64_t co
     case Op::kSendRecv:  // rank 0 sends to rank 1
       return ctx.rank == 0 ? HcclSend(send.ptr, count, HCCL_DATA_TYPE_FP32, 1, ctx.comm, ctx.stream)
                            : HcclRecv(recv.ptr, count, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream);
-    case Op::kAllGatherV: {
-      t_counts[0] = t_counts[1] = 2;
-      t_counts[ctx.rank] = count;
-      t_displs[0] = 0;
-      t_displs[1] = 2;
-      const HcclResult rc =
-          HcclAllGatherV(send.ptr, count, recv.ptr, t_counts, t_displs, HCCL_DATA_TYPE_FP32, ctx.comm, ctx.stream);
-      t_counts[0] = t_counts[1] = t_displs[0] = t_displs[1] = uint64_t{1} << 40;
-      return rc;
-    }
+    case Op::kAllGatherV:
+      return AllGatherVReusingArrays(ctx, send.ptr, recv.ptr, count);
   }
   return HCCL_E_INTERNAL;
 }
@@ -259,14 +260,9 @@ TEST(InlineAttemptV, BackToBackWithALatePeerRetriesOnItsCopies) {
       return ctx.Fail("aclrtMalloc failed");
     if (ctx.rank == 1 && hostccl::faulttest::ReadMark("go", 20000) < 0)
       return ctx.Fail("rank 0 never returned from its calls");
-    for (int i = 0; i < kCalls; ++i) {
-      uint64_t counts[2] = {2, 2}, displs[2] = {0, 2};
-      if (HcclAllGatherV(send.ptr, 2, static_cast<char*>(recv.ptr) + i * 16, counts, displs, HCCL_DATA_TYPE_FP32,
-                         ctx.comm, ctx.stream) != HCCL_SUCCESS)
+    for (int i = 0; i < kCalls; ++i)
+      if (AllGatherVReusingArrays(ctx, send.ptr, static_cast<char*>(recv.ptr) + i * 16, 2) != HCCL_SUCCESS)
         return ctx.Fail("enqueue failed");
-      counts[0] = counts[1] = displs[0] = displs[1] = uint64_t{1} << 40;  // the caller reuses them
-      asm volatile("" : : "r"(counts), "r"(displs) : "memory");
-    }
     if (ctx.rank == 0) hostccl::faulttest::WriteMark("go", 1);
     if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
       return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
