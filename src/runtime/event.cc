@@ -155,7 +155,7 @@ int StreamWaitEvent(void* stream, void* event) {
     target = e->reset ? e->recorded + 1 : e->recorded;
   }
   StreamImpl* self = s.get();  // the task runs on this stream, which outlives its tasks
-  Status st = s->Enqueue([e, target, self]() -> Status {
+  Status st = s->EnqueueHostWait([e, target, self]() -> Status {
     int64_t bound = TaskWaitBoundMs();
     Deadline deadline = Deadline::AfterMs(bound);
     UrgeRecorder(*e);

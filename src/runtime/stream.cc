@@ -19,6 +19,7 @@ namespace {
 std::atomic<uint64_t> g_next_stream_id{1};
 thread_local bool t_has_successor = false;  // TaskHasSuccessor(): set around each task
 thread_local bool t_attempting = false;     // Attempting(): set around an inline attempt
+thread_local bool t_running = false;        // set while this thread runs a queued task (RunFront)
 
 struct Registry {
   std::mutex mu;
@@ -42,8 +43,10 @@ std::chrono::steady_clock::time_point ToSteady(Deadline d) {
 bool TaskHasSuccessor() { return t_has_successor; }
 bool Attempting() { return t_attempting; }
 
-StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags)
-    : device_(device), id_(g_next_stream_id.fetch_add(1)) {
+StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth)
+    : device_(device),
+      id_(g_next_stream_id.fetch_add(1)),
+      depth_(static_cast<size_t>(std::max<int64_t>(0, depth >= 0 ? depth : EnvInt(Knob::kStreamDepth, 1024)))) {
   HLOG_DEBUG(kRuntime, "stream %llu created on device %d (priority %u, flags %u)",
              static_cast<unsigned long long>(id_), device, priority, flags);
 }
@@ -62,24 +65,30 @@ std::thread::id StreamImpl::worker_id() {
   return worker_.get_id();
 }
 
-Status StreamImpl::Enqueue(Task task) {
+Status StreamImpl::Enqueue(Task task) { return Push(std::move(task), false); }
+
+Status StreamImpl::Push(Task task, bool host_wait) {
   if (!task) return MakeStatus(Code::kPara, "stream %llu: empty task", static_cast<unsigned long long>(id_));
   bool wake = false;
   std::shared_ptr<CaptureModel> cap;
   {
-    std::lock_guard lk(mu_);
+    std::unique_lock lk(mu_);
     if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
     if (capture_) {
       cap = capture_;
     } else {
-      queue_.push_back(Entry{++enqueued_, 0, std::move(task), false, Follows()});
+      queue_.push_back(Entry{++enqueued_, 0, std::move(task), false, Follows(), host_wait});
       quiet_.store(false, std::memory_order_relaxed);
       StartWorker();
-      wake = claimers_ == 0 && !executing_ && worker_asleep_;
+      Backpressure(lk);
+      wake = !queue_.empty() && claimers_ == 0 && !executing_ && worker_asleep_;
     }
   }
   if (cap) {  // capturing: record the task, run nothing (runtime/capture.h)
-    CaptureAppend(*cap, [task = std::move(task)](Stream* s) { return s->Enqueue(task); });
+    CaptureAppend(*cap, [task = std::move(task), host_wait](Stream* s) {
+      auto* impl = host_wait ? dynamic_cast<StreamImpl*>(s) : nullptr;
+      return impl != nullptr ? impl->EnqueueHostWait(task) : s->Enqueue(task);
+    });
     return Status::Ok();
   }
   if (wake) worker_cv_.notify_one();
@@ -164,6 +173,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
   if (blocked) {
     queue_.push_back(std::move(mine));
     quiet_.store(false, std::memory_order_relaxed);
+    Backpressure(lk);
   } else {
     (void)RunAttempt(lk, std::move(mine));
   }
@@ -199,6 +209,25 @@ bool StreamImpl::Capture(const Replay& replay) {
   return true;
 }
 
+void StreamImpl::Backpressure(std::unique_lock<std::mutex>& lk) {
+  // Not from inside a task or an attempt (a task that enqueues must not wait for the stream that
+  // runs it), nor while capturing or stopping.
+  max_queued_ = std::max(max_queued_, queue_.size());
+  if (depth_ == 0 || queue_.size() < depth_ || t_running || t_attempting || capture_ || stop_) return;
+  ++backpressures_;
+  ++claimers_;  // the worker stands back, as for a synchronizer
+  while (queue_.size() > depth_ / 2) {
+    if (!executing_) {
+      if (queue_.front().host_wait) break;  // it may wait for what this thread does next
+      ++claimed_runs_;
+      RunFront(lk);
+    } else {
+      done_cv_.wait(lk);  // the running task ends within its own bound
+    }
+  }
+  --claimers_;
+}
+
 void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   Entry e = std::move(queue_.front());
   queue_.pop_front();
@@ -206,7 +235,10 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   quiet_.store(false, std::memory_order_relaxed);
   t_has_successor = !queue_.empty() || e.follows;
   lk.unlock();
+  const bool outer = t_running;
+  t_running = true;
   Status st = e.fn();
+  t_running = outer;
   t_has_successor = false;
   e.fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();

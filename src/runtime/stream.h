@@ -63,12 +63,16 @@ class StreamImpl final : public Stream {
   static constexpr uint64_t kWorkerPollMaxNs = 16 * 1000 * 1000;
   static constexpr uint64_t kWorkerDozeNs = 50 * 1000 * 1000;
 
-  StreamImpl(int device, uint32_t priority, uint32_t flags);
+  // depth: tasks held before an enqueue waits (Backpressure); -1 = HOSTCCL_STREAM_DEPTH, 0 = none.
+  StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth = -1);
   ~StreamImpl() override;
   StreamImpl(const StreamImpl&) = delete;
   StreamImpl& operator=(const StreamImpl&) = delete;
 
   Status Enqueue(Task task) override;
+  // A task that waits for something outside the stream (aclrtStreamWaitEvent): an enqueue held
+  // back by a full queue never runs it on its own thread (Backpressure stops at it).
+  Status EnqueueHostWait(Task task) { return Push(std::move(task), true); }
   Status EnqueueAttempt(Task task) override;
   uint64_t BeginAttempt() override;
   void EndAttempt(uint64_t seq, Status st) override;
@@ -116,6 +120,11 @@ class StreamImpl final : public Stream {
   // Inline attempts run (EnqueueAttempt on an idle stream), and how many of them were queued.
   uint64_t attempt_count() { return Locked(attempts_); }
   uint64_t attempts_queued() { return Locked(attempts_queued_); }
+  // How often an enqueue found depth() tasks queued and ran the front ones, and the most tasks
+  // the queue held (tests, diagnostics). depth(): HOSTCCL_STREAM_DEPTH at creation, 0 = no bound.
+  uint64_t backpressures() { return Locked(backpressures_); }
+  size_t max_queued() { return Locked(max_queued_); }
+  size_t depth() const { return depth_; }
 
  private:
   struct Entry {
@@ -124,6 +133,7 @@ class StreamImpl final : public Stream {
     Task fn;
     bool attempt = false;  // came through EnqueueAttempt: an enqueuing thread may attempt it
     bool follows = false;  // enqueued with no synchronize since the stream's previous task (Follows)
+    bool host_wait = false;  // waits for something outside the stream (EnqueueHostWait)
   };
   // The tasks not started, oldest first: a ring of pointers to entries. An entry's storage comes
   // from the stream's own free list (last freed, first reused: the block a task just left is still
@@ -217,6 +227,10 @@ class StreamImpl final : public Stream {
   void AfterAttempts(std::unique_lock<std::mutex>& lk);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
   void RunFront(std::unique_lock<std::mutex>& lk);
+  Status Push(Task task, bool host_wait);
+  // After an enqueue (mu_ held): with depth_ tasks queued, runs front tasks on the calling thread
+  // (waiting while another thread runs one) until depth_ / 2 are left, or a host wait is in front.
+  void Backpressure(std::unique_lock<std::mutex>& lk);
   void WorkerLoop();
   // Runs the pending settles (mu_ released meanwhile; one settler at a time). False when the
   // deadline passed during one (it stays pending).
@@ -224,6 +238,7 @@ class StreamImpl final : public Stream {
 
   const int device_;
   const uint64_t id_;
+  const size_t depth_;
   std::atomic<bool> aborting_{false};
   std::atomic<bool> capturing_{false};
   uint64_t failure_mode_ = 0;
@@ -234,6 +249,8 @@ class StreamImpl final : public Stream {
   Queue queue_;                        // tasks not started, in order
   uint64_t attempts_ = 0;              // inline attempts started / queued again (diagnostics)
   uint64_t attempts_queued_ = 0;
+  uint64_t backpressures_ = 0;         // Backpressure runs (diagnostics)
+  size_t max_queued_ = 0;              // the longest the queue was (diagnostics)
   uint64_t enqueued_ = 0;              // seq of the last enqueued task
   uint64_t completed_ = 0;             // seq of the last finished task
   bool executing_ = false;             // a task is running (worker or synchronizer)

@@ -7,7 +7,8 @@
 //    every call's result is the rank-order fold of that call's inputs and both synchronizes pass.
 //  - MismatchMidQueue: 4 ranks queue 200 calls; rank 3's call 100 (then 190) differs (count).
 //    Every rank's synchronize fails within 2 s, naming rank 3 and another rank and saying
-//    "mismatch"; the communicator then fails later calls.
+//    "mismatch"; the communicator then fails later calls. The same with 3000 calls, more than
+//    the stream holds (HOSTCCL_STREAM_DEPTH), and rank 3's call 2500 differing.
 //  - RootDisagreementMidQueue: 2 ranks; at call 100 (then 190) each names the other as root, so
 //    both only post (nobody folds): the fingerprint history still catches it on both ranks.
 //  - RootDiesMidQueue: 3 ranks; the root kills itself after 50 of 200 calls; the non-roots'
@@ -131,6 +132,17 @@ TEST(RunAhead, MismatchMidQueueFailsEveryRanksSynchronize) {
       return HcclReduce(s, r, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
     });
   }
+}
+
+// A queue longer than the stream's depth (HOSTCCL_STREAM_DEPTH, 1024): the enqueues of calls past
+// it run the front calls themselves, so the mismatch at call 2500 of 3000 may surface while the
+// ranks are still enqueueing (a later enqueue returns the failure) or at the synchronize; either
+// way every rank's synchronize fails naming both ranks.
+TEST(RunAhead, MismatchDeepInAQueueLongerThanTheStreamDepth) {
+  ExpectQueueFails(4, 3, 0, 64, [](RankContext& ctx, void* s, void* r, int i) {
+    const uint64_t count = ctx.rank == 3 && i == 2500 ? 3 : 2;
+    return HcclReduce(s, r, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
+  }, 3000);
 }
 
 // Nobody folds call kOddCall (each rank only posts), so only the compared fingerprint histories

@@ -43,11 +43,12 @@ inline bool NamesRank(const std::string& msg, int r) {
 // communicator has failed, so a later call fails too (at enqueue or at its synchronize).
 constexpr int kQueueCalls = 200;
 inline void ExpectQueueFails(int nranks, int odd, int other, size_t buf_bytes,
-                             const std::function<HcclResult(test::RankContext&, void*, void*, int call)>& enqueue) {
+                             const std::function<HcclResult(test::RankContext&, void*, void*, int call)>& enqueue,
+                             int calls = kQueueCalls) {
   auto res = test::RunRanks(nranks, test::Mode::kProcesses, [&](test::RankContext& ctx) {
     DevBuf send, recv;
     if (!send.Alloc(buf_bytes, 1.0f) || !recv.Alloc(buf_bytes, 0.0f)) return ctx.Fail("aclrtMalloc failed");
-    for (int i = 0; i < kQueueCalls; ++i)
+    for (int i = 0; i < calls; ++i)
       if (enqueue(ctx, send.ptr, recv.ptr, i) != HCCL_SUCCESS) break;  // a later enqueue may see the failure
     const int64_t t0 = NowMs();
     const aclError rc = aclrtSynchronizeStream(ctx.stream);

@@ -435,8 +435,9 @@ TEST(Stream, QueueKeepsOrderWhileItWrapsAndGrows) {
 
 // Task storage is reused from the stream's free list, which keeps at most 1024 blocks: a deep
 // queue allocates the rest and gives it back once drained; a short one reuses what is kept.
+// (An unbounded stream: with a depth, the enqueue of task 1024 would run the gate itself.)
 TEST(Stream, QueueReusesABoundedFreeList) {
-  StreamImpl s(0, 0, 0);
+  StreamImpl s(0, 0, 0, /*depth=*/0);
   auto fill = [&](int n) {  // n tasks queued at once: a gate holds them until the synchronize
     std::atomic<bool> open{false};
     ASSERT_TRUE(s.Enqueue([&open] {
@@ -455,6 +456,96 @@ TEST(Stream, QueueReusesABoundedFreeList) {
   EXPECT_EQ(s.queue_free_blocks(), 1024u);
   fill(7);
   EXPECT_EQ(s.queue_free_blocks(), 1024u);
+}
+
+// A stream holds at most `depth` tasks not started: the enqueue that finds it full runs the front
+// tasks on its own thread (the worker stands back) until half are left. Order is kept, the storage
+// stays within the free list, and tasks left behind still run.
+TEST(Stream, DepthBoundsTheQueueAndTheEnqueuerRunsTheFront) {
+  EXPECT_EQ(StreamImpl(0, 0, 0).depth(), 1024u);  // HOSTCCL_STREAM_DEPTH unset
+  constexpr size_t kDepth = 64;
+  StreamImpl s(0, 0, 0, kDepth);
+  std::vector<int> order;
+  std::atomic<int> on_caller{0};
+  const auto me = std::this_thread::get_id();
+  constexpr int kTasks = 5000;
+  for (int i = 0; i < kTasks; ++i)
+    ASSERT_TRUE(s.Enqueue([&, i] {
+      order.push_back(i);
+      if (std::this_thread::get_id() == me) ++on_caller;
+      return Status::Ok();
+    }).ok());
+  EXPECT_LE(s.max_queued(), kDepth);
+  EXPECT_GE(s.backpressures(), 1u);
+  EXPECT_LE(s.queue_free_blocks(), kDepth);
+  ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+  ASSERT_EQ(order.size(), static_cast<size_t>(kTasks));
+  for (int i = 0; i < kTasks; ++i) ASSERT_EQ(order[static_cast<size_t>(i)], i);
+  // All but the last few hundred ran before the synchronize, most on this thread (the worker
+  // may take some while the enqueuer is preempted).
+  EXPECT_GE(on_caller.load(), kTasks / 2);
+}
+
+// The enqueuer never runs a task that waits for something outside the stream (an event wait):
+// that something may be what the enqueuing thread does next. The queue then grows past the depth
+// instead of waiting; once the wait is released everything runs. A task that enqueues onto its
+// own stream is not held back either (it would wait for itself).
+TEST(Stream, DepthNeverRunsAHostWaitNorHoldsATaskBack) {
+  StreamImpl s(0, 0, 0, /*depth=*/8);
+  std::atomic<bool> open{false};
+  std::vector<int> order;
+  ASSERT_TRUE(s.EnqueueHostWait([&] {
+    while (!open.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    order.push_back(-1);
+    return Status::Ok();
+  }).ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(s.Enqueue([&, i] { order.push_back(i); return Status::Ok(); }).ok());
+  EXPECT_GE(s.max_queued(), 100u);  // not held back: the gate is in front
+  open = true;
+  ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+  ASSERT_EQ(order.size(), 101u);
+  EXPECT_EQ(order[0], -1);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(order[static_cast<size_t>(i) + 1], i);
+
+  // From inside a task: 50 enqueues onto the same stream, well past its depth.
+  int inner = 0;
+  ASSERT_TRUE(s.Enqueue([&] {
+    for (int i = 0; i < 50; ++i)
+      if (!s.Enqueue([&] { ++inner; return Status::Ok(); }).ok()) return Status(Code::kInternal, "enqueue failed");
+    return Status::Ok();
+  }).ok());
+  ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());  // the outer task (and what it enqueued)
+  ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());  // whatever of the inner ones was left
+  EXPECT_EQ(inner, 50);
+}
+
+// While the worker runs a task, a full queue's enqueue waits for it to end and then runs the rest
+// itself: the tasks keep their order and nobody runs two at once.
+TEST(Stream, DepthWaitsForTheWorkersTask) {
+  StreamImpl s(0, 0, 0, /*depth=*/16);
+  std::atomic<int> running{0}, overlap{0};
+  std::vector<int> order;
+  std::atomic<bool> started{false};
+  ASSERT_TRUE(s.Enqueue([&] {
+    started = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    order.push_back(0);
+    return Status::Ok();
+  }).ok());
+  for (int i = 0; i < 5000 && !started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(started.load());  // the worker runs task 0
+  for (int i = 1; i <= 200; ++i)
+    ASSERT_TRUE(s.Enqueue([&, i] {
+      if (running.fetch_add(1) != 0) ++overlap;
+      order.push_back(i);
+      running.fetch_sub(1);
+      return Status::Ok();
+    }).ok());
+  EXPECT_LE(s.max_queued(), 16u);
+  ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+  EXPECT_EQ(overlap.load(), 0);
+  ASSERT_EQ(order.size(), 201u);
+  for (int i = 0; i <= 200; ++i) ASSERT_EQ(order[static_cast<size_t>(i)], i);
 }
 
 TEST(Stream, LookupOnlyLiveHandles) {
