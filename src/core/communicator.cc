@@ -749,7 +749,9 @@ Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const alg
     }
     return stream->EnqueueAttempt(make_task());
   }
-  return stream->Enqueue(make_task());
+  // Ranks that are threads of this process may all be driven by this thread, which then issues
+  // the peers' calls only after this one: a full queue must not make it run this call itself.
+  return local_ ? stream->EnqueueHostWait(make_task()) : stream->Enqueue(make_task());
 }
 
 Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,

@@ -86,8 +86,7 @@ Status StreamImpl::Push(Task task, bool host_wait) {
   }
   if (cap) {  // capturing: record the task, run nothing (runtime/capture.h)
     CaptureAppend(*cap, [task = std::move(task), host_wait](Stream* s) {
-      auto* impl = host_wait ? dynamic_cast<StreamImpl*>(s) : nullptr;
-      return impl != nullptr ? impl->EnqueueHostWait(task) : s->Enqueue(task);
+      return host_wait ? s->EnqueueHostWait(task) : s->Enqueue(task);
     });
     return Status::Ok();
   }
@@ -217,8 +216,9 @@ void StreamImpl::Backpressure(std::unique_lock<std::mutex>& lk) {
   ++backpressures_;
   ++claimers_;  // the worker stands back, as for a synchronizer
   while (queue_.size() > depth_ / 2) {
+    if (running_host_wait_) break;  // the running task may wait for what this thread does next
     if (!executing_) {
-      if (queue_.front().host_wait) break;  // it may wait for what this thread does next
+      if (queue_.front().host_wait) break;  // so may this one
       ++claimed_runs_;
       RunFront(lk);
     } else {
@@ -232,6 +232,7 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   Entry e = std::move(queue_.front());
   queue_.pop_front();
   executing_ = true;
+  running_host_wait_ = e.host_wait;
   quiet_.store(false, std::memory_order_relaxed);
   t_has_successor = !queue_.empty() || e.follows;
   lk.unlock();
@@ -244,6 +245,7 @@ void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
   lk.lock();
   Finished(e.seq, std::move(st));
   executing_ = false;
+  running_host_wait_ = false;
   UpdateQuiet();
   done_cv_.notify_all();
 }

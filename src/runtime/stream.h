@@ -70,9 +70,7 @@ class StreamImpl final : public Stream {
   StreamImpl& operator=(const StreamImpl&) = delete;
 
   Status Enqueue(Task task) override;
-  // A task that waits for something outside the stream (aclrtStreamWaitEvent): an enqueue held
-  // back by a full queue never runs it on its own thread (Backpressure stops at it).
-  Status EnqueueHostWait(Task task) { return Push(std::move(task), true); }
+  Status EnqueueHostWait(Task task) override { return Push(std::move(task), true); }
   Status EnqueueAttempt(Task task) override;
   uint64_t BeginAttempt() override;
   void EndAttempt(uint64_t seq, Status st) override;
@@ -254,6 +252,7 @@ class StreamImpl final : public Stream {
   uint64_t enqueued_ = 0;              // seq of the last enqueued task
   uint64_t completed_ = 0;             // seq of the last finished task
   bool executing_ = false;             // a task is running (worker or synchronizer)
+  bool running_host_wait_ = false;     // ... and it came through EnqueueHostWait
   int claimers_ = 0;                   // infinite-deadline synchronizers present
   int timed_waiters_ = 0;              // finite-deadline waiters present (skip the grace)
   bool worker_dozing_ = false;         // worker polls every poll_ns_ (recently active)

@@ -492,20 +492,28 @@ TEST(Stream, DepthBoundsTheQueueAndTheEnqueuerRunsTheFront) {
 // own stream is not held back either (it would wait for itself).
 TEST(Stream, DepthNeverRunsAHostWaitNorHoldsATaskBack) {
   StreamImpl s(0, 0, 0, /*depth=*/8);
-  std::atomic<bool> open{false};
-  std::vector<int> order;
-  ASSERT_TRUE(s.EnqueueHostWait([&] {
-    while (!open.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    order.push_back(-1);
-    return Status::Ok();
-  }).ok());
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(s.Enqueue([&, i] { order.push_back(i); return Status::Ok(); }).ok());
-  EXPECT_GE(s.max_queued(), 100u);  // not held back: the gate is in front
-  open = true;
-  ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
-  ASSERT_EQ(order.size(), 101u);
-  EXPECT_EQ(order[0], -1);
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(order[static_cast<size_t>(i) + 1], i);
+  // The gate waits in front of the queue, or (started) runs on the worker: either way the 100
+  // enqueues behind it return without waiting for it.
+  for (bool started_first : {false, true}) {
+    SCOPED_TRACE(started_first ? "gate running on the worker" : "gate queued in front");
+    std::atomic<bool> open{false}, started{false};
+    std::vector<int> order;
+    ASSERT_TRUE(s.EnqueueHostWait([&] {
+      started = true;
+      while (!open.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      order.push_back(-1);
+      return Status::Ok();
+    }).ok());
+    for (int i = 0; started_first && i < 5000 && !started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (started_first) ASSERT_TRUE(started.load());  // (queued in front: the worker may start it meanwhile)
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(s.Enqueue([&, i] { order.push_back(i); return Status::Ok(); }).ok());
+    EXPECT_GE(s.max_queued(), 99u);  // not held back
+    open = true;
+    ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+    ASSERT_EQ(order.size(), 101u);
+    EXPECT_EQ(order[0], -1);
+    for (int i = 0; i < 100; ++i) ASSERT_EQ(order[static_cast<size_t>(i) + 1], i);
+  }
 
   // From inside a task: 50 enqueues onto the same stream, well past its depth.
   int inner = 0;

@@ -315,6 +315,53 @@ TEST(Comm, CreateDestroyCyclesLeakNothing) {
 #endif
 }
 
+// One thread drives both thread ranks and issues all of rank 0's calls before any of rank 1's,
+// more of them than a stream holds (HOSTCCL_STREAM_DEPTH, 1024): the enqueues past the depth must
+// not run rank 0's calls on this thread (they would wait for rank 1's, issued only later), so the
+// program completes, with every result right.
+TEST(Comm, OneThreadIssuesEachRanksCallsInTurnPastTheStreamDepth) {
+  setenv("HOSTCCL_EXEC_TIMEOUT_MS", "30000", 1);  // a regression fails in 30 s, not 30 min
+  auto comms = InitAll(2);
+  constexpr int kCalls = 1500;
+  aclrtStream streams[2];
+  float* send[2];
+  float* recv[2];
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateStream(&streams[r]), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(reinterpret_cast<void**>(&send[r]), kCalls * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST),
+              ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(reinterpret_cast<void**>(&recv[r]), kCalls * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST),
+              ACL_SUCCESS);
+    std::vector<float> in(kCalls);
+    for (int i = 0; i < kCalls; ++i) in[static_cast<size_t>(i)] = static_cast<float>(r * 10000 + i);
+    ASSERT_EQ(aclrtMemcpy(send[r], kCalls * sizeof(float), in.data(), kCalls * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
+              ACL_SUCCESS);
+  }
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    for (int i = 0; i < kCalls; ++i)
+      ASSERT_EQ(HcclAllReduce(send[r] + i, recv[r] + i, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[r], streams[r]),
+                HCCL_SUCCESS) << "rank " << r << " call " << i;
+  }
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(streams[r]), ACL_SUCCESS) << aclGetRecentErrMsg();
+    std::vector<float> out(kCalls);
+    ASSERT_EQ(aclrtMemcpy(out.data(), kCalls * sizeof(float), recv[r], kCalls * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST),
+              ACL_SUCCESS);
+    for (int i = 0; i < kCalls; ++i) ASSERT_EQ(out[static_cast<size_t>(i)], static_cast<float>(10000 + 2 * i)) << i;
+  }
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFree(send[r]), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFree(recv[r]), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(streams[r]), ACL_SUCCESS);
+    EXPECT_EQ(HcclCommDestroy(comms[r]), HCCL_SUCCESS);
+  }
+  unsetenv("HOSTCCL_EXEC_TIMEOUT_MS");
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, CommTest, ::testing::Values(1, 2, 3, 5, 8));
 
 }  // namespace
