@@ -277,8 +277,11 @@ void Communicator::ClassifyRanks() {
   const std::string& node = ranks_[static_cast<size_t>(rank_)].node_id;
   all_local_ = true;
   multi_node_ = false;
-  for (const auto& r : ranks_) {
+  shares_process_ = false;
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    const auto& r = ranks_[i];
     if (r.proc_id != me) all_local_ = false;
+    if (r.proc_id == me && i != static_cast<size_t>(rank_)) shares_process_ = true;
     if (r.node_id != node) multi_node_ = true;
   }
 }
@@ -321,7 +324,9 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   check_args_ = EnvBool(Knob::kCheckArgs, true);
   if (const std::string ra = EnvString(Knob::kRunAhead, "auto"); ra != "auto")  // validated: auto|on|off
     run_ahead_ = ra == "on" ? RunAhead::kAlways : RunAhead::kNever;
-  if (shm_ != nullptr && node_shm_ == nullptr && local_ == nullptr) {  // processes of one host
+  // Processes of one host, each its own (a thread driving several ranks would make a given-up
+  // attempt wait in the queue for calls it has not issued yet).
+  if (shm_ != nullptr && node_shm_ == nullptr && local_ == nullptr && !shares_process_) {
     const std::string ic = EnvString(Knob::kInlineCalls, "auto");  // validated: auto|on|off
     inline_calls_ = ic == "on" || (ic == "auto" && !net::Oversubscribed(size_));
   }
@@ -751,7 +756,7 @@ Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const alg
   }
   // Ranks that are threads of this process may all be driven by this thread, which then issues
   // the peers' calls only after this one: a full queue must not make it run this call itself.
-  return local_ ? stream->EnqueueHostWait(make_task()) : stream->Enqueue(make_task());
+  return shares_process_ ? stream->EnqueueHostWait(make_task()) : stream->Enqueue(make_task());
 }
 
 Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,

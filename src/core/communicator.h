@@ -141,6 +141,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool multi_node_ = false;
   const char* profile_ = nullptr;
   bool all_local_ = false;
+  // Another rank of this communicator is a thread of this process (whatever the transport): one
+  // thread may drive both, so a call must never wait for the enqueue of a peer's call (Submit).
+  bool shares_process_ = false;
   uint64_t staging_bytes_ = 200ull << 20;
   int64_t exec_timeout_ms_ = 0;  // 0 = no limit
   std::vector<AlgoRule> forced_;

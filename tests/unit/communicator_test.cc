@@ -319,9 +319,14 @@ TEST(Comm, CreateDestroyCyclesLeakNothing) {
 // more of them than a stream holds (HOSTCCL_STREAM_DEPTH, 1024): the enqueues past the depth must
 // not run rank 0's calls on this thread (they would wait for rank 1's, issued only later), so the
 // program completes, with every result right.
-TEST(Comm, OneThreadIssuesEachRanksCallsInTurnPastTheStreamDepth) {
+// Every transport thread ranks can use: in-process, shared memory and TCP.
+class OneThreadTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(OneThreadTest, IssuesEachRanksCallsInTurnPastTheStreamDepth) {
   setenv("HOSTCCL_EXEC_TIMEOUT_MS", "30000", 1);  // a regression fails in 30 s, not 30 min
+  setenv("HOSTCCL_TRANSPORT", GetParam(), 1);
   auto comms = InitAll(2);
+  unsetenv("HOSTCCL_TRANSPORT");
   constexpr int kCalls = 1500;
   aclrtStream streams[2];
   float* send[2];
@@ -361,6 +366,8 @@ TEST(Comm, OneThreadIssuesEachRanksCallsInTurnPastTheStreamDepth) {
   }
   unsetenv("HOSTCCL_EXEC_TIMEOUT_MS");
 }
+INSTANTIATE_TEST_SUITE_P(Transports, OneThreadTest, ::testing::Values("local", "shm", "tcp"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CommTest, ::testing::Values(1, 2, 3, 5, 8));
 
