@@ -36,6 +36,7 @@
 namespace {
 
 using hostccl::faulttest::DevBuf;
+using hostccl::faulttest::PeekByte;
 using hostccl::faulttest::NamesRank;
 using hostccl::faulttest::RunAheadShmOptions;
 using hostccl::test::Mode;
@@ -55,13 +56,6 @@ const char* Name(Op op) {
   }
   return "?";
 }
-
-// Whether the stream already ran a marker task (aclrtMemsetAsync behind the calls): a deliberate
-// look at memory a stream task may be writing, without synchronizing (no AscendCL call asks
-// without synchronizing, and a synchronize would change what is tested: it runs pending work and
-// ends "back to back"). One byte, never torn; hidden from ThreadSanitizer, which would report the
-// look as a race with the task's memset.
-__attribute__((no_sanitize("thread"))) char PeekByte(const void* p) { return *static_cast<const volatile char*>(p); }
 
 // AllGatherV of 2 ranks into recv: rank r's block of `count` fp32 at element 2r (the other
 // rank's count as 2). The arrays are the caller's and are overwritten with garbage as soon as the
