@@ -131,9 +131,9 @@ class Stream {
   // like any task, and must resume rather than redo. Any other result is the task's. When the
   // stream is busy: Enqueue.
   virtual Status EnqueueAttempt(Task task) { return Enqueue(std::move(task)); }
-  // A task that may wait for work the enqueuing thread issues only later (an event wait; a
-  // collective of ranks that are threads of this process, which one thread may drive): an
-  // enqueue held back by a full queue (HOSTCCL_STREAM_DEPTH) never runs it on its own thread.
+  // A task that may wait for work the enqueuing thread issues only later (an event wait; a call
+  // of a communicator with another rank in this process, which one thread may drive): an enqueue
+  // held back by a full queue (HOSTCCL_STREAM_DEPTH) never runs it nor waits for it.
   virtual Status EnqueueHostWait(Task task) { return Enqueue(std::move(task)); }
   // The same attempt without a task object (the call's record stays on the caller's stack):
   // BeginAttempt returns the number the call takes when the stream is idle and nothing is queued,

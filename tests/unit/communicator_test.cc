@@ -318,15 +318,17 @@ TEST(Comm, CreateDestroyCyclesLeakNothing) {
 // One thread drives both thread ranks and issues all of rank 0's calls before any of rank 1's,
 // more of them than a stream holds (HOSTCCL_STREAM_DEPTH, 1024): the enqueues past the depth must
 // not run rank 0's calls on this thread (they would wait for rank 1's, issued only later), so the
-// program completes, with every result right.
-// Every transport thread ranks can use: in-process, shared memory and TCP.
+// program completes, with every result right. Over every transport thread ranks can use:
+// in-process, shared memory and TCP.
 class OneThreadTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OneThreadTest, IssuesEachRanksCallsInTurnPastTheStreamDepth) {
-  setenv("HOSTCCL_EXEC_TIMEOUT_MS", "30000", 1);  // a regression fails in 30 s, not 30 min
+  // Both are read when the communicators are created (a regression fails in 30 s, not 30 min).
+  setenv("HOSTCCL_EXEC_TIMEOUT_MS", "30000", 1);
   setenv("HOSTCCL_TRANSPORT", GetParam(), 1);
   auto comms = InitAll(2);
   unsetenv("HOSTCCL_TRANSPORT");
+  unsetenv("HOSTCCL_EXEC_TIMEOUT_MS");
   constexpr int kCalls = 1500;
   aclrtStream streams[2];
   float* send[2];
@@ -364,7 +366,6 @@ TEST_P(OneThreadTest, IssuesEachRanksCallsInTurnPastTheStreamDepth) {
     EXPECT_EQ(aclrtDestroyStream(streams[r]), ACL_SUCCESS);
     EXPECT_EQ(HcclCommDestroy(comms[r]), HCCL_SUCCESS);
   }
-  unsetenv("HOSTCCL_EXEC_TIMEOUT_MS");
 }
 INSTANTIATE_TEST_SUITE_P(Transports, OneThreadTest, ::testing::Values("local", "shm", "tcp"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
