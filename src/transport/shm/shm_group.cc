@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "transport/shm/cma.h"
 #include "transport/sync/group_barrier.h"
+#include "transport/sync/wake_fence.h"
 
 namespace hostccl::net {
 
@@ -134,7 +135,12 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   auto peer = [&](int i) { return members[static_cast<size_t>(i)]; };
   const Fingerprint fp = InternalFp();
   std::string failure;
-  uint8_t ok = 1;
+  // The setup handshake's bytes: each member's ack and rank 0's verdict carry kMapped (the segment
+  // is usable) and kNoWakeFence (its process registered for membarrier; in the verdict: every
+  // member's did, so the group's wakers run no fence).
+  constexpr uint8_t kMapped = 1, kNoWakeFence = 2;
+  const uint8_t own_fence_bit = AsymmetricWakeAvailable() ? kNoWakeFence : 0;
+  uint8_t ok = kMapped | own_fence_bit;
   if (rank == 0) {
     g->memfd_ = memfd_create("hostccl-shm", MFD_CLOEXEC);
     void* p = MAP_FAILED;
@@ -157,11 +163,13 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
       ids.push_back(id);
     }
     HOSTCCL_RETURN_IF_ERROR(t->WaitAll(ids.data(), ids.size(), deadline));
-    for (int r = 1; r < size; ++r)
-      if (acks[static_cast<size_t>(r)] != 1) {
+    for (int r = 1; r < size; ++r) {
+      if ((acks[static_cast<size_t>(r)] & kMapped) == 0) {
         ok = 0;
         failure = StrFormat("rank %d could not map the shared segment", r);
       }
+      if ((acks[static_cast<size_t>(r)] & kNoWakeFence) == 0) ok &= static_cast<uint8_t>(~kNoWakeFence);
+    }
     ids.clear();
     for (int r = 1; r < size; ++r) {
       RequestId id;
@@ -181,7 +189,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
       void* p = mmap(nullptr, g->seg_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
       if (p != MAP_FAILED) {
         g->seg_ = static_cast<ShmSegment*>(p);
-        mine = (g->seg_->magic == kMagic && g->seg_->nranks == static_cast<uint32_t>(size)) ? 1 : 0;
+        mine = (g->seg_->magic == kMagic && g->seg_->nranks == static_cast<uint32_t>(size)) ? (kMapped | own_fence_bit) : 0;
       }
     }
     if (fd < 0) failure = StrFormat("open %s: %s", path.c_str(), strerror(errno));
@@ -191,12 +199,14 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
     HOSTCCL_RETURN_IF_ERROR(t->Irecv(peer(0), &ok, 1, fp, &id));
     HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
     if (!mine && failure.empty()) failure = "segment mapping failed";
-    if (!ok && failure.empty()) failure = "another rank could not map the shared segment";
+    if ((ok & kMapped) == 0 && failure.empty()) failure = "another rank could not map the shared segment";
   }
-  if (!ok) return Status(Code::kNotSupport, "shared memory unavailable: " + failure);
+  if ((ok & kMapped) == 0) return Status(Code::kNotSupport, "shared memory unavailable: " + failure);
+  g->asym_wake_ = (ok & kNoWakeFence) != 0;
   std::string no_cma;
   HOSTCCL_RETURN_IF_ERROR(ProbeCma(rank, members, t, pids, deadline, &g->cma_, &no_cma));
-  HLOG_INFO(kShm, "shared memory group of %d ranks: buffers not from aclrtMalloc %s%s", size,
+  HLOG_INFO(kShm, "shared memory group of %d ranks: wake-ups %s; buffers not from aclrtMalloc %s%s", size,
+            g->asym_wake_ ? "paid by the sleeper (membarrier)" : "fenced by every waker",
             g->cma_ ? "are copied single-copy with process_vm_readv/writev (probe passed)"
                     : "are staged through the shared segment: ",
             no_cma.c_str());
@@ -445,6 +455,7 @@ BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) 
   opt.shared = true;
   opt.spin = !Oversubscribed(size_);
   opt.what = "rank(s)";
+  opt.asymmetric_wake = asym_wake_;
   opt.check = [this, also_check] {
     Status alive = CheckPeersAlive();
     if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
@@ -504,9 +515,9 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
   h.fp = fp;
   h.ticket.store(t, std::memory_order_release);
   // Waking sleepers (a rank that went to the futex before our ticket was visible): whoever sees
-  // every ticket — here, or in WaitUntil below — runs a seq_cst fence and then looks at `sleepers`.
-  // A sleeper counts itself with a seq_cst RMW and then loads the tickets (seq_cst), so in the
-  // single total order either it sees our ticket or we see it counted; of several would-be
+  // every ticket — here, or in WaitUntil below — passes WakerFence and then looks at `sleepers`.
+  // A sleeper counts itself with a seq_cst RMW, passes SleeperFence and then loads the tickets,
+  // so either it sees our ticket or we see it counted (wake_fence.h); of several would-be
   // sleepers the last to count itself sees the others' tickets. The ticket itself is a release
   // store: unlike an xchg it does not stall this core until the line is ours, so the loads of the
   // others' tickets overlap that transfer.
@@ -607,9 +618,7 @@ Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, 
     WakeSleepers();  // its own fence
     return Status::Ok();
   }
-#if !defined(__SANITIZE_THREAD__)
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
+  WakerFence(asym_wake_);
   // `sleepers` first: while nobody sleeps (the usual case) the others' slot lines are not read,
   // so their owners' next writes to them find the lines in their own caches.
   if (seg_->barrier.sleepers.load(std::memory_order_seq_cst) != 0 && AllArrived(t)) WakeAll(&seg_->barrier, true);
@@ -739,17 +748,16 @@ Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadlin
                           pids_[static_cast<size_t>(r)]);
     }
     if (deadline.Expired()) return MakeStatus(Code::kTimeout, "timed out waiting for rank %s", missing(arg).c_str());
-    const Deadline slice = deadline.Earlier(Deadline::AfterMs(100));
+    Deadline slice = deadline.Earlier(Deadline::AfterMs(100));
     b->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    if (!SleeperFence(asym_wake_)) slice = slice.Earlier(Deadline::AfterMs(1));
     if (!ready()) FutexWait(&b->wake, word, slice, true);
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
 void ShmGroup::WakeSleepers() {
-#if !defined(__SANITIZE_THREAD__)
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
+  WakerFence(asym_wake_);
   if (seg_->barrier.sleepers.load(std::memory_order_seq_cst) != 0) WakeAll(&seg_->barrier, true);
 }
 

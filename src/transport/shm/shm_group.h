@@ -306,6 +306,7 @@ class ShmGroup : public PeerMemory {
   bool attempting_ = false;
   uint64_t resume_seq_ = 0, resume_ticket_ = 0;  // an attempt's announced arrival
   bool spin_ok_ = true;                         // this host's members fit on its cores
+  bool asym_wake_ = false;  // every member's process registered for membarrier: wakers run no fence (wake_fence.h)
   int workers_ = 1;                             // Workers()
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
   int size_ = 0;

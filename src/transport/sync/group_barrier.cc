@@ -10,6 +10,7 @@
 
 #include "common/futex.h"
 #include "common/wait_note.h"
+#include "transport/sync/wake_fence.h"
 
 namespace hostccl::net {
 
@@ -80,7 +81,9 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
     Deadline slice = opt.check ? deadline.Earlier(Deadline::AfterMs(opt.check_every_ms)) : deadline;
     // seq_cst, like the waker's arrival store and its load of `sleepers` (and done()'s loads): in
     // their single total order either the waker sees us counted or we see its arrival in done().
+    // With asymmetric wakers (no fence of theirs) the membarrier gives the same (wake_fence.h).
     b->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    if (!SleeperFence(opt.asymmetric_wake)) slice = slice.Earlier(Deadline::AfterMs(1));
     if (!done() && b->aborted.load(std::memory_order_acquire) == 0) {
       FutexWait(&b->wake, word, slice, opt.shared);
       slept = slept || slice.Expired();

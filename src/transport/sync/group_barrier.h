@@ -32,6 +32,7 @@ struct BarrierOptions {
   int check_every_ms = 100;    // how often `check` runs while sleeping
   std::function<Status()> check;  // optional: non-ok stops the wait with that status
   const char* what = "rank(s)";   // wording for the timeout message
+  bool asymmetric_wake = false;   // the wakers run no fence: the sleeper pays (wake_fence.h)
 };
 
 // Enters the barrier as `rank` of `size`; returns when all arrived (Ok), the deadline passed
