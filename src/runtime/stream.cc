@@ -55,6 +55,12 @@ StreamImpl::~StreamImpl() {
   {
     std::lock_guard lk(mu_);
     stop_ = true;
+    if (enqueued_ > 0)
+      HLOG_INFO(kRuntime, "stream %llu (device %d) destroyed: %llu tasks, %llu inline attempts (%llu of them queued again), "
+                "%llu full-queue runs by the enqueuer, at most %zu queued",
+                static_cast<unsigned long long>(id_), device_, static_cast<unsigned long long>(enqueued_),
+                static_cast<unsigned long long>(attempts_), static_cast<unsigned long long>(attempts_queued_),
+                static_cast<unsigned long long>(backpressures_), max_queued_);
   }
   worker_cv_.notify_all();
   if (worker_.joinable()) worker_.join();
