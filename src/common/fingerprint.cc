@@ -13,11 +13,14 @@ const char* CollKindName(CollKind k) {
 }
 
 uint64_t HashWords(const uint64_t* words, uint64_t n, uint64_t h) {
+  // A word at a time: xor it in, multiply by an odd constant (carries spread each bit upwards),
+  // then fold the high bits down (so a difference in a word's high bits reaches the low ones).
+  // Every step is a bijection of h, so two runs that differ in one word never hash equal. Four
+  // instructions per word where a byte-at-a-time FNV-1a took eight dependent multiplies.
   for (uint64_t i = 0; i < n; ++i) {
-    for (int b = 0; b < 8; ++b) {
-      h ^= (words[i] >> (8 * b)) & 0xff;
-      h *= 1099511628211ull;
-    }
+    h ^= words[i];
+    h *= 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
   }
   return h;
 }

@@ -16,7 +16,7 @@ struct Fingerprint {
   uint8_t flags = 0;     // kFpAccumulateFp32 when a fp16/bf16 sum/prod accumulates in fp32
   uint32_t root = 0;     // root rank or peer (0 when not rooted); for operators with V arrays
                          // that must match (AllGatherV, ReduceScatterV, AlltoAllVC) the low 32
-                         // bits of the arrays' FNV-1a hash (HashWords)
+                         // bits of the arrays' hash (HashWords), folded: h ^ (h >> 32)
   uint64_t seq = 0;      // per-communicator sequence number of this collective (1, 2, ...)
   uint64_t count = 0;    // element count
   bool operator==(const Fingerprint& o) const {
@@ -48,7 +48,8 @@ inline bool SameCollective(const Fingerprint& a, const Fingerprint& b) {
   return a.seq == b.seq && !IsP2PKind(a.kind) && !IsP2PKind(b.kind);
 }
 
-// FNV-1a over raw 64-bit words (the V arrays' entry into the fingerprint).
+// A 64-bit hash of raw 64-bit words (the V arrays' entry into the fingerprint); chainable: pass
+// one run's hash as the next run's h.
 uint64_t HashWords(const uint64_t* words, uint64_t n, uint64_t h = 1469598103934665603ull);
 
 // "count=8 fp32 sum root=2" (fields that apply to the kind)

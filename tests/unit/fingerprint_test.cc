@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/dtype.h"
 #include "common/fingerprint.h"
@@ -18,6 +20,50 @@ Fingerprint Reduce(uint64_t seq, uint64_t count) {
   f.seq = seq;
   f.count = count;
   return f;
+}
+
+// The V arrays enter the fingerprint as HashWords folded to 32 bits (core MakeFingerprint:
+// h ^ (h >> 32)). Any one-bit change of any word of count/displacement arrays, and a swap of two
+// entries, must change the folded value; so must moving a block (displacement +- 1).
+TEST(Fingerprint, ArrayHashSeesEveryBitOfEveryWord) {
+  auto folded = [](const std::vector<uint64_t>& w) {
+    const uint64_t h = HashWords(w.data(), w.size());
+    return static_cast<uint32_t>(h ^ (h >> 32));
+  };
+  uint64_t x = 88172645463325252ull;
+  auto next = [&] {  // xorshift64: reproducible words, small and large
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (size_t n : {1u, 2u, 3u, 8u, 16u, 64u}) {
+    std::vector<uint64_t> w(n);
+    for (size_t i = 0; i < n; ++i) w[i] = (i % 2) ? next() % 1000 : next();
+    const uint32_t base = folded(w);
+    for (size_t i = 0; i < n; ++i) {
+      for (int b = 0; b < 64; ++b) {
+        w[i] ^= 1ull << b;
+        EXPECT_NE(folded(w), base) << "n " << n << " word " << i << " bit " << b;
+        w[i] ^= 1ull << b;
+      }
+      w[i] += 1;
+      EXPECT_NE(folded(w), base) << "n " << n << " word " << i << " + 1";
+      w[i] -= 2;
+      EXPECT_NE(folded(w), base) << "n " << n << " word " << i << " - 1";
+      w[i] += 1;
+      if (i + 1 < n && w[i] != w[i + 1]) {
+        std::swap(w[i], w[i + 1]);
+        EXPECT_NE(folded(w), base) << "n " << n << " swap " << i;
+        std::swap(w[i], w[i + 1]);
+      }
+    }
+  }
+  // Chaining hashes the concatenation; the order of the entries matters.
+  const uint64_t a[] = {4, 4, 0, 4}, b[] = {4, 4, 0, 4};
+  EXPECT_EQ(HashWords(a + 2, 2, HashWords(a, 2)), HashWords(b, 4));
+  const uint64_t counts[] = {2, 2}, displs[] = {0, 2}, displs2[] = {2, 0};
+  EXPECT_NE(HashWords(displs, 2, HashWords(counts, 2)), HashWords(displs2, 2, HashWords(counts, 2)));
 }
 
 TEST(Fingerprint, EveryFieldTakesPart) {
