@@ -539,10 +539,59 @@ constexpr FastRows kFastRows{};
 
 }  // namespace
 
+namespace {
+
+// CheckFast for AllGatherV and ReduceScatterV: the operator's one array pair (AllGatherV:
+// recvCounts/recvDispls, ReduceScatterV: sendCounts/sendDispls) and its scalar count, with every
+// check of CheckVOp passing and this rank's own count non-zero (so the sum is non-zero and both
+// sides carry data); anything else goes through CheckVOp's steps.
+bool CheckFastV(const OpCall& c, Checked* out) {
+  const bool agv = c.kind == CollKind::kAllGatherV;
+  if (!agv && c.kind != CollKind::kReduceScatterV) return false;
+  const uint64_t* counts = agv ? c.recv_counts : c.send_counts;
+  const uint64_t* displs = agv ? c.recv_displs : c.send_displs;
+  if (counts == nullptr || displs == nullptr || c.comm == nullptr || c.stream == nullptr || c.send == nullptr ||
+      c.recv == nullptr || c.send == c.recv || c.count == 0 || c.count > kMaxCount)
+    return false;
+  const uint64_t es = DataTypeSize(c.dtype);
+  if (agv ? es == 0 : !IsReducible(c.dtype) || !IsValidRedOp(c.op)) return false;
+  std::shared_ptr<core::Communicator> comm = core::LookupComm(c.comm);
+  if (comm == nullptr || comm->profile() != nullptr) return false;
+  const int n = comm->size();
+  if (counts[comm->rank()] != c.count || varr::FirstAbove(counts, static_cast<uint64_t>(n), kMaxCount) >= 0)
+    return false;
+  // Extents: the array side's blocks must not overflow, and (AllGatherV, written blocks) not overlap.
+  uint64_t extent = 0;
+  int bad = -1, i = -1, j = -1;
+  if (!varr::Extent(counts, displs, n, &extent, &bad) || (agv && varr::FindOverlap(counts, displs, n, &i, &j)))
+    return false;
+  if (extent > UINT64_MAX / es) return false;
+  const uint64_t send_bytes = (agv ? c.count : extent) * es, recv_bytes = (agv ? extent : c.count) * es;
+  // Alignment, device memory and size, disjoint buffers, communicator state, live stream.
+  const uintptr_t s = reinterpret_cast<uintptr_t>(c.send), r = reinterpret_cast<uintptr_t>(c.recv);
+  if (((s | r) & (es - 1)) != 0) return false;
+  const bool host_ok = comm->host_buffers_allowed();
+  if (rt::FindAllocation(c.send, &out->send_alloc) ? !FitsIn(*out->send_alloc, c.send, send_bytes) : !host_ok)
+    return false;
+  if (rt::FindAllocation(c.recv, &out->recv_alloc) ? !FitsIn(*out->recv_alloc, c.recv, recv_bytes) : !host_ok)
+    return false;
+  if (CheckOverlap(s, send_bytes, r, recv_bytes, false, false, 0, false) != Overlap::kOk || comm->failed())
+    return false;
+  rt::Stream* stream = rt::LookupStream(c.stream);
+  if (stream == nullptr) return false;
+  out->comm = std::move(comm);
+  out->stream = stream;
+  out->done = false;
+  return true;
+}
+
+}  // namespace
+
 bool CheckFast(const OpCall& c, Checked* out) {
   const unsigned kv = static_cast<unsigned>(c.kind);
   if (kv >= 32) return false;
   const FastRow& f = kFastRows.at[kv];
+  if (!f.on) return CheckFastV(c, out);
   // Steps 1-5 (CheckOp): count, NULL pointers, count range, dtype and op.
   if (!f.on || c.count == 0 || c.count > kMaxCount || c.comm == nullptr || c.stream == nullptr) return false;
   if ((f.need_send && c.send == nullptr) || (f.has_recv && c.recv == nullptr)) return false;

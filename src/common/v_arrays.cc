@@ -22,6 +22,15 @@ bool Extent(const uint64_t* counts, const uint64_t* displs, int n, uint64_t* ext
 }
 
 bool FindOverlap(const uint64_t* counts, const uint64_t* displs, int n, int* i, int* j) {
+  // Blocks laid out in rank order, each after the previous one's end (the usual layout): one pass.
+  uint64_t prev_end = 0;
+  bool in_order = true;
+  for (int k = 0; k < n && in_order; ++k) {
+    if (counts[k] == 0) continue;
+    in_order = displs[k] >= prev_end;
+    prev_end = displs[k] + counts[k];  // no overflow: Extent() was checked first
+  }
+  if (in_order) return false;
   uint32_t stack[256];
   std::vector<uint32_t> heap;
   uint32_t* idx = stack;

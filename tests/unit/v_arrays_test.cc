@@ -85,6 +85,46 @@ TEST(VArrays, OverlapFindsThePairAndIgnoresEmptyAndTouchingBlocks) {
   }
 }
 
+// FindOverlap answers blocks laid out in rank order in one pass and sorts otherwise: both agree
+// with a brute-force look at every pair, on random layouts (in order, shuffled, with empty blocks,
+// touching, overlapping), and the pair it names does overlap.
+TEST(VArrays, OverlapAgreesWithEveryPairOnRandomLayouts) {
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  auto next = [&](uint64_t m) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x % m;
+  };
+  for (int round = 0; round < 4000; ++round) {
+    const int n = 1 + static_cast<int>(next(12));
+    std::vector<uint64_t> c(static_cast<size_t>(n)), d(static_cast<size_t>(n));
+    uint64_t at = 0;
+    for (size_t k = 0; k < c.size(); ++k) {
+      c[k] = next(4);  // 0 (empty) to 3
+      if (round % 2 == 0) {
+        d[k] = at;  // in rank order, touching or with gaps, sometimes stepping back into a block
+        at += c[k] + next(3);
+        if (next(8) == 0 && at > 1) at -= 2;
+      } else {
+        d[k] = next(20);
+      }
+    }
+    bool brute = false;
+    for (size_t a = 0; a < c.size(); ++a)
+      for (size_t b = a + 1; b < c.size(); ++b)
+        if (c[a] && c[b] && d[a] < d[b] + c[b] && d[b] < d[a] + c[a]) brute = true;
+    int i = -1, j = -1;
+    const bool found = FindOverlap(c.data(), d.data(), n, &i, &j);
+    ASSERT_EQ(found, brute) << "round " << round;
+    if (found) {
+      ASSERT_TRUE(i >= 0 && i < j && j < n) << "round " << round;
+      const size_t a = static_cast<size_t>(i), b = static_cast<size_t>(j);
+      EXPECT_TRUE(c[a] && c[b] && d[a] < d[b] + c[b] && d[b] < d[a] + c[a]) << "round " << round;
+    }
+  }
+}
+
 TEST(VArrays, SumsSaturateAndStride) {
   const uint64_t m[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};  // 3 x 3
   EXPECT_EQ(Sum(m, 9), 45u);
