@@ -10,7 +10,9 @@
 // slot (`full` = message number). The receiver compares the fingerprint with its own, copies the
 // payload (out of the slot, or for larger payloads straight out of the sender's buffer: through
 // the mapping of its device memory when the descriptor allows, else process_vm_readv; one copy,
-// any memory) and answers `taken`.
+// any memory) and answers: the pair's `taken` count (net::MailAnswer, one line per ordered pair,
+// which the sender reads only when it does not know its next slot to be free), and, only when the
+// fingerprints differ, `bad` and its own fingerprint in the slot's second line.
 // Split copies: a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES (1 MiB) flags its slot; the
 // receiver publishes its buffer's descriptor (`claim`), and both ends take 256 KiB chunks from
 // one counter: the receiver reads chunks, the sender writes chunks into the receiver's buffer
@@ -18,13 +20,13 @@
 // nothing is written into its buffer after its Recv completed.
 // Eager and rendezvous: a single HcclSend whose payload travels inline (<= 472 bytes) completes
 // once its slot is published (the data is copied out; the stream moves on: ctx.ran_ahead); its
-// answer is collected later: before the pair's slot is reused (message m + kSlots waits for
-// `taken` of m anyway, and looks at its verdict first) and at the stream's synchronize
+// answer is collected later: before the pair's slot is reused (message m + kSlots waits until m
+// was taken anyway, and looks at m's `bad` first) and at the stream's synchronize
 // (P2PMailboxSettle, through Communicator::Settle), which waits until the receiver took every
 // message and reports a mismatch, a dead receiver or, at the exec timeout, the missing HcclRecv.
-// Every other send (larger, or in a HcclBatchSendRecv list) completes only when its `taken`
-// arrived, so it does not complete before its Recv took the data. A fingerprint that differs is
-// answered with verdict 1 and the receiver's fingerprint, so both ranks fail with the same
+// Every other send (larger, or in a HcclBatchSendRecv list) completes only when the pair's `taken`
+// reached it, so it does not complete before its Recv took the data. A fingerprint that differs is
+// answered with `bad` = the message's number and the receiver's fingerprint, so both ranks fail with the same
 // HCCL_E_PARA message naming both (an eager sender: at its next send on the pair that reuses the
 // slot, or its synchronize, at the latest).
 // Waiting: whenever nothing can progress, one adaptive wait (spin ~2 us, yield, then the segment's
@@ -41,7 +43,7 @@
 // In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
 // Example: ping-pong of 8 bytes, rank 0 {send to 1}, rank 1 {recv from 0}: rank 0 writes one cache
 // line (message 1 in slot 0 of ring 0->1) and its send completes (eager); rank 1 sees `full` == 1,
-// copies 8 bytes, writes `taken` = 1; rank 0 looks at that answer when it posts message 5 into
+// copies 8 bytes, writes the pair's `taken` = 1; rank 0 reads that line when it posts message 5 into
 // slot 0 again, or at its synchronize. 64 MiB instead: rank 0 flags the slot
 // split and waits for `claim`; rank 1 claims, both take chunk numbers 0..255 from the counter
 // (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...), rank 1 waits until `done` = 256 and
@@ -193,8 +195,19 @@ void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const n
   g->MailSent(it.peer) = m;
 }
 
-bool SlotFree(const net::ShmGroup* g, int me, int peer, uint64_t m) {
-  return m <= kSlots || g->Mail(me, peer, m)->taken.load(std::memory_order_acquire) >= m - kSlots;
+// The last message of (from -> to) the receiver took.
+uint64_t TakenUpTo(const net::ShmGroup* g, int from, int to) {
+  return g->MailTakenWord(from, to).load(std::memory_order_acquire);
+}
+
+// Whether message m of (me -> peer) may use its slot: message m - kSlots was taken. The pair's
+// answer line is read only when what this rank read last does not say so.
+bool SlotFree(net::ShmGroup* g, int me, int peer, uint64_t m) {
+  if (m <= kSlots) return true;
+  uint64_t& known = g->MailKnownTaken(peer);
+  if (known >= m - kSlots) return true;
+  known = TakenUpTo(g, me, peer);
+  return known >= m - kSlots;
 }
 
 // The answers of messages to `peer` up to `upto` (all taken; none of their slots reused yet) that
@@ -204,7 +217,7 @@ Status CollectAnswers(net::ShmGroup* g, int me, int peer, uint64_t upto) {
   uint64_t& checked = g->MailChecked(peer);
   for (; checked < upto; ++checked) {
     const net::MailSlot* s = g->Mail(me, peer, checked + 1);
-    if (s->verdict != 0) {
+    if (s->bad == checked + 1) {
       Status st(Code::kPara, FormatMismatch(s->rfp, peer, s->fp, me));
       st.WithPeer(peer);
       return st;
@@ -243,7 +256,7 @@ Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const
   Status copied;
   if (s->fp != mine) {
     s->rfp = mine;
-    s->verdict = 1;
+    s->bad = m;
     copied = Mismatch(it, mine, ctx.rank, s->fp, it.peer);
   } else {
     const uint64_t bytes = it.bytes();
@@ -256,11 +269,10 @@ Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const
     } else if (bytes > 0) {
       copied = net::CmaRead(g->Pid(it.peer), it.peer, s->addr, it.buf, bytes);
     }
-    s->verdict = 0;
   }
   // Answered even after a failed copy: the sender must not wait for the timeout (a failed read
   // of a live peer fails this rank, whose departure reaches the sender).
-  s->taken.store(m, std::memory_order_release);
+  g->MailTakenWord(it.peer, ctx.rank).store(m, std::memory_order_release);
   g->MailTaken(it.peer) = m;
   return copied;
 }
@@ -285,13 +297,12 @@ bool OneFree(const void* a) {
 }
 bool OneTaken(const void* a) {
   const One* o = static_cast<const One*>(a);
-  return o->g->Mail(o->from, o->to, o->m)->taken.load(std::memory_order_acquire) >= o->m;
+  return TakenUpTo(o->g, o->from, o->to) >= o->m;
 }
 bool OneClaimedOrTaken(const void* a) {
   const One* o = static_cast<const One*>(a);
   net::MailSlot* s = o->g->Mail(o->from, o->to, o->m);
-  return Word(SplitOf(s)->claim).load(std::memory_order_acquire) == o->m ||
-         s->taken.load(std::memory_order_acquire) >= o->m;
+  return Word(SplitOf(s)->claim).load(std::memory_order_acquire) == o->m || TakenUpTo(o->g, o->from, o->to) >= o->m;
 }
 bool OneFull(const void* a) {
   const One* o = static_cast<const One*>(a);
@@ -343,7 +354,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     if (!copied.ok()) return copied;
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
     const net::MailSlot* s = g->Mail(me, it.peer, o.m);
-    if (s->verdict != 0) return Mismatch(it, s->rfp, it.peer, P2PMessageFp(ctx, it, kP2PData), me);
+    if (s->bad == o.m) return Mismatch(it, s->rfp, it.peer, P2PMessageFp(ctx, it, kP2PData), me);
     return Status::Ok();
   }
   One o{g, it.peer, me, g->MailTaken(it.peer) + 1};
@@ -368,7 +379,7 @@ bool ListReady(const void* a) {
     if (it.send && c.st[i].m == 0) {
       if (SlotFree(c.g, me, it.peer, c.g->MailSent(it.peer) + 1)) return true;
     } else if (it.send) {
-      if (c.g->Mail(me, it.peer, c.st[i].m)->taken.load(std::memory_order_acquire) >= c.st[i].m) return true;
+      if (TakenUpTo(c.g, me, it.peer) >= c.st[i].m) return true;
     } else {
       const uint64_t m = c.g->MailTaken(it.peer) + 1;
       if (c.g->Mail(it.peer, me, m)->full.load(std::memory_order_acquire) == m) return true;
@@ -410,9 +421,9 @@ Status Pass(Call& c, bool* moved) {
       c.st[i].m = m;
       *moved = true;
     } else if (it.send) {  // answer
+      if (TakenUpTo(g, me, it.peer) < c.st[i].m) continue;
       const net::MailSlot* s = g->Mail(me, it.peer, c.st[i].m);
-      if (s->taken.load(std::memory_order_acquire) < c.st[i].m) continue;
-      if (s->verdict != 0) return Mismatch(it, s->rfp, it.peer, P2PMessageFp(ctx, it, kP2PData), me);
+      if (s->bad == c.st[i].m) return Mismatch(it, s->rfp, it.peer, P2PMessageFp(ctx, it, kP2PData), me);
       c.st[i].done = true;
       --c.left;
     } else {  // take
@@ -448,8 +459,7 @@ Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline) {
     Status w = g->WaitFor(&OneTaken, &o, deadline, &p, 1, &OnePeer);
     if (!w.ok() && w.code() == Code::kTimeout) {
       // Name the first message the peer did not take, as the send itself would have.
-      uint64_t m = g->MailChecked(p) + 1;
-      while (m < sent && g->Mail(me, p, m)->taken.load(std::memory_order_acquire) >= m) ++m;
+      const uint64_t m = std::min(sent, std::max(g->MailChecked(p), TakenUpTo(g, me, p)) + 1);
       const Fingerprint& fp = g->Mail(me, p, m)->fp;
       Context ctx;
       ctx.rank = me;

@@ -28,7 +28,7 @@ namespace hostccl::net {
 
 namespace {
 constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
-constexpr uint32_t kVersion = 4;  // 3: a ring of arrival slots, done words, fingerprint history; 4: work words
+constexpr uint32_t kVersion = 5;  // 3: a ring of arrival slots, done words, fingerprint history; 4: work words; 5: mail answers per pair
 constexpr size_t kMaxMappings = 512;
 
 constexpr uint64_t kFreedRing = 64;
@@ -95,6 +95,7 @@ struct ShmSegment {
   // followed by ArrivalSlot[nranks][ring] (ring = ShmGroup::RingSlots(nranks); ticket t in slot
   // t % ring), SlotData[nranks], DoneLine[nranks], FpEntry[nranks][4 x ring] (each rank's block
   // padded to 64 bytes), then (groups of at most kMailMaxRanks) MailSlot[nranks][nranks][kMailSlots]
+  // and MailAnswer[nranks][nranks]
   static size_t Ring(int n) { return static_cast<size_t>(ShmGroup::RingSlots(n)); }
   static size_t HistoryBytes(int n) { return (kHistoryPerSlot * Ring(n) * sizeof(FpEntry) + 63) & ~size_t{63}; }
   ShmGroup::ArrivalSlot* arrivals() { return reinterpret_cast<ShmGroup::ArrivalSlot*>(this + 1); }
@@ -105,16 +106,18 @@ struct ShmSegment {
                                       static_cast<size_t>(r) * HistoryBytes(static_cast<int>(nranks)));
   }
   MailSlot* mail() { return reinterpret_cast<MailSlot*>(reinterpret_cast<char*>(history(static_cast<int>(nranks)))); }
+  MailAnswer* answers() { return reinterpret_cast<MailAnswer*>(mail() + static_cast<size_t>(nranks) * nranks * ShmGroup::kMailSlots); }
   static bool HasMail(int n) { return n <= ShmGroup::kMailMaxRanks; }
   static size_t Bytes(int n) {
     const size_t un = static_cast<size_t>(n);
     return sizeof(ShmSegment) + Ring(n) * sizeof(ShmGroup::ArrivalSlot) * un + sizeof(SlotData) * un +
            sizeof(DoneLine) * un + HistoryBytes(n) * un +
-           (HasMail(n) ? sizeof(MailSlot) * un * un * ShmGroup::kMailSlots : 0);
+           (HasMail(n) ? (sizeof(MailSlot) * ShmGroup::kMailSlots + sizeof(MailAnswer)) * un * un : 0);
   }
 };
 static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignment");
-static_assert(sizeof(MailSlot) == 576 && offsetof(MailSlot, taken) == 512, "a mail slot: one sender part, one receiver line");
+static_assert(sizeof(MailSlot) == 576 && offsetof(MailSlot, bad) == 512, "a mail slot: one sender part, one receiver line");
+static_assert(sizeof(MailAnswer) == 64, "a pair's answer: one line");
 
 Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t, const std::vector<uint32_t>& pids,
                         size_t staging_bytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
@@ -216,6 +219,8 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
     g->mail_sent_.assign(static_cast<size_t>(size), 0);
     g->mail_taken_.assign(static_cast<size_t>(size), 0);
     g->mail_checked_.assign(static_cast<size_t>(size), 0);
+    g->mail_known_taken_.assign(static_cast<size_t>(size), 0);
+    g->answers_ = g->seg_->answers();
   }
   for (int r = 0; r < size; ++r) {
     int pfd = -1;

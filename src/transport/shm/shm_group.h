@@ -38,17 +38,27 @@ struct ShmSegment;  // layout private to shm_group.cc
 struct BarrierOptions;  // transport/sync/group_barrier.h
 
 // One slot of a point-to-point mailbox (ShmGroup::Mail): the sender fills the first part and
-// publishes it with `full`; the receiver answers in the second cache line with `taken` (so neither
-// side writes the other's line). Message numbers count from 1 per ordered pair.
+// publishes it with `full`. The receiver writes the second cache line only when the fingerprints
+// differ (so neither side writes the other's line); what it took is counted per ordered pair in a
+// MailAnswer. Message numbers count from 1 per ordered pair.
 struct alignas(64) MailSlot {
   static constexpr size_t kInline = 472;  // payload bytes carried in the slot itself
   std::atomic<uint64_t> full;   // sender: the message number this slot holds (release, written last)
   Fingerprint fp;               // sender's message fingerprint (algo::P2PMessageFp)
   uint64_t addr;                // sender's buffer, for payloads above kInline (read by the receiver)
   char payload[kInline];
-  alignas(64) std::atomic<uint64_t> taken;  // receiver: the message number it took (release, last)
-  uint32_t verdict;             // 0: copied; 1: fingerprints differ (rfp is the receiver's)
-  Fingerprint rfp;
+  alignas(64) uint64_t bad;     // receiver: the number of a message whose fingerprints differed
+  Fingerprint rfp;              // receiver's fingerprint of message `bad`
+};
+
+// Per ordered pair (from, to): the last message the receiver took (release, after its copy and any
+// `bad`). The receiver writes it on every take; the sender reads it only when it does not know
+// the slot it is about to reuse to be free (ShmGroup::MailKnownTaken caches what it read), i.e.
+// at most once per kMailSlots messages back to back, and when it waits for an answer. So the line
+// stays in the receiver's cache between those reads, where one answer line per slot used to be
+// read by the sender and written by the receiver once per message each (two cross-core misses).
+struct alignas(64) MailAnswer {
+  std::atomic<uint64_t> taken;
 };
 
 class ShmGroup : public PeerMemory {
@@ -201,6 +211,12 @@ class ShmGroup : public PeerMemory {
   // This rank's message counts per peer (process memory; one thread uses the group at a time).
   uint64_t& MailSent(int peer) { return mail_sent_[static_cast<size_t>(peer)]; }
   uint64_t& MailTaken(int peer) { return mail_taken_[static_cast<size_t>(peer)]; }
+  // The answer line of the ordered pair (from, to), and this rank's last reading of its own
+  // pairs' lines (as a sender, per peer).
+  std::atomic<uint64_t>& MailTakenWord(int from, int to) const {
+    return answers_[static_cast<size_t>(from) * static_cast<size_t>(size_) + static_cast<size_t>(to)].taken;
+  }
+  uint64_t& MailKnownTaken(int peer) { return mail_known_taken_[static_cast<size_t>(peer)]; }
   // Eager sends (complete once published, answered later): the last message to `peer` whose
   // answer (verdict) this rank looked at, and whether some answers are still to be collected.
   uint64_t& MailChecked(int peer) { return mail_checked_[static_cast<size_t>(peer)]; }
@@ -331,7 +347,8 @@ class ShmGroup : public PeerMemory {
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
   MailSlot* mail_ = nullptr;
-  std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_;
+  std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_, mail_known_taken_;
+  MailAnswer* answers_ = nullptr;
   bool mail_ahead_ = false;
 };
 
