@@ -541,35 +541,74 @@ constexpr FastRows kFastRows{};
 
 namespace {
 
-// CheckFast for AllGatherV and ReduceScatterV: the operator's one array pair (AllGatherV:
-// recvCounts/recvDispls, ReduceScatterV: sendCounts/sendDispls) and its scalar count, with every
-// check of CheckVOp passing and this rank's own count non-zero (so the sum is non-zero and both
-// sides carry data); anything else goes through CheckVOp's steps.
+// CheckFast for the V family except AlltoAllVC: every check of CheckVOp passing, with both buffers
+// given, distinct and carrying data. AllGatherV / ReduceScatterV: the operator's one array pair
+// (recvCounts/recvDispls, sendCounts/sendDispls) and this rank's own non-zero count; AlltoAll:
+// equal non-zero counts and types; AlltoAllV: both array pairs, each side with some data.
+// Anything else (an error to name, a zero count or sum, a side without data, a chip profile) goes
+// through CheckVOp's steps.
 bool CheckFastV(const OpCall& c, Checked* out) {
-  const bool agv = c.kind == CollKind::kAllGatherV;
-  if (!agv && c.kind != CollKind::kReduceScatterV) return false;
-  const uint64_t* counts = agv ? c.recv_counts : c.send_counts;
-  const uint64_t* displs = agv ? c.recv_displs : c.send_displs;
-  if (counts == nullptr || displs == nullptr || c.comm == nullptr || c.stream == nullptr || c.send == nullptr ||
-      c.recv == nullptr || c.send == c.recv || c.count == 0 || c.count > kMaxCount)
+  if (c.comm == nullptr || c.stream == nullptr || c.send == nullptr || c.recv == nullptr || c.send == c.recv)
     return false;
-  const uint64_t es = DataTypeSize(c.dtype);
-  if (agv ? es == 0 : !IsReducible(c.dtype) || !IsValidRedOp(c.op)) return false;
-  std::shared_ptr<core::Communicator> comm = core::LookupComm(c.comm);
-  if (comm == nullptr || comm->profile() != nullptr) return false;
-  const int n = comm->size();
-  if (counts[comm->rank()] != c.count || varr::FirstAbove(counts, static_cast<uint64_t>(n), kMaxCount) >= 0)
-    return false;
-  // Extents: the array side's blocks must not overflow, and (AllGatherV, written blocks) not overlap.
-  uint64_t extent = 0;
+  const uint64_t ses = DataTypeSize(c.dtype);
+  uint64_t res = ses;  // the receive side's element size (AlltoAll(V): recvType)
+  uint64_t send_elems = 0, recv_elems = 0;
+  std::shared_ptr<core::Communicator> comm;
+  int n = 0;
+  auto live = [&] {
+    comm = core::LookupComm(c.comm);
+    if (comm == nullptr || comm->profile() != nullptr) return false;
+    n = comm->size();
+    return true;
+  };
   int bad = -1, i = -1, j = -1;
-  if (!varr::Extent(counts, displs, n, &extent, &bad) || (agv && varr::FindOverlap(counts, displs, n, &i, &j)))
-    return false;
-  if (extent > UINT64_MAX / es) return false;
-  const uint64_t send_bytes = (agv ? c.count : extent) * es, recv_bytes = (agv ? extent : c.count) * es;
+  switch (c.kind) {
+    case CollKind::kAllGatherV:
+    case CollKind::kReduceScatterV: {
+      const bool agv = c.kind == CollKind::kAllGatherV;
+      const uint64_t* counts = agv ? c.recv_counts : c.send_counts;
+      const uint64_t* displs = agv ? c.recv_displs : c.send_displs;
+      if (counts == nullptr || displs == nullptr || c.count == 0 || c.count > kMaxCount) return false;
+      if (agv ? ses == 0 : !IsReducible(c.dtype) || !IsValidRedOp(c.op)) return false;
+      if (!live() || counts[comm->rank()] != c.count ||
+          varr::FirstAbove(counts, static_cast<uint64_t>(n), kMaxCount) >= 0)
+        return false;
+      // The array side's blocks must not overflow, and (AllGatherV: written blocks) not overlap.
+      uint64_t extent = 0;
+      if (!varr::Extent(counts, displs, n, &extent, &bad) || (agv && varr::FindOverlap(counts, displs, n, &i, &j)))
+        return false;
+      send_elems = agv ? c.count : extent;
+      recv_elems = agv ? extent : c.count;
+      break;
+    }
+    case CollKind::kAlltoAll:
+      if (c.count == 0 || c.count > kMaxCount || c.recv_count != c.count || c.recv_dtype != c.dtype || ses == 0 ||
+          !live())
+        return false;
+      send_elems = recv_elems = c.count * static_cast<uint64_t>(n);
+      break;
+    case CollKind::kAlltoAllV: {
+      res = DataTypeSize(c.recv_dtype);
+      if (c.send_counts == nullptr || c.send_displs == nullptr || c.recv_counts == nullptr ||
+          c.recv_displs == nullptr || ses == 0 || res != ses || !live())
+        return false;
+      const uint64_t un = static_cast<uint64_t>(n);
+      if (varr::FirstAbove(c.send_counts, un, kMaxCount) >= 0 || varr::FirstAbove(c.recv_counts, un, kMaxCount) >= 0 ||
+          !varr::Extent(c.send_counts, c.send_displs, n, &send_elems, &bad) ||
+          !varr::Extent(c.recv_counts, c.recv_displs, n, &recv_elems, &bad) ||
+          varr::FindOverlap(c.recv_counts, c.recv_displs, n, &i, &j))
+        return false;
+      if (send_elems == 0 || recv_elems == 0) return false;  // a side without data: CheckVOp
+      break;
+    }
+    default:
+      return false;
+  }
+  if (send_elems > UINT64_MAX / ses || recv_elems > UINT64_MAX / res) return false;
+  const uint64_t send_bytes = send_elems * ses, recv_bytes = recv_elems * res;
   // Alignment, device memory and size, disjoint buffers, communicator state, live stream.
   const uintptr_t s = reinterpret_cast<uintptr_t>(c.send), r = reinterpret_cast<uintptr_t>(c.recv);
-  if (((s | r) & (es - 1)) != 0) return false;
+  if ((s & (ses - 1)) != 0 || (r & (res - 1)) != 0) return false;
   const bool host_ok = comm->host_buffers_allowed();
   if (rt::FindAllocation(c.send, &out->send_alloc) ? !FitsIn(*out->send_alloc, c.send, send_bytes) : !host_ok)
     return false;

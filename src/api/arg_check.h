@@ -73,11 +73,11 @@ struct Checked {
 // steps 1-2, and step 3 for Send/Recv; the rest runs at HcclGroupEnd (api/group.h). The V family
 // ignores it (checked whole at the call: its arrays are copied then).
 Status CheckOp(const OpCall& c, Checked* out, bool group_entry = false);
-// The success path of CheckOp (not group_entry) for the buffer-and-count operators, AllGatherV
-// and ReduceScatterV, without a Status or any message: true when every check passes (*out filled
-// exactly as CheckOp would); false when some check fails or the call is one it leaves to CheckOp
-// (count 0, AlltoAll(V/VC), a chip profile, ...), and then CheckOp gives the verdict and the
-// message. *out is unspecified after false.
+// The success path of CheckOp (not group_entry) for the buffer-and-count operators and the V
+// family except AlltoAllVC, without a Status or any message: true when every check passes (*out
+// filled exactly as CheckOp would); false when some check fails or the call is one it leaves to
+// CheckOp (count 0, a V side without data, AlltoAllVC, a chip profile, ...), and then CheckOp
+// gives the verdict and the message. *out is unspecified after false.
 bool CheckFast(const OpCall& c, Checked* out);
 // One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
 struct BatchItem {
