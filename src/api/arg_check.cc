@@ -541,10 +541,10 @@ constexpr FastRows kFastRows{};
 
 namespace {
 
-// CheckFast for the V family except AlltoAllVC: every check of CheckVOp passing, with both buffers
-// given, distinct and carrying data. AllGatherV / ReduceScatterV: the operator's one array pair
-// (recvCounts/recvDispls, sendCounts/sendDispls) and this rank's own non-zero count; AlltoAll:
-// equal non-zero counts and types; AlltoAllV: both array pairs, each side with some data.
+// CheckFast for the V family: every check of CheckVOp passing, with both buffers given, distinct
+// and carrying data. AllGatherV / ReduceScatterV: the operator's one array pair (recvCounts/
+// recvDispls, sendCounts/sendDispls) and this rank's own non-zero count; AlltoAll: equal non-zero
+// counts and types; AlltoAllV: both array pairs, AlltoAllVC: the matrix, each side with some data.
 // Anything else (an error to name, a zero count or sum, a side without data, a chip profile) goes
 // through CheckVOp's steps.
 bool CheckFastV(const OpCall& c, Checked* out) {
@@ -598,6 +598,16 @@ bool CheckFastV(const OpCall& c, Checked* out) {
           !varr::Extent(c.recv_counts, c.recv_displs, n, &recv_elems, &bad) ||
           varr::FindOverlap(c.recv_counts, c.recv_displs, n, &i, &j))
         return false;
+      if (send_elems == 0 || recv_elems == 0) return false;  // a side without data: CheckVOp
+      break;
+    }
+    case CollKind::kAlltoAllVC: {
+      res = DataTypeSize(c.recv_dtype);
+      if (c.matrix == nullptr || ses == 0 || res != ses || !live()) return false;
+      const uint64_t un = static_cast<uint64_t>(n), ur = static_cast<uint64_t>(comm->rank());
+      if (varr::FirstAbove(c.matrix, un * un, kMaxCount) >= 0) return false;
+      send_elems = varr::Sum(c.matrix + ur * un, un);  // packed in rank order: row and column r
+      recv_elems = varr::Sum(c.matrix + ur, un, un);
       if (send_elems == 0 || recv_elems == 0) return false;  // a side without data: CheckVOp
       break;
     }

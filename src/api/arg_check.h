@@ -74,10 +74,10 @@ struct Checked {
 // ignores it (checked whole at the call: its arrays are copied then).
 Status CheckOp(const OpCall& c, Checked* out, bool group_entry = false);
 // The success path of CheckOp (not group_entry) for the buffer-and-count operators and the V
-// family except AlltoAllVC, without a Status or any message: true when every check passes (*out
-// filled exactly as CheckOp would); false when some check fails or the call is one it leaves to
-// CheckOp (count 0, a V side without data, AlltoAllVC, a chip profile, ...), and then CheckOp
-// gives the verdict and the message. *out is unspecified after false.
+// family, without a Status or any message: true when every check passes (*out filled exactly as
+// CheckOp would); false when some check fails or the call is one it leaves to CheckOp (count 0,
+// a V side without data, a chip profile, ...), and then CheckOp gives the verdict and the
+// message. *out is unspecified after false.
 bool CheckFast(const OpCall& c, Checked* out);
 // One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
 struct BatchItem {
