@@ -541,6 +541,23 @@ constexpr FastRows kFastRows{};
 
 namespace {
 
+// Step 8 of a fast check for one buffer: `bytes` from p fit its aclrtMalloc allocation (kept in
+// *alloc), or p is host memory and the communicator allows that or nothing is moved.
+bool BufferFits(void* p, uint64_t bytes, bool host_ok, std::optional<rt::Allocation>* alloc) {
+  return rt::FindAllocation(p, alloc) ? FitsIn(**alloc, p, bytes) : host_ok || bytes == 0;
+}
+
+// The end of a fast check: the communicator has not failed and the stream is live; fills *out.
+bool FinishFast(std::shared_ptr<core::Communicator> comm, const OpCall& c, Checked* out) {
+  if (comm->failed()) return false;
+  rt::Stream* stream = rt::LookupStream(c.stream);
+  if (stream == nullptr) return false;
+  out->comm = std::move(comm);
+  out->stream = stream;
+  out->done = false;
+  return true;
+}
+
 // CheckFast for the V family: every check of CheckVOp passing, with both buffers given, distinct
 // and carrying data. AllGatherV / ReduceScatterV: the operator's one array pair (recvCounts/
 // recvDispls, sendCounts/sendDispls) and this rank's own non-zero count; AlltoAll: equal non-zero
@@ -620,18 +637,11 @@ bool CheckFastV(const OpCall& c, Checked* out) {
   const uintptr_t s = reinterpret_cast<uintptr_t>(c.send), r = reinterpret_cast<uintptr_t>(c.recv);
   if ((s & (ses - 1)) != 0 || (r & (res - 1)) != 0) return false;
   const bool host_ok = comm->host_buffers_allowed();
-  if (rt::FindAllocation(c.send, &out->send_alloc) ? !FitsIn(*out->send_alloc, c.send, send_bytes) : !host_ok)
+  if (!BufferFits(c.send, send_bytes, host_ok, &out->send_alloc) ||
+      !BufferFits(c.recv, recv_bytes, host_ok, &out->recv_alloc) ||
+      CheckOverlap(s, send_bytes, r, recv_bytes, false, false, 0, false) != Overlap::kOk)
     return false;
-  if (rt::FindAllocation(c.recv, &out->recv_alloc) ? !FitsIn(*out->recv_alloc, c.recv, recv_bytes) : !host_ok)
-    return false;
-  if (CheckOverlap(s, send_bytes, r, recv_bytes, false, false, 0, false) != Overlap::kOk || comm->failed())
-    return false;
-  rt::Stream* stream = rt::LookupStream(c.stream);
-  if (stream == nullptr) return false;
-  out->comm = std::move(comm);
-  out->stream = stream;
-  out->done = false;
-  return true;
+  return FinishFast(std::move(comm), c, out);
 }
 
 }  // namespace
@@ -642,7 +652,7 @@ bool CheckFast(const OpCall& c, Checked* out) {
   const FastRow& f = kFastRows.at[kv];
   if (!f.on) return CheckFastV(c, out);
   // Steps 1-5 (CheckOp): count, NULL pointers, count range, dtype and op.
-  if (!f.on || c.count == 0 || c.count > kMaxCount || c.comm == nullptr || c.stream == nullptr) return false;
+  if (c.count == 0 || c.count > kMaxCount || c.comm == nullptr || c.stream == nullptr) return false;
   if ((f.need_send && c.send == nullptr) || (f.has_recv && c.recv == nullptr)) return false;
   const uint64_t es = DataTypeSize(c.dtype);
   if (f.reduces ? !IsReducible(c.dtype) || !IsValidRedOp(c.op) : es == 0) return false;
@@ -663,11 +673,7 @@ bool CheckFast(const OpCall& c, Checked* out) {
   const uint64_t send_elems = Elems(f.send, c.count, n), recv_elems = Elems(f.recv, c.count, n);
   const bool host_ok = comm->host_buffers_allowed();
   if (send != nullptr) {
-    if (rt::FindAllocation(send, &out->send_alloc)) {
-      if (!FitsIn(*out->send_alloc, send, send_elems * es)) return false;
-    } else if (!host_ok && send_elems != 0) {
-      return false;
-    }
+    if (!BufferFits(send, send_elems * es, host_ok, &out->send_alloc)) return false;
   } else {
     out->send_alloc.reset();
   }
@@ -678,9 +684,7 @@ bool CheckFast(const OpCall& c, Checked* out) {
       out->recv_alloc = out->send_alloc;
       if (out->recv_alloc ? !FitsIn(*out->recv_alloc, recv, recv_elems * es) : !host_ok && recv_elems != 0)
         return false;
-    } else if (rt::FindAllocation(recv, &out->recv_alloc)) {
-      if (!FitsIn(*out->recv_alloc, recv, recv_elems * es)) return false;
-    } else if (!host_ok && recv_elems != 0) {
+    } else if (!BufferFits(recv, recv_elems * es, host_ok, &out->recv_alloc)) {
       return false;
     }
     if (send != nullptr) {
@@ -691,14 +695,8 @@ bool CheckFast(const OpCall& c, Checked* out) {
         return false;
     }
   }
-  if (comm->failed()) return false;
-  rt::Stream* stream = rt::LookupStream(c.stream);
-  if (stream == nullptr) return false;
   if (f.one_buffer) out->recv_alloc = out->send_alloc;
-  out->comm = std::move(comm);
-  out->stream = stream;
-  out->done = false;
-  return true;
+  return FinishFast(std::move(comm), c, out);
 }
 
 algo::OpArgs ToArgs(const OpCall& c) {
