@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/clock.h"
@@ -77,9 +78,14 @@ struct OpArgs {
   const uint64_t* matrix = nullptr;
   DataType recv_dtype = DataType::kFp32;  // AlltoAll family: recvType (same element size as dtype)
   uint64_t recv_count = 0;                // AlltoAll
-  // Point-to-point operators: the transfers (Send/Recv: one; BatchSendRecv: the list, self items
-  // paired k-th send with k-th receive), numbered by core.
+  // Point-to-point operators: the transfers, numbered by core. HcclSend/HcclRecv: the one
+  // transfer in `one` (no list, so a single call allocates nothing); BatchSendRecv: the list in
+  // `items`, self items paired k-th send with k-th receive. Algorithms read Transfers().
+  P2PItem one;
   std::shared_ptr<const std::vector<P2PItem>> items;
+  std::span<const P2PItem> Transfers() const {
+    return items ? std::span<const P2PItem>(*items) : std::span<const P2PItem>(&one, 1);
+  }
   net::BufDesc send_desc;  // where send/recv live, for peers on this host (filled by core)
   net::BufDesc recv_desc;
   uint64_t bytes() const { return count * DataTypeSize(dtype); }

@@ -716,6 +716,7 @@ algo::OpArgs ToArgs(const OpCall& c) {
       .matrix = c.matrix,
       .recv_dtype = static_cast<DataType>(IsVKind(c.kind) ? c.recv_dtype : c.dtype),
       .recv_count = c.recv_count,
+      .one = {},
       .items = nullptr,
       .send_desc = {},
       .recv_desc = {},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <span>
 
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/env.h"
@@ -783,28 +784,32 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   if (IsP2PKind(static_cast<uint8_t>(args.kind))) {
     // Point-to-point: number each transfer in its ordered pair's order; the fingerprint's seq is
     // the collective count so far (the "epoch"), not a number of its own.
-    auto items = std::make_shared<std::vector<algo::P2PItem>>();
+    // A single HcclSend/HcclRecv numbers its one transfer in place; a batch's list is copied
+    // (the checked list may be shared with a captured call).
+    std::shared_ptr<std::vector<algo::P2PItem>> list;
+    std::span<algo::P2PItem> items;
     if (args.items) {
-      *items = *args.items;
+      list = std::make_shared<std::vector<algo::P2PItem>>(*args.items);
+      items = *list;
     } else {
-      algo::P2PItem it;
+      algo::P2PItem& it = args.one;
       it.send = args.kind == CollKind::kSend;
       it.peer = args.root;
       it.buf = it.send ? const_cast<void*>(args.send) : args.recv;
       it.count = args.count;
       it.dtype = args.dtype;
-      items->push_back(it);
+      items = std::span<algo::P2PItem>(&it, 1);
     }
     {
       std::lock_guard<std::mutex> lk(p2p_mu_);
       p2p_sent_.resize(static_cast<size_t>(size_), 0);
       p2p_received_.resize(static_cast<size_t>(size_), 0);
-      for (auto& it : *items) {
+      for (auto& it : items) {
         if (it.peer == rank_) continue;
         it.pair_seq = ++(it.send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(it.peer)];
       }
     }
-    args.items = std::move(items);
+    if (list) args.items = std::move(list);
     Fingerprint fp;
     fp.kind = static_cast<uint8_t>(args.kind);
     fp.seq = next_seq_.load();
@@ -813,7 +818,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     fp.root = static_cast<uint32_t>(args.root);
     // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
     // algorithm decides; docs/runtime.md "Inline attempts").
-    const bool attempt = inline_calls_ && !in.items && args.items->front().bytes() <= net::MailSlot::kInline;
+    const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
     return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
   }
   TaskArrays arrays;
@@ -903,8 +908,8 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   // only for a log line or an error.
   auto what = [&]() -> std::string {
     const char* api = CollKindName(args.kind);
-    if (args.items && args.kind != CollKind::kBatchSendRecv && args.items->size() == 1) {
-      const algo::P2PItem& it = args.items->front();
+    if (IsP2PKind(static_cast<uint8_t>(args.kind)) && args.kind != CollKind::kBatchSendRecv) {
+      const algo::P2PItem& it = args.one;
       return StrFormat("%s #%llu %s rank %d", api, static_cast<unsigned long long>(it.pair_seq),
                        it.send ? "to" : "from", it.peer);
     }

@@ -16,6 +16,7 @@
 // Example: ring of 3, each rank {send to r+1, recv from r-1}: rank 0 posts its buffer for rank 1,
 // then copies rank 2's posted buffer into its recvBuf, then waits until rank 1 copied its own.
 #include <cstring>
+#include <span>
 
 #include "algo/sendrecv/sendrecv_algorithms.h"
 #include "common/dtype.h"
@@ -24,7 +25,7 @@ namespace hostccl::algo {
 
 Status P2PSelfCopies(const Context& ctx, const OpArgs& a) {
   std::vector<const P2PItem*> sends, recvs;
-  for (const auto& it : *a.items) {
+  for (const auto& it : a.Transfers()) {
     if (it.peer != ctx.rank) continue;
     (it.send ? sends : recvs).push_back(&it);
   }
@@ -76,7 +77,7 @@ Status P2PTimeout(const Context& ctx, const P2PItem& it, bool both_send, const S
 Status P2PLocal(Context& ctx, const OpArgs& a) {
   net::LocalGroup* g = ctx.local;
   HOSTCCL_RETURN_IF_ERROR(P2PSelfCopies(ctx, a));
-  const auto& items = *a.items;
+  const auto items = a.Transfers();
   std::vector<net::P2PSendPost> posts(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const P2PItem& it = items[i];

@@ -52,6 +52,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -160,7 +161,7 @@ struct ItemState {
 struct Call {
   Context* ctx;
   net::ShmGroup* g;
-  const std::vector<P2PItem>* items;
+  std::span<const P2PItem> items;
   std::vector<ItemState> st;
   std::vector<char> blocked_send, blocked_recv;  // per peer, in the current pass (keeps per-peer order)
   std::vector<int> peers;                         // of the items not completed
@@ -373,9 +374,9 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
 bool ListReady(const void* a) {
   const Call& c = *static_cast<const Call*>(a);
   const int me = c.ctx->rank;
-  for (size_t i = 0; i < c.items->size(); ++i) {
+  for (size_t i = 0; i < c.items.size(); ++i) {
     if (c.st[i].done) continue;
-    const P2PItem& it = (*c.items)[i];
+    const P2PItem& it = c.items[i];
     if (it.send && c.st[i].m == 0) {
       if (SlotFree(c.g, me, it.peer, c.g->MailSent(it.peer) + 1)) return true;
     } else if (it.send) {
@@ -395,7 +396,7 @@ size_t FirstOpen(const Call& c) {
 }
 std::string ListPeer(const void* a) {
   const Call& c = *static_cast<const Call*>(a);
-  return std::to_string((*c.items)[FirstOpen(c)].peer);
+  return std::to_string(c.items[FirstOpen(c)].peer);
 }
 
 // One pass over the list: every step that can be made now. *moved: something was written.
@@ -405,9 +406,9 @@ Status Pass(Call& c, bool* moved) {
   const int me = ctx.rank;
   std::fill(c.blocked_send.begin(), c.blocked_send.end(), 0);
   std::fill(c.blocked_recv.begin(), c.blocked_recv.end(), 0);
-  for (size_t i = 0; i < c.items->size(); ++i) {
+  for (size_t i = 0; i < c.items.size(); ++i) {
     if (c.st[i].done) continue;
-    const P2PItem& it = (*c.items)[i];
+    const P2PItem& it = c.items[i];
     const size_t p = static_cast<size_t>(it.peer);
     if (it.send && c.st[i].m == 0) {  // post
       if (c.blocked_send[p]) continue;
@@ -442,7 +443,7 @@ Status Pass(Call& c, bool* moved) {
   return Status::Ok();
 }
 
-bool HasSelfItems(const Context& ctx, const std::vector<P2PItem>& items) {
+bool HasSelfItems(const Context& ctx, std::span<const P2PItem> items) {
   for (const auto& it : items)
     if (it.peer == ctx.rank) return true;
   return false;
@@ -487,7 +488,7 @@ Status P2PMailbox(Context& ctx, const OpArgs& a) {
                 g->has_mail() ? "cross-memory attach is not available" : "more than 32 ranks have no mailboxes");
     return P2PShm(ctx, a);
   }
-  const auto& items = *a.items;
+  const auto items = a.Transfers();
   // Only a single transfer with a peer runs as an inline attempt; anything else is run from the
   // stream (given up before doing anything).
   const bool one = items.size() == 1 && items[0].peer != ctx.rank;
@@ -497,7 +498,7 @@ Status P2PMailbox(Context& ctx, const OpArgs& a) {
   thread_local Call c;
   c.ctx = &ctx;
   c.g = g;
-  c.items = &items;
+  c.items = items;
   c.st.assign(items.size(), ItemState{});
   c.blocked_send.assign(static_cast<size_t>(g->size()), 0);
   c.blocked_recv.assign(static_cast<size_t>(g->size()), 0);

@@ -26,6 +26,7 @@
 // receive and NOTICE at once, then each writes its payload into the other's buffer on the other's
 // NOTICE and sends the empty DATA; both complete after one exchange.
 #include <cstring>
+#include <span>
 
 #include "algo/sendrecv/sendrecv_algorithms.h"
 #include "transport/shm/cma.h"
@@ -68,7 +69,7 @@ Status Reword(const Context& ctx, const P2PItem& it, const Status& st) {
 Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
   HOSTCCL_RETURN_IF_ERROR(P2PSelfCopies(ctx, a));
   net::Transport* t = ctx.transport;
-  const auto& items = *a.items;
+  const auto items = a.Transfers();
   const size_t n = items.size();
   std::vector<uint8_t> notes(n * 16);
   std::vector<net::RequestId> all;        // data receives and sends: waited for at the end
