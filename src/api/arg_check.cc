@@ -548,13 +548,12 @@ bool BufferFits(void* p, uint64_t bytes, bool host_ok, std::optional<rt::Allocat
 }
 
 // The end of a fast check: the communicator has not failed and the stream is live; fills *out.
-bool FinishFast(std::shared_ptr<core::Communicator> comm, const OpCall& c, Checked* out) {
+bool FinishFast(core::Communicator* comm, const OpCall& c, FastChecked* out) {
   if (comm->failed()) return false;
   rt::Stream* stream = rt::LookupStream(c.stream);
   if (stream == nullptr) return false;
-  out->comm = std::move(comm);
+  out->comm = comm;
   out->stream = stream;
-  out->done = false;
   return true;
 }
 
@@ -564,16 +563,16 @@ bool FinishFast(std::shared_ptr<core::Communicator> comm, const OpCall& c, Check
 // counts and types; AlltoAllV: both array pairs, AlltoAllVC: the matrix, each side with some data.
 // Anything else (an error to name, a zero count or sum, a side without data, a chip profile) goes
 // through CheckVOp's steps.
-bool CheckFastV(const OpCall& c, Checked* out) {
+bool CheckFastV(const OpCall& c, FastChecked* out) {
   if (c.comm == nullptr || c.stream == nullptr || c.send == nullptr || c.recv == nullptr || c.send == c.recv)
     return false;
   const uint64_t ses = DataTypeSize(c.dtype);
   uint64_t res = ses;  // the receive side's element size (AlltoAll(V): recvType)
   uint64_t send_elems = 0, recv_elems = 0;
-  std::shared_ptr<core::Communicator> comm;
+  core::Communicator* comm = nullptr;
   int n = 0;
   auto live = [&] {
-    comm = core::LookupComm(c.comm);
+    comm = core::LookupCommForCall(c.comm);
     if (comm == nullptr || comm->profile() != nullptr) return false;
     n = comm->size();
     return true;
@@ -641,12 +640,12 @@ bool CheckFastV(const OpCall& c, Checked* out) {
       !BufferFits(c.recv, recv_bytes, host_ok, &out->recv_alloc) ||
       CheckOverlap(s, send_bytes, r, recv_bytes, false, false, 0, false) != Overlap::kOk)
     return false;
-  return FinishFast(std::move(comm), c, out);
+  return FinishFast(comm, c, out);
 }
 
 }  // namespace
 
-bool CheckFast(const OpCall& c, Checked* out) {
+bool CheckFast(const OpCall& c, FastChecked* out) {
   const unsigned kv = static_cast<unsigned>(c.kind);
   if (kv >= 32) return false;
   const FastRow& f = kFastRows.at[kv];
@@ -657,7 +656,7 @@ bool CheckFast(const OpCall& c, Checked* out) {
   const uint64_t es = DataTypeSize(c.dtype);
   if (f.reduces ? !IsReducible(c.dtype) || !IsValidRedOp(c.op) : es == 0) return false;
   // Step 6: the host default has no chip limits; a chip profile takes the slow path.
-  std::shared_ptr<core::Communicator> comm = core::LookupComm(c.comm);
+  core::Communicator* comm = core::LookupCommForCall(c.comm);
   if (comm == nullptr || comm->profile() != nullptr) return false;
   // Step 7: root / peer.
   const uint32_t rank = static_cast<uint32_t>(comm->rank());
@@ -696,7 +695,7 @@ bool CheckFast(const OpCall& c, Checked* out) {
     }
   }
   if (f.one_buffer) out->recv_alloc = out->send_alloc;
-  return FinishFast(std::move(comm), c, out);
+  return FinishFast(comm, c, out);
 }
 
 algo::OpArgs ToArgs(const OpCall& c) {
@@ -724,7 +723,10 @@ algo::OpArgs ToArgs(const OpCall& c) {
 }
 
 Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
-  if (!group_entry && CheckFast(c, out)) return Status::Ok();
+  if (FastChecked f; !group_entry && CheckFast(c, &f)) {
+    *out = Checked{f.comm->shared_from_this(), f.stream, std::move(f.send_alloc), std::move(f.recv_alloc), false};
+    return Status::Ok();
+  }
   const OpInfo& o = *FindOp(c.kind);
   const char* fn = o.api;
   *out = Checked();

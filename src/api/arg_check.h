@@ -77,8 +77,15 @@ Status CheckOp(const OpCall& c, Checked* out, bool group_entry = false);
 // family, without a Status or any message: true when every check passes (*out filled exactly as
 // CheckOp would); false when some check fails or the call is one it leaves to CheckOp (count 0,
 // a V side without data, a chip profile, ...), and then CheckOp gives the verdict and the
-// message. *out is unspecified after false.
-bool CheckFast(const OpCall& c, Checked* out);
+// message. *out is unspecified after false. Its communicator is this thread's lookup for the call
+// (core::LookupCommForCall: valid to the end of the call, no reference counted).
+struct FastChecked {
+  core::Communicator* comm = nullptr;
+  rt::Stream* stream = nullptr;
+  std::optional<rt::Allocation> send_alloc;
+  std::optional<rt::Allocation> recv_alloc;
+};
+bool CheckFast(const OpCall& c, FastChecked* out);
 // One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
 struct BatchItem {
   int type;  // HCCL_SEND = 0, HCCL_RECV = 1

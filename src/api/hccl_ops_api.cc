@@ -51,21 +51,24 @@ const uint64_t* Words(const void* p) { return static_cast<const uint64_t*>(p); }
 // Inside HcclGroupStart/End: the group part of the check, and the call is deferred (api/group.h).
 HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
   if (hostccl::api::GroupDepth() > 0) return hostccl::api::GroupAppend(call);
-  hostccl::api::Checked ck;
-  // The success path of an ordinary call needs no Status and no message (CheckFast); anything
-  // else gets CheckOp's verdict.
-  if (!hostccl::api::CheckFast(call, &ck)) {
-    Status st = hostccl::api::CheckOp(call, &ck);
-    if (!st.ok()) return ToResult(st);
-    if (ck.done) return HCCL_SUCCESS;
-    // Checked but not implemented yet: its row's `impl` is false (common/ops.h).
-    const hostccl::OpInfo& o = *hostccl::FindOp(call.kind);
-    if (!o.implemented)
-      return ToResult(Reject(o.api, ck.comm->rank(),
-                             MakeStatus(Code::kNotSupport, "%s is not implemented by hostccl yet", o.api)));
+  // The success path of an ordinary call needs no Status, no message and no reference count
+  // (CheckFast); anything else gets CheckOp's verdict.
+  if (hostccl::api::FastChecked f; hostccl::api::CheckFast(call, &f)) {
+    Status st = f.comm->Enqueue(f.stream, hostccl::api::ToArgs(call), f.send_alloc, f.recv_alloc);
+    if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, f.comm->rank(), st));
+    return HCCL_SUCCESS;
   }
-  Status st = ck.comm->Enqueue(ck.stream, hostccl::api::ToArgs(call), ck.send_alloc, ck.recv_alloc);
-  if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, ck.comm->rank(), st));
+  hostccl::api::Checked ck;
+  Status st = hostccl::api::CheckOp(call, &ck);
+  if (!st.ok()) return ToResult(st);
+  if (ck.done) return HCCL_SUCCESS;
+  // Checked but not implemented yet: its row's `impl` is false (common/ops.h).
+  const hostccl::OpInfo& o = *hostccl::FindOp(call.kind);
+  if (!o.implemented)
+    return ToResult(Reject(o.api, ck.comm->rank(),
+                           MakeStatus(Code::kNotSupport, "%s is not implemented by hostccl yet", o.api)));
+  st = ck.comm->Enqueue(ck.stream, hostccl::api::ToArgs(call), ck.send_alloc, ck.recv_alloc);
+  if (!st.ok()) return ToResult(Reject(o.api, ck.comm->rank(), st));
   return HCCL_SUCCESS;
 }
 

@@ -709,7 +709,7 @@ void Communicator::DeferSettle(rt::Stream* stream) {
 }
 
 Status Communicator::Settle(Deadline deadline) {
-  std::lock_guard<std::mutex> lk(exec_mu_);
+  std::lock_guard<QuickLock> lk(exec_mu_);
   net::ShmGroup* g = ran_ahead_;
   if (g == nullptr || !g->ran_ahead()) return Status::Ok();
   // A failure of this communicator was returned by the task that met it; after Destroy the
@@ -801,7 +801,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
       items = std::span<algo::P2PItem>(&it, 1);
     }
     {
-      std::lock_guard<std::mutex> lk(p2p_mu_);
+      std::lock_guard<QuickLock> lk(p2p_mu_);
       p2p_sent_.resize(static_cast<size_t>(size_), 0);
       p2p_received_.resize(static_cast<size_t>(size_), 0);
       for (auto& it : items) {
@@ -824,7 +824,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
   TaskArrays arrays;
   if (HasArrays(args)) {
     {
-      std::lock_guard<std::mutex> lk(arrays_mu_);
+      std::lock_guard<QuickLock> lk(arrays_mu_);
       if (!arrays_pool_.empty()) {
         arrays.words = std::move(arrays_pool_.back());
         arrays_pool_.pop_back();
@@ -859,7 +859,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
 }
 
 void Communicator::KeepArrays(std::vector<uint64_t>&& words) {
-  std::lock_guard<std::mutex> lk(arrays_mu_);
+  std::lock_guard<QuickLock> lk(arrays_mu_);
   if (arrays_pool_.size() < 8) arrays_pool_.push_back(std::move(words));
 }
 
@@ -887,7 +887,7 @@ Status Communicator::EnqueueBarrier(rt::Stream* stream) {
 }
 
 Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
-  std::lock_guard<std::mutex> lk(exec_mu_);
+  std::lock_guard<QuickLock> lk(exec_mu_);
   const uint64_t seq = fp.seq;
   // An inline attempt (rt::Stream::EnqueueAttempt): the first arrival gives up instead of waiting
   // (kAgain), and the task runs again from the stream. Not while another attempt's arrival waits
@@ -1008,7 +1008,7 @@ void Communicator::Destroy() {
   // death) until the peers are done with them, so telling the peers below that this rank left
   // fails none of them. Skipped when an operation is running (it holds exec_mu_).
   if (!failed() && !destroyed_.load()) {
-    std::unique_lock<std::mutex> lk(exec_mu_, std::try_to_lock);
+    std::unique_lock<QuickLock> lk(exec_mu_, std::try_to_lock);
     if (lk.owns_lock() && ran_ahead_ != nullptr && ran_ahead_->ran_ahead()) {
       SetLogRank(rank_);
       Status st = algo::SettleRanAhead(ran_ahead_, OpDeadline());
@@ -1060,26 +1060,43 @@ void* RegisterComm(std::shared_ptr<Communicator> comm) {
   return reinterpret_cast<void*>(h);
 }
 
-std::shared_ptr<Communicator> LookupComm(void* handle) {
-  // Every call looks up its communicator: remember this thread's last answer until a handle is
-  // registered or unregistered (no lock, no tree walk; the weak reference keeps nothing alive).
-  struct Cached {
-    uintptr_t handle = 0;
-    uint64_t generation = 0;
-    std::weak_ptr<Communicator> comm;
-  };
-  thread_local Cached cached;
+namespace {
+// This thread's last lookup (LookupCommForCall). A strong reference, so a call that found its
+// communicator can use it to the end while another thread unregisters it; dropped at the
+// thread's next lookup after a registry change and by the thread's own UnregisterComm.
+struct CachedComm {
+  uintptr_t handle = 0;
+  uint64_t generation = 0;
+  std::shared_ptr<Communicator> comm;
+};
+thread_local CachedComm t_cached;
+}  // namespace
+
+Communicator* LookupCommForCall(void* handle) {
+  // Every call looks up its communicator: no lock, no tree walk and no reference count while the
+  // registry is unchanged.
   const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
-  if (h != 0 && h == cached.handle && cached.generation == g_reg_generation.load(std::memory_order_acquire)) {
-    if (auto c = cached.comm.lock()) return c;
+  CachedComm& c = t_cached;
+  if (h != 0 && h == c.handle && c.generation == g_reg_generation.load(std::memory_order_acquire))
+    return c.comm.get();
+  std::shared_ptr<Communicator> found;
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lk(g_reg_mu);
+    auto it = Registry().find(h);
+    if (it != Registry().end()) found = it->second;
+    generation = g_reg_generation.load(std::memory_order_relaxed);
   }
-  std::lock_guard<std::mutex> lk(g_reg_mu);
-  auto it = Registry().find(h);
-  if (it == Registry().end()) return nullptr;
-  cached.handle = h;
-  cached.generation = g_reg_generation.load(std::memory_order_relaxed);
-  cached.comm = it->second;
-  return it->second;
+  // The previous answer is released outside the registry's lock (it may be the last reference).
+  c.handle = found ? h : 0;
+  c.generation = generation;
+  c.comm = std::move(found);
+  return c.comm.get();
+}
+
+std::shared_ptr<Communicator> LookupComm(void* handle) {
+  Communicator* c = LookupCommForCall(handle);
+  return c != nullptr ? c->shared_from_this() : nullptr;
 }
 
 // Handles of destroyed communicators and their ranks (a few bytes each; handles are never reused).
@@ -1095,13 +1112,16 @@ int DestroyedCommRank(void* handle) {
 }
 
 std::shared_ptr<Communicator> UnregisterComm(void* handle) {
+  const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
   std::lock_guard<std::mutex> lk(g_reg_mu);
-  auto it = Registry().find(reinterpret_cast<uintptr_t>(handle));
+  auto it = Registry().find(h);
   if (it == Registry().end()) return nullptr;
   DestroyedRanks()[it->first] = it->second->rank();
   auto c = std::move(it->second);
   Registry().erase(it);
   g_reg_generation.fetch_add(1, std::memory_order_release);
+  // This thread's lookup cache must not keep a destroyed communicator alive.
+  if (t_cached.handle == h) t_cached = CachedComm();  // (c still holds it)
   return c;
 }
 

@@ -21,6 +21,7 @@
 
 #include "algo/context.h"
 #include "bootstrap/bootstrap.h"
+#include "common/quick_lock.h"
 #include "core/selector.h"
 #include "runtime/runtime.h"
 #include "transport/local/local_group.h"
@@ -169,7 +170,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   int free_observer_ = 0;  // runtime observer that forwards our frees to the shm groups
   algo::Scratch scratch_;
   // Vectors for the tasks' copies of the V arrays, reused (no allocation per call in steady state).
-  std::mutex arrays_mu_;
+  QuickLock arrays_mu_;
   std::vector<std::vector<uint64_t>> arrays_pool_;
   void KeepArrays(std::vector<uint64_t>&& words);  // back to the pool (at most 8 kept)
   std::shared_ptr<VBoard> vboard_;  // set at the first V operation whose arrays must match
@@ -177,7 +178,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<uint64_t> next_seq_{0};
   // Point-to-point numbering (docs/semantics.md "Point-to-point"): transfers to / from each peer
   // so far. P2P takes no collective sequence number.
-  std::mutex p2p_mu_;
+  QuickLock p2p_mu_;
   std::vector<uint64_t> p2p_sent_, p2p_received_;
   std::atomic<uint64_t> running_seq_{0};  // operation being executed (or last executed)
   net::ShmGroup* ran_ahead_ = nullptr;  // group of the last operation that ran ahead (exec_mu_)
@@ -194,7 +195,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
     const char* why = "";
   };
   std::array<Selected, 32> selected_{};
-  std::mutex exec_mu_;  // one operation at a time per communicator
+  QuickLock exec_mu_;  // one operation at a time per communicator (common/quick_lock.h)
   std::atomic<int> inflight_{0};
   std::atomic<bool> failed_{false};
   std::atomic<bool> destroyed_{false};
@@ -208,6 +209,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 // Handle registry for the C API.
 void* RegisterComm(std::shared_ptr<Communicator> comm);
 std::shared_ptr<Communicator> LookupComm(void* handle);
+// The same answer for one API call on this thread, without touching a reference count: the
+// thread keeps it (a strong reference) until its next lookup of another handle, a change of the
+// registry, or its own HcclCommDestroy of that handle, so the pointer stays valid for the whole
+// call even if another thread destroys the handle meanwhile. nullptr for an unknown handle.
+Communicator* LookupCommForCall(void* handle);
 // The rank a destroyed communicator's handle had (-1 when the handle never was a communicator), so
 // a call on it can still name the rank.
 int DestroyedCommRank(void* handle);

@@ -68,8 +68,8 @@ TEST_F(CallPathCache, CommunicatorDestroyedAfterCallsIsRejected) {
   ASSERT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
   EXPECT_EQ(AllReduce(2, comm, stream_), HCCL_E_PARA);
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
-  // Also while a queued task still holds the destroyed communicator (the thread's remembered answer
-  // is a weak reference that would still resolve: the registry's generation must reject it).
+  // Also while a queued task still holds the destroyed communicator (so the object outlives its
+  // handle: the registry's generation must reject the thread's remembered answer).
   int32_t dev2[1] = {0};
   HcclComm held = nullptr;
   ASSERT_EQ(HcclCommInitAll(1, dev2, &held), HCCL_SUCCESS);
