@@ -760,7 +760,7 @@ Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const alg
   return shares_process_ ? stream->EnqueueHostWait(make_task()) : stream->Enqueue(make_task());
 }
 
-Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
+Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
                              const std::optional<rt::Allocation>& send_alloc,
                              const std::optional<rt::Allocation>& recv_alloc) {
   if (failed()) return error();
@@ -768,7 +768,7 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
     // Stream capture (runtime/capture.h): the call is recorded and issued again at each execution
     // of the model, as a new call with its own sequence number; its V arrays are copied now.
     auto owned = std::make_shared<TaskArrays>();
-    algo::OpArgs captured = in;
+    algo::OpArgs captured = args;
     if (HasArrays(captured)) CopyArrays(&captured, size_, rank_, owned.get());
     auto self = shared_from_this();
     if (stream->Capture([self, captured, owned, send_alloc, recv_alloc](rt::Stream* s) {
@@ -776,7 +776,6 @@ Status Communicator::Enqueue(rt::Stream* stream, const algo::OpArgs& in,
         }))
       return Status::Ok();
   }
-  algo::OpArgs args = in;
   if (shm_ || node_shm_) {
     args.send_desc = Describe(args.send, send_alloc);
     args.recv_desc = Describe(args.recv, recv_alloc);

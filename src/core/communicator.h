@@ -82,7 +82,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // fingerprint are taken now (issue order; the V arrays are only valid during the call).
   // `send_alloc`/`recv_alloc`: the aclrtMalloc allocations holding the buffers (as the argument
   // check found them), used to describe the buffers to peers on this host.
-  Status Enqueue(rt::Stream* stream, const algo::OpArgs& args,
+  Status Enqueue(rt::Stream* stream, algo::OpArgs args,
                  const std::optional<rt::Allocation>& send_alloc = std::nullopt,
                  const std::optional<rt::Allocation>& recv_alloc = std::nullopt);
   Status EnqueueBarrier(rt::Stream* stream);  // Enqueue of an OpArgs of kind kBarrier
