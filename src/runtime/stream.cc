@@ -447,6 +447,19 @@ int CreateStream(void** handle, uint32_t priority, uint32_t flags) {
   return kAclSuccess;
 }
 
+namespace {
+// This thread's last synchronized stream (SynchronizeStream): a strong reference, so the
+// synchronize uses the stream without counting a reference while another thread may destroy its
+// handle. The destroying thread drops its own at once (DestroyStream), any other thread at its
+// next synchronize after a registry change.
+struct SyncCached {
+  void* handle = nullptr;
+  uint64_t generation = 0;
+  std::shared_ptr<StreamImpl> stream;
+};
+thread_local SyncCached t_sync_cached;
+}  // namespace
+
 int DestroyStream(void* handle) {
   std::shared_ptr<StreamImpl> s;
   {
@@ -459,6 +472,7 @@ int DestroyStream(void* handle) {
     r.streams.erase(it);
     r.generation.fetch_add(1, std::memory_order_release);
   }
+  if (t_sync_cached.handle == handle) t_sync_cached = SyncCached();  // not kept alive by this thread
   s->BeginAbort();
   Status err;
   (void)s->SyncAll(Deadline::Infinite(), &err);
@@ -505,8 +519,22 @@ int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* o
 }
 
 int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
-  std::shared_ptr<StreamImpl> s;
-  if (int rc = ResolveStream(handle, func, &s); rc != kAclSuccess) return rc;
+  std::shared_ptr<StreamImpl> held;  // the default stream, or a lookup that missed the cache
+  StreamImpl* s = nullptr;
+  SyncCached& c = t_sync_cached;
+  if (handle != nullptr && handle == c.handle && c.generation == Reg().generation.load(std::memory_order_acquire)) {
+    s = c.stream.get();
+  } else {
+    // The generation from before the lookup: a change during it makes the next call look again.
+    const uint64_t generation = Reg().generation.load(std::memory_order_acquire);
+    if (int rc = ResolveStream(handle, func, &held); rc != kAclSuccess) return rc;
+    s = held.get();
+    if (handle != nullptr) {
+      c.handle = handle;
+      c.generation = generation;
+      c.stream = held;
+    }
+  }
   if (timeout_ms < -1 || timeout_ms == 0)
     return Fail(kAclInvalidParam, "%s: timeout %d ms is invalid (-1 = forever, or > 0)", func, timeout_ms);
   Status err;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -122,6 +123,36 @@ TEST_F(CallPathCache, StreamDestroyedAndCreatedAgainIsNotServedFromCache) {
       EXPECT_EQ(AllReduce(2, comm_, old), HCCL_E_PARA);
     }
     ASSERT_EQ(aclrtDestroyStream(fresh), ACL_SUCCESS);
+  }
+}
+
+int ThreadCount() {
+  int n = 0;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) n = std::atoi(line.c_str() + 8);
+  return n;
+}
+
+// aclrtSynchronizeStream keeps the thread's last stream (a strong reference, so it counts no
+// reference per call); destroying that stream on this thread must still release it: its worker
+// thread is joined when the last reference drops, so the process's thread count comes back.
+TEST_F(CallPathCache, SynchronizedStreamIsReleasedWhenDestroyed) {
+  const int before = ThreadCount();
+  for (int round = 0; round < 3; ++round) {
+    aclrtStream s = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemsetAsync(send_, 64, 0, 64, s), ACL_SUCCESS);  // a queued task: the worker starts
+    ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);  // answered from the thread's cache
+    ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(s), ACL_ERROR_INVALID_PARAM);
+    int now = ThreadCount();
+    for (int i = 0; i < 200 && now > before; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      now = ThreadCount();
+    }
+    EXPECT_EQ(now, before) << "round " << round << ": the destroyed stream's worker is still alive";
   }
 }
 
