@@ -14,7 +14,7 @@ void QuickLock::LockSlow() {
   const uint64_t start = NowNs();
   long sleep_ns = 20000;
   for (uint32_t looks = 0;; ++looks) {
-    if (held_.load(std::memory_order_relaxed) == 0 && !held_.exchange(1, std::memory_order_acquire)) return;
+    if (try_lock()) return;
     const uint64_t waited = looks < 64 ? 0 : NowNs() - start;
     if (waited < 1000) {
       __builtin_ia32_pause();
