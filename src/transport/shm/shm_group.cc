@@ -397,6 +397,16 @@ Status ShmGroup::CheckPeersAlive() {
 }
 
 bool ShmGroup::Released(uint64_t u) const {
+  // Known from an earlier look (released stays released: `done` and tickets only grow), so a
+  // rank that runs ahead reads the others' lines once per several calls, not on every call.
+  if (u <= released_known_) return true;
+  uint64_t least = ~uint64_t{0};
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) least = std::min(least, seg_->done()[r].done.load(std::memory_order_seq_cst));
+  if (least >= u) {
+    released_known_ = least;
+    return true;
+  }
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     // `done` first: the one line per member polled here, so that the member's slot lines stay
@@ -405,6 +415,7 @@ bool ShmGroup::Released(uint64_t u) const {
     if (Slot(r, u + 1)->ticket.load(std::memory_order_seq_cst) > u) continue;
     return false;
   }
+  released_known_ = u;
   return true;
 }
 
@@ -495,7 +506,7 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
                           bool attempt) {
   const uint64_t t = ++ticket_;
   *ticket = t;
-  if (attempt && all_arrived_ + ring_ <= t && !Released(t - ring_) && !SpinBriefly(&ShmGroup::Released, t - ring_)) {
+  if (attempt && all_arrived_ + ring_ <= t && !Released(t - ring_) && !AwaitRingAttempt(t)) {
     --ticket_;  // the attempt gives up before announcing: the operation runs again from the start
     return Status(Code::kAgain, "the arrival ring is full");
   }
@@ -552,6 +563,23 @@ bool SpinWithin(bool spin, const F& ready) {
 
 bool ShmGroup::SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const {
   return SpinWithin(spin_ok_, [&] { return (this->*ready)(arg); });
+}
+
+// Looks once per kRingPollNs, not in a tight loop: every look reads the lines the slowest member
+// writes on each of its calls (its `done`, its next slot), and a line read between two of its
+// writes costs that member's next write a cross-core invalidation. Polled continuously, the
+// ahead rank got one slot per look and the root paid that on every call.
+bool ShmGroup::AwaitRingAttempt(uint64_t t) const {
+  if (!spin_ok_) return false;
+  const uint64_t half = ring_ >= 8 ? t - ring_ / 2 : t - ring_;
+  const uint64_t start = NowNs();
+  uint64_t now = start;
+  while (true) {
+    const uint64_t next = now + kRingPollNs;
+    while ((now = NowNs()) < next) __builtin_ia32_pause();
+    if (Released(half)) return true;
+    if (now - start >= kAttemptRingWaitNs) return Released(t - ring_);
+  }
 }
 
 bool ShmGroup::SpinFor(bool (*ready)(const void*), const void* arg) const {

@@ -94,6 +94,10 @@ class ShmGroup : public PeerMemory {
   // How long an inline attempt spins for the other members before it gives up (BeginAttempt):
   // as long as an arrival's own spin phase (transport/sync/group_barrier.cc).
   static constexpr uint64_t kAttemptSpinNs = 2000;
+  // An attempt that finds its ring full (it ran a whole ring ahead of the slowest member) waits
+  // up to this long for half of it to free up, looking once per kRingPollNs (AwaitRingAttempt).
+  static constexpr uint64_t kAttemptRingWaitNs = 20000;
+  static constexpr uint64_t kRingPollNs = 1000;
   // Slots per rank: 64 up to 8 ranks, 32 up to 16, 8 up to 64, else 2 (at most ~2 MiB of slots
   // per group). Deep enough that a rank descheduled on a busy host still finds work queued.
   static constexpr int RingSlots(int n) { return n <= 8 ? 64 : n <= 16 ? 32 : n <= 64 ? 8 : 2; }
@@ -119,7 +123,7 @@ class ShmGroup : public PeerMemory {
   // its stream is idle, which must not wait): after BeginAttempt(seq), the first Arrive or Post of
   // operation `seq` gives up with kAgain instead of waiting longer than a short spin (only when
   // this host's members fit on its cores; else one look). Either before announcing (the ring is
-  // full: nothing changed) or after (not every member arrived: the ticket is kept, and the next
+  // still full after AwaitRingAttempt's wait: nothing changed) or after (not every member arrived: the ticket is kept, and the next
   // Arrive or Post of `seq` — the operation run again from the stream, which may run ahead now —
   // takes that ticket without announcing again). Later arrivals of the operation wait as usual.
   // EndAttempt clears it.
@@ -282,6 +286,11 @@ class ShmGroup : public PeerMemory {
   // An attempt's wait: (this->*ready)(arg) within ~2 us of spinning, or one look when this
   // host's members outnumber its cores.
   bool SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const;
+  // An attempt whose ring is full at ticket t (a rank that runs ring tickets ahead of the
+  // slowest): waits until half the ring is free, looking once per kRingPollNs, for at most
+  // kAttemptRingWaitNs; then true when at least the one slot of t is free. False at once when
+  // this host's members outnumber its cores.
+  bool AwaitRingAttempt(uint64_t t) const;
 
   // Waits until (this->*ready)(arg) holds without a waker (flow control, Settle); bounded by the
   // deadline, abort and peer death. `missing_ticket`: for the timeout message. `seq`: the
@@ -310,6 +319,7 @@ class ShmGroup : public PeerMemory {
   uint64_t ticket_ = 0;         // this rank's arrivals so far
   uint64_t ring_ = 2;           // arrival slots per rank (RingSlots)
   uint64_t all_arrived_ = 0;    // the last ticket this rank saw every member arrive at
+  mutable uint64_t released_known_ = 0;  // Released(u) holds for every u up to this (monotonic)
   bool ran_ahead_ = false;      // a Post since the last Settle
   uint64_t last_post_ = 0, last_post_seq_ = 0;
   // The last Post was a root's or reader's (Broadcast, Scatter: `wake` or `reads`): Settle needs
