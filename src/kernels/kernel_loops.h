@@ -4,12 +4,17 @@
 //   static constexpr size_t kStep;   elements per Acc
 //   static Acc Load(const Elem*);  static void Store(Elem*, Acc);  static Acc Combine(Acc a, Acc b);
 // Combine(a, b) is a ⊕ b lane-wise; tails shorter than kStep go through a zero-padded stack
-// copy so they take the same code path (bit-identity does not depend on n's remainder).
+// copy so they take the same code path (bit-identity does not depend on n's remainder), or, when
+// K has them, through
+//   static Acc LoadPartial(const Elem*, size_t n);  static void StorePartial(Elem*, Acc, size_t n);
+// (the first n lanes; the others read as zero and are not written): the same lanes, without the
+// copies, whose narrow stores then wide loads cannot be forwarded (~30 cycles of a 2-element fold).
 // Included by each per-ISA .cc; anonymous namespace so each ISA keeps its own instantiations.
 #pragma once
 
 #include <xmmintrin.h>
 
+#include <concepts>
 #include <cstddef>
 #include <cstring>
 
@@ -41,9 +46,21 @@ class MxcsrGuard {
 constexpr int kMaxStreams = 8;          // sources folded straight from memory per pass
 constexpr size_t kBlockBytes = 8192;    // stack accumulator block when k > kMaxStreams
 
-// Runs K over a tail of n < kStep elements via padded copies; srcs[0..k).
+template <class K>
+concept HasPartial = requires(const typename K::Elem* p, typename K::Elem* q, typename K::Acc v, size_t n) {
+  { K::LoadPartial(p, n) } -> std::same_as<typename K::Acc>;
+  K::StorePartial(q, v, n);
+};
+
+// Runs K over a tail of n < kStep elements via partial loads or padded copies; srcs[0..k).
 template <class K>
 void FoldTail(typename K::Elem* dst, const typename K::Elem* const* srcs, int k, size_t n) {
+  if constexpr (HasPartial<K>) {
+    typename K::Acc acc = K::LoadPartial(srcs[0], n);
+    for (int j = 1; j < k; ++j) acc = K::Combine(acc, K::LoadPartial(srcs[j], n));
+    K::StorePartial(dst, acc, n);
+    return;
+  }
   using Elem = typename K::Elem;
   alignas(64) Elem buf[K::kStep] = {};
   alignas(64) Elem tmp[K::kStep] = {};

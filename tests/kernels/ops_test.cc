@@ -3,6 +3,8 @@
 // k = 1..9 and 17 (the blocked path) against sequential GetBinary, and the three levels
 // bit-identical to each other on the same inputs (NaN payloads aside).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
@@ -80,6 +82,41 @@ TEST_P(OpsTest, BinaryMatchesReference) {
       for (size_t j = (offset + n) * es_; j < dst.size(); ++j) ASSERT_EQ(dst[j], 0xA5) << "wrote past n=" << n;
     }
   }
+}
+
+// Tails that end where an inaccessible page begins: the short-tail path (masked loads and stores
+// at the AVX-512 level) neither faults on the bytes past n nor writes them.
+TEST_P(OpsTest, TailEndingAtAPageBoundary) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto* mem = static_cast<uint8_t*>(mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mem, MAP_FAILED);
+  // Three readable pages (a, b, dst), each followed by PROT_NONE for the ones past it.
+  ASSERT_EQ(mprotect(mem + 3 * page, page, PROT_NONE), 0);
+  Gen gen(2500 + static_cast<int>(t_) * 16 + static_cast<int>(op_));
+  for (size_t n = 1; n * es_ <= 64; ++n) {
+    auto av = gen.Fill(t_, n);
+    auto bv = gen.Fill(t_, n, &av);
+    auto want = RefBinary(t_, op_, av, bv, n);
+    uint8_t* a = mem + page - n * es_;          // ends at page 1 (readable: b's page follows)
+    uint8_t* b = mem + 2 * page - n * es_;      // ends at page 2
+    uint8_t* dst = mem + 3 * page - n * es_;    // ends at the PROT_NONE page
+    std::memcpy(a, av.data(), n * es_);
+    std::memcpy(b, bv.data(), n * es_);
+    std::memset(mem + 2 * page, 0xA5, page);
+    fn_(dst, a, b, n);
+    long i = FirstDiff(t_, dst, want.data(), n);
+    ASSERT_EQ(i, -1) << Where(n, i, dst, want.data(), a, b);
+    for (size_t j = 0; j < page - n * es_; ++j) ASSERT_EQ(mem[2 * page + j], 0xA5) << "wrote before dst, n=" << n;
+    // Sources ending at the inaccessible page too (dst elsewhere); FoldN over three of them.
+    std::memcpy(dst, bv.data(), n * es_);  // dst page now holds b at its end
+    std::vector<uint8_t> out(n * es_);
+    const void* srcs[3] = {a, dst, dst};
+    FoldN(t_, op_, out.data(), srcs, 3, n);
+    auto want3 = RefBinary(t_, op_, want, bv, n);
+    i = FirstDiff(t_, out.data(), want3.data(), n);
+    ASSERT_EQ(i, -1) << "FoldN k=3 " << Where(n, i, out.data(), want3.data(), a, dst);
+  }
+  munmap(mem, 4 * page);
 }
 
 TEST_P(OpsTest, BinaryInPlace) {
