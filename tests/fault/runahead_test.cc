@@ -5,6 +5,10 @@
 //  - BoundedRunAhead: with the root absent, a non-root completes exactly kRing calls (the ring of
 //    arrival slots, net::ShmGroup::RingSlots: 64 at 2 ranks) and no more; when the root comes,
 //    every call's result is the rank-order fold of that call's inputs and both synchronizes pass.
+//  - AttemptsStopAtAFullRing: the same bound when every call is an inline attempt (no other
+//    task on the stream, so each call runs on the calling thread): the attempt that finds the
+//    ring full waits (ShmGroup::AwaitRingAttempt) and then gives up, never reusing a slot the
+//    absent root has not read; the root's results and both synchronizes are exact.
 //  - MismatchMidQueue: 4 ranks queue 200 calls; rank 3's call 100 (then 190) differs (count).
 //    Every rank's synchronize fails within 2 s, naming rank 3 and another rank and saying
 //    "mismatch"; the communicator then fails later calls. The same with 3000 calls, more than
@@ -93,6 +97,59 @@ TEST(RunAhead, BoundedRunAhead) {
     // The root waits for the non-root to report how far it got (bounded).
     if (hostccl::faulttest::ReadMark("ahead", 10000) < 0) return ctx.Fail("rank 1 never reported");
     for (int i = 0; i < kCalls; ++i)
+      if (call(i) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
+      return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+    std::vector<float> out(kCalls * 2);
+    (void)aclrtMemcpy(out.data(), recv.bytes, recv.ptr, recv.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+    for (int i = 0; i < kCalls; ++i)
+      for (int e = 0; e < 2; ++e) {
+        const float want = Input(0, i, e) + Input(1, i, e);
+        if (out[static_cast<size_t>(i * 2 + e)] != want)
+          return ctx.Fail("call " + std::to_string(i) + " element " + std::to_string(e) + ": " +
+                          std::to_string(out[static_cast<size_t>(i * 2 + e)]) + ", expected " + std::to_string(want));
+      }
+    return true;
+  }, opts);
+  hostccl::faulttest::RemoveScratchDir(dir);
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+TEST(RunAhead, AttemptsStopAtAFullRing) {
+  constexpr int kCalls = 2 * kRing + 2;  // call 0 together, then the non-root runs ahead alone
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  RunOptions opts = RunAheadShmOptions();
+  opts.env.push_back({hostccl::faulttest::kDirVar, dir});
+  auto res = RunRanks(2, Mode::kProcesses, [](RankContext& ctx) {
+    DevBuf send, recv;
+    if (!send.Alloc(kCalls * 2 * sizeof(float), 0) || !recv.Alloc(kCalls * 2 * sizeof(float), -1))
+      return ctx.Fail("aclrtMalloc failed");
+    std::vector<float> host(kCalls * 2);
+    for (int i = 0; i < kCalls; ++i)
+      for (int e = 0; e < 2; ++e) host[static_cast<size_t>(i * 2 + e)] = Input(ctx.rank, i, e);
+    if (aclrtMemcpy(send.ptr, send.bytes, host.data(), send.bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+      return ctx.Fail("aclrtMemcpy failed");
+    auto call = [&](int i) {
+      return HcclReduce(static_cast<float*>(send.ptr) + i * 2, static_cast<float*>(recv.ptr) + i * 2, 2,
+                        HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
+    };
+    // Call 0 with both ranks present and no synchronize after it on the non-root, so its next
+    // calls follow it (back to back: they post and run ahead).
+    if (call(0) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+    if (ctx.rank == 1) {
+      // Every call an attempt on an idle stream; from call ring + 1 on the ring is full.
+      for (int i = 1; i < kCalls; ++i)
+        if (call(i) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      hostccl::faulttest::WriteMark("ahead", 1);  // lets the root go on
+      const aclError rc = aclrtSynchronizeStream(ctx.stream);
+      if (rc != ACL_SUCCESS) return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+      return true;
+    }
+    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
+      return ctx.Fail(std::string("first synchronize failed: ") + aclGetRecentErrMsg());
+    if (hostccl::faulttest::ReadMark("ahead", 10000) < 0) return ctx.Fail("rank 1 never reported");
+    for (int i = 1; i < kCalls; ++i)
       if (call(i) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
     if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
       return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
