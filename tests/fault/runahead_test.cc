@@ -49,24 +49,70 @@ constexpr int64_t kFailWithinMs = hostccl::faulttest::kRunAheadFailWithinMs;
 // Input of rank r for call i, element e (small integers: exact in fp32).
 float Input(int r, int i, int e) { return static_cast<float>(r * 1000 + i * 2 + e); }
 
-TEST(RunAhead, BoundedRunAhead) {
-  constexpr int kCalls = 3 * kRing;
+// A queue of `calls` 2-element fp32 Reduces to root 0: call i reads elements 2i, 2i+1 of this
+// rank's sendBuf (filled with Input) and writes the same of the root's recvBuf.
+class ReduceQueue {
+ public:
+  ReduceQueue(RankContext& ctx, int calls) : ctx_(ctx), calls_(calls) {}
+  bool Prepare() {
+    if (!send_.Alloc(static_cast<size_t>(calls_) * 2 * sizeof(float), 0) ||
+        !recv_.Alloc(static_cast<size_t>(calls_) * 2 * sizeof(float), -1))
+      return ctx_.Fail("aclrtMalloc failed");
+    std::vector<float> host(static_cast<size_t>(calls_) * 2);
+    for (int i = 0; i < calls_; ++i)
+      for (int e = 0; e < 2; ++e) host[static_cast<size_t>(i * 2 + e)] = Input(ctx_.rank, i, e);
+    if (aclrtMemcpy(send_.ptr, send_.bytes, host.data(), send_.bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+      return ctx_.Fail("aclrtMemcpy failed");
+    return true;
+  }
+  HcclResult Call(int i) {
+    return HcclReduce(static_cast<float*>(send_.ptr) + i * 2, static_cast<float*>(recv_.ptr) + i * 2, 2,
+                      HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx_.comm, ctx_.stream);
+  }
+  // The root: calls [from, calls), synchronize, then every call's result is the sum of both inputs.
+  bool RunAndCheckRoot(int from) {
+    for (int i = from; i < calls_; ++i)
+      if (Call(i) != HCCL_SUCCESS) return ctx_.Fail("HcclReduce enqueue failed");
+    if (aclrtSynchronizeStream(ctx_.stream) != ACL_SUCCESS)
+      return ctx_.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+    std::vector<float> out(static_cast<size_t>(calls_) * 2);
+    (void)aclrtMemcpy(out.data(), recv_.bytes, recv_.ptr, recv_.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+    for (int i = 0; i < calls_; ++i)
+      for (int e = 0; e < 2; ++e) {
+        const float want = Input(0, i, e) + Input(1, i, e);
+        const float got = out[static_cast<size_t>(i * 2 + e)];
+        if (got != want)
+          return ctx_.Fail("call " + std::to_string(i) + " element " + std::to_string(e) + ": " +
+                           std::to_string(got) + ", expected " + std::to_string(want));
+      }
+    return true;
+  }
+
+ private:
+  RankContext& ctx_;
+  const int calls_;
+  DevBuf send_, recv_;
+};
+
+// Runs body(ctx, queue) on 2 process ranks over shared memory, each with its prepared queue of
+// `calls` Reduces and the scratch directory for marks (WriteMark/ReadMark).
+template <typename Body>
+void RunQueueOnTwoRanks(int calls, const Body& body) {
   const std::string dir = hostccl::faulttest::MakeScratchDir();
   RunOptions opts = RunAheadShmOptions();
   opts.env.push_back({hostccl::faulttest::kDirVar, dir});
-  auto res = RunRanks(2, Mode::kProcesses, [](RankContext& ctx) {
-    DevBuf send, recv;
-    if (!send.Alloc(kCalls * 2 * sizeof(float), 0) || !recv.Alloc(kCalls * 2 * sizeof(float), -1))
-      return ctx.Fail("aclrtMalloc failed");
-    std::vector<float> host(kCalls * 2);
-    for (int i = 0; i < kCalls; ++i)
-      for (int e = 0; e < 2; ++e) host[static_cast<size_t>(i * 2 + e)] = Input(ctx.rank, i, e);
-    if (aclrtMemcpy(send.ptr, send.bytes, host.data(), send.bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
-      return ctx.Fail("aclrtMemcpy failed");
-    auto call = [&](int i) {
-      return HcclReduce(static_cast<float*>(send.ptr) + i * 2, static_cast<float*>(recv.ptr) + i * 2, 2,
-                        HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
-    };
+  auto res = RunRanks(2, Mode::kProcesses, [&](RankContext& ctx) {
+    ReduceQueue q(ctx, calls);
+    return q.Prepare() && body(ctx, q);
+  }, opts);
+  hostccl::faulttest::RemoveScratchDir(dir);
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+TEST(RunAhead, BoundedRunAhead) {
+  constexpr int kCalls = 3 * kRing;
+  RunQueueOnTwoRanks(kCalls, [](RankContext& ctx, ReduceQueue& q) {
+    auto call = [&](int i) { return q.Call(i); };
     if (ctx.rank == 1) {
       // Root absent: queue every call with a 1-byte marker set after it (aclrtMemsetAsync on the
       // same stream) and count the markers set.
@@ -96,43 +142,14 @@ TEST(RunAhead, BoundedRunAhead) {
     }
     // The root waits for the non-root to report how far it got (bounded).
     if (hostccl::faulttest::ReadMark("ahead", 10000) < 0) return ctx.Fail("rank 1 never reported");
-    for (int i = 0; i < kCalls; ++i)
-      if (call(i) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
-    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
-      return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
-    std::vector<float> out(kCalls * 2);
-    (void)aclrtMemcpy(out.data(), recv.bytes, recv.ptr, recv.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
-    for (int i = 0; i < kCalls; ++i)
-      for (int e = 0; e < 2; ++e) {
-        const float want = Input(0, i, e) + Input(1, i, e);
-        if (out[static_cast<size_t>(i * 2 + e)] != want)
-          return ctx.Fail("call " + std::to_string(i) + " element " + std::to_string(e) + ": " +
-                          std::to_string(out[static_cast<size_t>(i * 2 + e)]) + ", expected " + std::to_string(want));
-      }
-    return true;
-  }, opts);
-  hostccl::faulttest::RemoveScratchDir(dir);
-  EXPECT_TRUE(res.ok) << res.message;
+    return q.RunAndCheckRoot(0);
+  });
 }
 
 TEST(RunAhead, AttemptsStopAtAFullRing) {
   constexpr int kCalls = 2 * kRing + 2;  // call 0 together, then the non-root runs ahead alone
-  const std::string dir = hostccl::faulttest::MakeScratchDir();
-  RunOptions opts = RunAheadShmOptions();
-  opts.env.push_back({hostccl::faulttest::kDirVar, dir});
-  auto res = RunRanks(2, Mode::kProcesses, [](RankContext& ctx) {
-    DevBuf send, recv;
-    if (!send.Alloc(kCalls * 2 * sizeof(float), 0) || !recv.Alloc(kCalls * 2 * sizeof(float), -1))
-      return ctx.Fail("aclrtMalloc failed");
-    std::vector<float> host(kCalls * 2);
-    for (int i = 0; i < kCalls; ++i)
-      for (int e = 0; e < 2; ++e) host[static_cast<size_t>(i * 2 + e)] = Input(ctx.rank, i, e);
-    if (aclrtMemcpy(send.ptr, send.bytes, host.data(), send.bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
-      return ctx.Fail("aclrtMemcpy failed");
-    auto call = [&](int i) {
-      return HcclReduce(static_cast<float*>(send.ptr) + i * 2, static_cast<float*>(recv.ptr) + i * 2, 2,
-                        HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, ctx.comm, ctx.stream);
-    };
+  RunQueueOnTwoRanks(kCalls, [](RankContext& ctx, ReduceQueue& q) {
+    auto call = [&](int i) { return q.Call(i); };
     // Call 0 with both ranks present and no synchronize after it on the non-root, so its next
     // calls follow it (back to back: they post and run ahead).
     if (call(0) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
@@ -149,23 +166,8 @@ TEST(RunAhead, AttemptsStopAtAFullRing) {
     if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
       return ctx.Fail(std::string("first synchronize failed: ") + aclGetRecentErrMsg());
     if (hostccl::faulttest::ReadMark("ahead", 10000) < 0) return ctx.Fail("rank 1 never reported");
-    for (int i = 1; i < kCalls; ++i)
-      if (call(i) != HCCL_SUCCESS) return ctx.Fail("HcclReduce enqueue failed");
-    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
-      return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
-    std::vector<float> out(kCalls * 2);
-    (void)aclrtMemcpy(out.data(), recv.bytes, recv.ptr, recv.bytes, ACL_MEMCPY_DEVICE_TO_HOST);
-    for (int i = 0; i < kCalls; ++i)
-      for (int e = 0; e < 2; ++e) {
-        const float want = Input(0, i, e) + Input(1, i, e);
-        if (out[static_cast<size_t>(i * 2 + e)] != want)
-          return ctx.Fail("call " + std::to_string(i) + " element " + std::to_string(e) + ": " +
-                          std::to_string(out[static_cast<size_t>(i * 2 + e)]) + ", expected " + std::to_string(want));
-      }
-    return true;
-  }, opts);
-  hostccl::faulttest::RemoveScratchDir(dir);
-  EXPECT_TRUE(res.ok) << res.message;
+    return q.RunAndCheckRoot(1);
+  });
 }
 
 // The queues below: kQueueCalls small Reduces (root 0, 64-byte buffers), one of them differing.
