@@ -132,6 +132,15 @@ typedef struct {
   void (*release)(void* ctx, void* p);       /* with alloc */
 } bench_comm;
 
+/* The calling thread's scheduler times (/proc/thread-self/schedstat): ns on a CPU, ns waiting on
+   a run queue, timeslices. 0 when unreadable. */
+static int bench_schedstat(unsigned long long v[3]) {
+  FILE* f = fopen("/proc/thread-self/schedstat", "r");
+  int ok = f && fscanf(f, "%llu %llu %llu", &v[0], &v[1], &v[2]) == 3;
+  if (f) fclose(f);
+  return ok;
+}
+
 static double bench_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -547,12 +556,20 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
     if (warm_timed) {
       /* t measured above */
     } else if (!o->isolated) {
+      /* BENCH_SCHEDSTAT=1: how long the calling thread ran and waited for a CPU in the loop. */
+      const int sched = getenv("BENCH_SCHEDSTAT") != NULL;
+      unsigned long long s0[3] = {0, 0, 0}, s1[3] = {0, 0, 0};
       c->barrier(c->ctx);
+      if (sched) bench_schedstat(s0);
       t = bench_now_us();
       for (i = 0; i < iters; ++i)
         if (bench_call(o, c, send, recv, count, 0, &why)) return 2;
       if (c->sync && c->sync(c->ctx)) return 2;
       t = iters > 0 ? (bench_now_us() - t) / (double)iters : 0;
+      if (sched && bench_schedstat(s1))
+        fprintf(stderr, "rank %d, %llu bytes: timed loop %.0f us, on a CPU %.0f us, waiting for one %.0f us, %llu timeslices\n",
+                c->rank, (unsigned long long)bytes, t * (double)iters, (double)(s1[0] - s0[0]) / 1e3,
+                (double)(s1[1] - s0[1]) / 1e3, s1[2] - s0[2]);
     } else {
       for (i = 0; i < iters; ++i) {
         double t0;

@@ -65,7 +65,7 @@ term_ignored)  # a rank that ignores SIGTERM is SIGKILLed after the grace period
   elapsed_below 15 run -n 2 sh -c 'if [ "$RANK" = 0 ]; then exit 1; fi; trap "" TERM; while :; do sleep 0.1; done'
   [ "$(rc)" = 1 ] || fail "exit $(rc), expected 1"
   ;;
-bind)  # --bind core: rank r on the (r mod k)-th allowed CPU; none: unbound; auto: binds only when N > k
+bind)  # --bind core: rank r on the (r mod k)-th allowed CPU; none: unbound; auto: binds when N >= k
   allowed=$(grep Cpus_allowed_list /proc/self/status | cut -f2)
   k=$(nproc)
   run -n $((k + 1)) --bind core -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
@@ -77,7 +77,12 @@ bind)  # --bind core: rank r on the (r mod k)-th allowed CPU; none: unbound; aut
   run -n $((k + 1)) --bind none -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
   [ "$(sed 's/^\[[0-9]*\] //' "$T/out" | sort -u)" = "$allowed" ] || fail "--bind none changed the CPU list"
   run -n "$k" -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
-  [ "$(sed 's/^\[[0-9]*\] //' "$T/out" | sort -u)" = "$allowed" ] || fail "auto bound $k ranks on $k CPUs"
+  [ "$(grep -c '^\[[0-9]*\] [0-9]*$' "$T/out")" = "$k" ] || fail "auto did not bind $k ranks on $k CPUs"
+  [ "$(sed 's/^\[[0-9]*\] //' "$T/out" | sort -u | wc -l)" = "$k" ] || fail "auto: $k ranks on $k CPUs should use $k distinct CPUs"
+  if [ "$k" -gt 1 ]; then
+    run -n $((k - 1)) -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
+    [ "$(sed 's/^\[[0-9]*\] //' "$T/out" | sort -u)" = "$allowed" ] || fail "auto bound $((k - 1)) ranks on $k CPUs"
+  fi
   run -n $((k + 1)) -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2'
   [ "$(grep -c '^\[[0-9]*\] [0-9]*$' "$T/out")" = $((k + 1)) ] || fail "auto did not bind $((k + 1)) ranks on $k CPUs"
   run -n 2 --bind sideways true

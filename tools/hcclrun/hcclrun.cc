@@ -18,10 +18,11 @@
 // everything after SEC seconds (exit 124). Usage errors exit 2. Each rank is its own process
 // group, so its children die with it.
 // Binding (like mpirun's --bind-to core --map-by core): rank r runs on the (r mod k)-th of the k
-// CPUs hcclrun may use. "auto" (default) binds only when ranks outnumber those CPUs: then the
-// scheduler otherwise sometimes stacks 3 ranks on one core and 1 on another, and every hand-off
-// between ranks sharing a core costs a context switch (~5 us on a VM); with ranks <= CPUs each
-// spinning rank keeps a core of its own anyway.
+// CPUs hcclrun may use. "auto" (default) binds when there are at least as many ranks as those
+// CPUs: unbound, the scheduler sometimes stacks 3 ranks on one core and 1 on another, and even 2
+// ranks on 2 CPUs share one core for milliseconds after a wake-up (seen with sched_switch
+// tracing), and every hand-off between ranks sharing a core costs a context switch (~5 us on a
+// VM). With fewer ranks than CPUs nothing is bound, so a rank's own threads may use the rest.
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -320,7 +321,7 @@ class Launcher {
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
     if (cpus.empty()) return;
-    if (opt_.bind == "auto" && opt_.nranks <= static_cast<int>(cpus.size())) return;
+    if (opt_.bind == "auto" && opt_.nranks < static_cast<int>(cpus.size())) return;
     cpus_ = std::move(cpus);
   }
 
