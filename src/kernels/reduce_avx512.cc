@@ -62,8 +62,13 @@ __m512i IntCombine(__m512i a, __m512i b) {
 // Tails (n < kStep elements): masked loads and stores (LoadPartial/StorePartial, kernel_loops.h).
 // Masked-off lanes read as zero, as the padded copy's lanes did, and are never written; masked-off
 // bytes do not fault, so a tail at the end of a page is safe.
-inline __mmask64 FirstBytes(size_t bytes) { return bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1; }
+inline __mmask64 FirstBytes(size_t bytes) {
+  return bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
+}
 inline uint32_t FirstLanes(size_t n) { return n >= 32 ? ~0u : (1u << n) - 1; }
+inline __mmask8 Lanes8(size_t n) { return static_cast<__mmask8>(FirstLanes(n)); }
+inline __mmask16 Lanes16(size_t n) { return static_cast<__mmask16>(FirstLanes(n)); }
+inline __mmask32 Lanes32(size_t n) { return static_cast<__mmask32>(FirstLanes(n)); }
 
 template <class E, RedOp Op>
 struct IntKind {
@@ -72,8 +77,12 @@ struct IntKind {
   static constexpr size_t kStep = 64 / sizeof(E);
   static Acc Load(const Elem* p) { return _mm512_loadu_si512(p); }
   static void Store(Elem* p, Acc v) { _mm512_storeu_si512(p, v); }
-  static Acc LoadPartial(const Elem* p, size_t n) { return _mm512_maskz_loadu_epi8(FirstBytes(n * sizeof(E)), p); }
-  static void StorePartial(Elem* p, Acc v, size_t n) { _mm512_mask_storeu_epi8(p, FirstBytes(n * sizeof(E)), v); }
+  static Acc LoadPartial(const Elem* p, size_t n) {
+    return _mm512_maskz_loadu_epi8(FirstBytes(n * sizeof(E)), p);
+  }
+  static void StorePartial(Elem* p, Acc v, size_t n) {
+    _mm512_mask_storeu_epi8(p, FirstBytes(n * sizeof(E)), v);
+  }
   static Acc Combine(Acc a, Acc b) { return IntCombine<E, Op>(a, b); }
 };
 
@@ -108,8 +117,8 @@ struct F32Kind {
   static constexpr size_t kStep = 16;
   static Acc Load(const Elem* p) { return _mm512_loadu_ps(p); }
   static void Store(Elem* p, Acc v) { _mm512_storeu_ps(p, v); }
-  static Acc LoadPartial(const Elem* p, size_t n) { return _mm512_maskz_loadu_ps(static_cast<__mmask16>(FirstLanes(n)), p); }
-  static void StorePartial(Elem* p, Acc v, size_t n) { _mm512_mask_storeu_ps(p, static_cast<__mmask16>(FirstLanes(n)), v); }
+  static Acc LoadPartial(const Elem* p, size_t n) { return _mm512_maskz_loadu_ps(Lanes16(n), p); }
+  static void StorePartial(Elem* p, Acc v, size_t n) { _mm512_mask_storeu_ps(p, Lanes16(n), v); }
   static Acc Combine(Acc a, Acc b) { return PsCombine<Op>(a, b); }
 };
 
@@ -120,8 +129,8 @@ struct F64Kind {
   static constexpr size_t kStep = 8;
   static Acc Load(const Elem* p) { return _mm512_loadu_pd(p); }
   static void Store(Elem* p, Acc v) { _mm512_storeu_pd(p, v); }
-  static Acc LoadPartial(const Elem* p, size_t n) { return _mm512_maskz_loadu_pd(static_cast<__mmask8>(FirstLanes(n)), p); }
-  static void StorePartial(Elem* p, Acc v, size_t n) { _mm512_mask_storeu_pd(p, static_cast<__mmask8>(FirstLanes(n)), v); }
+  static Acc LoadPartial(const Elem* p, size_t n) { return _mm512_maskz_loadu_pd(Lanes8(n), p); }
+  static void StorePartial(Elem* p, Acc v, size_t n) { _mm512_mask_storeu_pd(p, Lanes8(n), v); }
   static Acc Combine(Acc a, Acc b) { return PdCombine<Op>(a, b); }
 };
 
@@ -133,8 +142,8 @@ struct F16Kind {
   static constexpr size_t kStep = 16;
   static Acc Load(const Elem* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static void Store(Elem* p, Acc v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-  static Acc LoadPartial(const Elem* p, size_t n) { return _mm256_maskz_loadu_epi16(static_cast<__mmask16>(FirstLanes(n)), p); }
-  static void StorePartial(Elem* p, Acc v, size_t n) { _mm256_mask_storeu_epi16(p, static_cast<__mmask16>(FirstLanes(n)), v); }
+  static Acc LoadPartial(const Elem* p, size_t n) { return _mm256_maskz_loadu_epi16(Lanes16(n), p); }
+  static void StorePartial(Elem* p, Acc v, size_t n) { _mm256_mask_storeu_epi16(p, Lanes16(n), v); }
   static Acc Combine(Acc a, Acc b) {
     const __m512 fa = _mm512_cvtph_ps(a);
     const __m512 fb = _mm512_cvtph_ps(b);
@@ -163,8 +172,8 @@ struct Bf16Kind {
   static constexpr size_t kStep = 32;
   static Acc Load(const Elem* p) { return _mm512_loadu_si512(p); }
   static void Store(Elem* p, Acc v) { _mm512_storeu_si512(p, v); }
-  static Acc LoadPartial(const Elem* p, size_t n) { return _mm512_maskz_loadu_epi16(static_cast<__mmask32>(FirstLanes(n)), p); }
-  static void StorePartial(Elem* p, Acc v, size_t n) { _mm512_mask_storeu_epi16(p, static_cast<__mmask32>(FirstLanes(n)), v); }
+  static Acc LoadPartial(const Elem* p, size_t n) { return _mm512_maskz_loadu_epi16(Lanes32(n), p); }
+  static void StorePartial(Elem* p, Acc v, size_t n) { _mm512_mask_storeu_epi16(p, Lanes32(n), v); }
   static Acc Combine(Acc a, Acc b) {
     const __m512i zero = _mm512_setzero_si512();
     const __m512 alo = _mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, a));

@@ -88,9 +88,10 @@ TEST_P(OpsTest, BinaryMatchesReference) {
 // at the AVX-512 level) neither faults on the bytes past n nor writes them.
 TEST_P(OpsTest, TailEndingAtAPageBoundary) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  auto* mem = static_cast<uint8_t*>(mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(mem, MAP_FAILED);
-  // Three readable pages (a, b, dst), each followed by PROT_NONE for the ones past it.
+  void* map = mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  auto* mem = static_cast<uint8_t*>(map);
+  // a ends page 0, b ends page 1, dst ends page 2; page 3 is inaccessible.
   ASSERT_EQ(mprotect(mem + 3 * page, page, PROT_NONE), 0);
   Gen gen(2500 + static_cast<int>(t_) * 16 + static_cast<int>(op_));
   for (size_t n = 1; n * es_ <= 64; ++n) {

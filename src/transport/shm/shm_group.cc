@@ -400,22 +400,18 @@ bool ShmGroup::Released(uint64_t u) const {
   // Known from an earlier look (released stays released: `done` and tickets only grow), so a
   // rank that runs ahead reads the others' lines once per several calls, not on every call.
   if (u <= released_known_) return true;
-  uint64_t least = ~uint64_t{0};
-  for (int r = 0; r < size_; ++r)
-    if (r != rank_) least = std::min(least, seg_->done()[r].done.load(std::memory_order_seq_cst));
-  if (least >= u) {
-    released_known_ = least;
-    return true;
-  }
+  uint64_t least_done = ~uint64_t{0};  // every ticket up to it is released too
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     // `done` first: the one line per member polled here, so that the member's slot lines stay
     // in its cache while it runs behind (its arrival at u + 1 also releases u).
-    if (seg_->done()[r].done.load(std::memory_order_seq_cst) >= u) continue;
+    const uint64_t done = seg_->done()[r].done.load(std::memory_order_seq_cst);
+    least_done = std::min(least_done, done);
+    if (done >= u) continue;
     if (Slot(r, u + 1)->ticket.load(std::memory_order_seq_cst) > u) continue;
     return false;
   }
-  released_known_ = u;
+  released_known_ = std::max(u, least_done);
   return true;
 }
 

@@ -123,9 +123,10 @@ class ShmGroup : public PeerMemory {
   // its stream is idle, which must not wait): after BeginAttempt(seq), the first Arrive or Post of
   // operation `seq` gives up with kAgain instead of waiting longer than a short spin (only when
   // this host's members fit on its cores; else one look). Either before announcing (the ring is
-  // still full after AwaitRingAttempt's wait: nothing changed) or after (not every member arrived: the ticket is kept, and the next
-  // Arrive or Post of `seq` — the operation run again from the stream, which may run ahead now —
-  // takes that ticket without announcing again). Later arrivals of the operation wait as usual.
+  // still full after AwaitRingAttempt's wait: nothing changed) or after (not every member
+  // arrived: the ticket is kept, and the next Arrive or Post of `seq` — the operation run again
+  // from the stream, which may run ahead now — takes that ticket without announcing again).
+  // Later arrivals of the operation wait as usual.
   // EndAttempt clears it.
   void BeginAttempt(uint64_t seq) {
     attempt_seq_ = seq;
