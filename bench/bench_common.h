@@ -562,15 +562,18 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
       c->barrier(c->ctx);
       if (sched) bench_schedstat(s0);
       t = bench_now_us();
+      double t_calls;
       for (i = 0; i < iters; ++i)
         if (bench_call(o, c, send, recv, count, 0, &why)) return 2;
+      t_calls = bench_now_us();
       if (c->sync && c->sync(c->ctx)) return 2;
+      t_calls -= t;
       t = iters > 0 ? (bench_now_us() - t) / (double)iters : 0;
       if (sched && bench_schedstat(s1))
         fprintf(stderr,
-                "rank %d, %llu bytes: timed loop %.0f us, on a CPU %.0f us, waiting for one %.0f us, "
-                "%llu timeslices\n",
-                c->rank, (unsigned long long)bytes, t * (double)iters,
+                "rank %d, %llu bytes: timed loop %.0f us (the calls %.0f, the closing synchronize %.0f), "
+                "on a CPU %.0f us, waiting for one %.0f us, %llu timeslices\n",
+                c->rank, (unsigned long long)bytes, t * (double)iters, t_calls, t * (double)iters - t_calls,
                 (double)(s1[0] - s0[0]) / 1e3, (double)(s1[1] - s0[1]) / 1e3, s1[2] - s0[2]);
     } else {
       for (i = 0; i < iters; ++i) {

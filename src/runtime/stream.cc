@@ -47,6 +47,9 @@ StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t de
     : device_(device),
       id_(g_next_stream_id.fetch_add(1)),
       depth_(static_cast<size_t>(std::max<int64_t>(0, depth >= 0 ? depth : EnvInt(Knob::kStreamDepth, 1024)))) {
+  // The task storage a full queue needs (depth, or kSlabBlocks without a bound; a deeper queue
+  // takes the rest from the heap), faulted in now rather than during the first burst of calls.
+  queue_.Reserve(depth_ == 0 ? kSlabBlocks : std::min(depth_, kSlabBlocks));
   HLOG_DEBUG(kRuntime, "stream %llu created on device %d (priority %u, flags %u)",
              static_cast<unsigned long long>(id_), device, priority, flags);
 }

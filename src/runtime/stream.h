@@ -37,6 +37,9 @@
 //    joins the worker. Tasks bound their own waits, so destroy is bounded too.
 #pragma once
 
+#include <sys/mman.h>
+
+#include <bit>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -62,6 +65,8 @@ class StreamImpl final : public Stream {
   static constexpr uint64_t kWorkerPollNs = 1000 * 1000;
   static constexpr uint64_t kWorkerPollMaxNs = 16 * 1000 * 1000;
   static constexpr uint64_t kWorkerDozeNs = 50 * 1000 * 1000;
+  // Task storage mapped at creation for a stream without a depth bound (about 385 KB).
+  static constexpr size_t kSlabBlocks = 1024;
 
   // depth: tasks held before an enqueue waits (Backpressure); -1 = HOSTCCL_STREAM_DEPTH, 0 = none.
   StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth = -1);
@@ -134,11 +139,14 @@ class StreamImpl final : public Stream {
     bool host_wait = false;  // waits for something outside the stream (EnqueueHostWait)
   };
   // The tasks not started, oldest first: a ring of pointers to entries. An entry's storage comes
-  // from the stream's own free list (last freed, first reused: the block a task just left is still
-  // in cache when the next call takes it), up to kKeepFree blocks; more are allocated and freed.
-  // So a task costs no allocation in steady state, and a queue that stays short touches the same
-  // few blocks whatever its history (a ring of the entries themselves, 376 bytes each, would walk
-  // its whole capacity: 8 B calls back to back at 2 ranks took 0.35 us longer that way).
+  // from the stream's own slab (Reserve: one mapping of blocks, faulted in when the stream is
+  // created), last freed first reused: the block a task just left is still in cache when the next
+  // call takes it. A queue deeper than the slab takes the rest from the heap and gives it back as
+  // it drains. So a task costs no allocation, and the first burst of calls queued back to back no
+  // page faults (docs/performance.md, "Task storage faulted in at stream creation"); a queue that
+  // stays short touches the same few blocks whatever its history (a ring of the entries themselves,
+  // 376 bytes each, would walk its whole capacity: 8 B calls back to back at 2 ranks took 0.35 us
+  // longer that way).
   class Queue {
    public:
     Queue() = default;
@@ -146,7 +154,20 @@ class StreamImpl final : public Stream {
     Queue& operator=(const Queue&) = delete;
     ~Queue() {
       while (n_ > 0) pop_front();
-      for (void* b : free_) ::operator delete(b);
+      if (slab_ != nullptr) munmap(slab_, slab_bytes_);
+    }
+    // Maps and faults in `blocks` entries' storage (once, before the first push); without the
+    // mapping every block comes from the heap.
+    void Reserve(size_t blocks) {
+      if (blocks == 0 || slab_ != nullptr) return;
+      const size_t bytes = blocks * sizeof(Entry);
+      void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+      if (m == MAP_FAILED) return;
+      slab_ = static_cast<char*>(m);
+      slab_bytes_ = bytes;
+      free_.reserve(blocks);
+      for (size_t i = blocks; i-- > 0;) free_.push_back(slab_ + i * sizeof(Entry));  // lowest address first out
+      ring_.resize(std::bit_ceil(blocks));
     }
     bool empty() const { return n_ == 0; }
     size_t size() const { return n_; }
@@ -167,7 +188,7 @@ class StreamImpl final : public Stream {
     void pop_front() {
       Entry* e = ring_[head_];
       e->~Entry();
-      if (free_.size() < kKeepFree) {
+      if (InSlab(e)) {
         free_.push_back(e);
       } else {
         ::operator delete(e);
@@ -177,8 +198,11 @@ class StreamImpl final : public Stream {
     }
 
    private:
-    static constexpr size_t kKeepFree = 1024;  // free blocks kept (about 400 KB)
-    Entry* Place(Entry&& e) {  // storage from the free list (last freed first), else the heap
+    static_assert(sizeof(Entry) % alignof(Entry) == 0);
+    bool InSlab(const void* p) const {
+      return reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(slab_) < slab_bytes_;
+    }
+    Entry* Place(Entry&& e) {  // storage from the slab's free blocks (last freed first), else the heap
       void* mem;
       if (free_.empty()) {
         mem = ::operator new(sizeof(Entry));
@@ -193,12 +217,13 @@ class StreamImpl final : public Stream {
       for (size_t i = 0; i < n_; ++i) bigger[i] = &at(i);
       ring_.swap(bigger);
       head_ = 0;
-      if (free_.capacity() == 0) free_.reserve(kKeepFree);
     }
     std::vector<Entry*> ring_;  // size 0 or a power of two
     size_t head_ = 0;
     size_t n_ = 0;
-    std::vector<void*> free_;
+    std::vector<void*> free_;  // the slab's blocks not in use
+    char* slab_ = nullptr;
+    size_t slab_bytes_ = 0;
   };
   template <typename T>
   T Locked(const T& field) {

@@ -433,11 +433,13 @@ TEST(Stream, QueueKeepsOrderWhileItWrapsAndGrows) {
   for (int i = 0; i < next; ++i) ASSERT_EQ(order[static_cast<size_t>(i)], i);
 }
 
-// Task storage is reused from the stream's free list, which keeps at most 1024 blocks: a deep
-// queue allocates the rest and gives it back once drained; a short one reuses what is kept.
+// Task storage comes from a slab mapped when the stream is created (depth blocks, 1024 without a
+// bound), so the first burst of queued calls faults nothing in; a deeper queue takes the rest
+// from the heap and gives it back once drained, and a short one reuses the slab's blocks.
 // (An unbounded stream: with a depth, the enqueue of task 1024 would run the gate itself.)
-TEST(Stream, QueueReusesABoundedFreeList) {
+TEST(Stream, QueueTakesItsStorageFromASlabMappedAtCreation) {
   StreamImpl s(0, 0, 0, /*depth=*/0);
+  EXPECT_EQ(s.queue_free_blocks(), StreamImpl::kSlabBlocks);  // before any task
   auto fill = [&](int n) {  // n tasks queued at once: a gate holds them until the synchronize
     std::atomic<bool> open{false};
     ASSERT_TRUE(s.Enqueue([&open] {
@@ -449,13 +451,12 @@ TEST(Stream, QueueReusesABoundedFreeList) {
     ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
   };
   fill(5);
-  EXPECT_EQ(s.queue_free_blocks(), 5u);
-  fill(3);
-  EXPECT_EQ(s.queue_free_blocks(), 5u);  // reused, none added
-  fill(3000);
-  EXPECT_EQ(s.queue_free_blocks(), 1024u);
+  EXPECT_EQ(s.queue_free_blocks(), StreamImpl::kSlabBlocks);
+  fill(3000);  // 1976 blocks from the heap, freed as the queue drained
+  EXPECT_EQ(s.queue_free_blocks(), StreamImpl::kSlabBlocks);
   fill(7);
-  EXPECT_EQ(s.queue_free_blocks(), 1024u);
+  EXPECT_EQ(s.queue_free_blocks(), StreamImpl::kSlabBlocks);
+  EXPECT_EQ(StreamImpl(0, 0, 0, /*depth=*/64).queue_free_blocks(), 64u);
 }
 
 // A stream holds at most `depth` tasks not started: the enqueue that finds it full runs the front
