@@ -23,7 +23,7 @@
 # launches only time). Each configuration is launched --reps times; the tables use the median over
 # launches of the per-call time (max over ranks). Libraries: hostccl, ompi-vader, ompi-tcp (only
 # when listed in --libs), mpich, gloo; hostccl-nobind (only when listed) = hostccl launched with
-# `hcclrun --bind none` (hostccl's own default is --bind auto: bound round-robin when ranks > CPUs),
+# `hcclrun --bind none` (hostccl's own default is --bind auto: bound round-robin when ranks >= CPUs),
 # shown as a peer column, so 'x hostccl-nobind' = unbound time / bound time.
 # Writes results/<date>/: machine.txt, membw.txt (bench/membw before each collective and after the
 # launches: R = streaming read, W = non-temporal write, all cores; the bound uses the best), raw/
