@@ -43,10 +43,11 @@ std::chrono::steady_clock::time_point ToSteady(Deadline d) {
 bool TaskHasSuccessor() { return t_has_successor; }
 bool Attempting() { return t_attempting; }
 
-StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth)
+StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth, uint64_t worker_grace_ns)
     : device_(device),
       id_(g_next_stream_id.fetch_add(1)),
-      depth_(static_cast<size_t>(std::max<int64_t>(0, depth >= 0 ? depth : EnvInt(Knob::kStreamDepth, 1024)))) {
+      depth_(static_cast<size_t>(std::max<int64_t>(0, depth >= 0 ? depth : EnvInt(Knob::kStreamDepth, 1024)))),
+      worker_grace_ns_(worker_grace_ns) {
   // The task storage a full queue needs (depth, or kSlabBlocks without a bound; a deeper queue
   // takes the rest from the heap), faulted in now rather than during the first burst of calls.
   queue_.Reserve(depth_ == 0 ? kSlabBlocks : std::min(depth_, kSlabBlocks));
@@ -289,8 +290,8 @@ void StreamImpl::WorkerLoop() {
     const uint64_t now = NowNs();
     for (size_t i = queue_.size(); i > 0 && queue_.at(i - 1).seen_ns == 0; --i) queue_.at(i - 1).seen_ns = now;
     uint64_t age = now - queue_.front().seen_ns;
-    if (age < kWorkerGraceNs && timed_waiters_ == 0 && !stop_) {
-      worker_cv_.wait_for(lk, std::chrono::nanoseconds(kWorkerGraceNs - age));
+    if (age < worker_grace_ns_ && timed_waiters_ == 0 && !stop_) {
+      worker_cv_.wait_for(lk, std::chrono::nanoseconds(worker_grace_ns_ - age));
       continue;
     }
     poll_ns_ = kWorkerPollNs;  // tasks here are left to the worker: keep an eye on the queue

@@ -69,7 +69,10 @@ class StreamImpl final : public Stream {
   static constexpr size_t kSlabBlocks = 1024;
 
   // depth: tasks held before an enqueue waits (Backpressure); -1 = HOSTCCL_STREAM_DEPTH, 0 = none.
-  StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth = -1);
+  // worker_grace_ns: how long the worker leaves a task it sees (tests that must not race the
+  // worker give it more).
+  StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth = -1,
+             uint64_t worker_grace_ns = kWorkerGraceNs);
   ~StreamImpl() override;
   StreamImpl(const StreamImpl&) = delete;
   StreamImpl& operator=(const StreamImpl&) = delete;
@@ -262,6 +265,7 @@ class StreamImpl final : public Stream {
   const int device_;
   const uint64_t id_;
   const size_t depth_;
+  const uint64_t worker_grace_ns_;
   std::atomic<bool> aborting_{false};
   std::atomic<bool> capturing_{false};
   uint64_t failure_mode_ = 0;
