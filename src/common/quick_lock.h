@@ -7,7 +7,8 @@
 // store, so its holder never needs to wake anybody: a waiter polls instead, spinning briefly,
 // then yielding, then sleeping from 20 µs up to 200 µs between looks. So it suits locks that are
 // held briefly, or held long but seldom wanted by a second thread (one operation at a time per
-// communicator): a waiter behind a long holder learns of the release at most ~200 µs late. Lockable, for std::lock_guard and std::unique_lock.
+// communicator): a waiter behind a long holder learns of the release at most ~200 µs late.
+// Lockable, for std::lock_guard and std::unique_lock.
 #pragma once
 
 #include <atomic>

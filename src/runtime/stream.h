@@ -39,7 +39,6 @@
 
 #include <sys/mman.h>
 
-#include <bit>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -65,7 +64,7 @@ class StreamImpl final : public Stream {
   static constexpr uint64_t kWorkerPollNs = 1000 * 1000;
   static constexpr uint64_t kWorkerPollMaxNs = 16 * 1000 * 1000;
   static constexpr uint64_t kWorkerDozeNs = 50 * 1000 * 1000;
-  // Task storage mapped at creation for a stream without a depth bound (about 385 KB).
+  // Task storage mapped at creation for a stream without a depth bound (416 KiB: 416-byte entries).
   static constexpr size_t kSlabBlocks = 1024;
 
   // depth: tasks held before an enqueue waits (Backpressure); -1 = HOSTCCL_STREAM_DEPTH, 0 = none.
@@ -147,9 +146,8 @@ class StreamImpl final : public Stream {
   // call takes it. A queue deeper than the slab takes the rest from the heap and gives it back as
   // it drains. So a task costs no allocation, and the first burst of calls queued back to back no
   // page faults (docs/performance.md, "Task storage faulted in at stream creation"); a queue that
-  // stays short touches the same few blocks whatever its history (a ring of the entries themselves,
-  // 376 bytes each, would walk its whole capacity: 8 B calls back to back at 2 ranks took 0.35 us
-  // longer that way).
+  // stays short touches the same few blocks whatever its history (a ring of the entries themselves
+  // would walk its whole capacity: 8 B calls back to back at 2 ranks took 0.35 us longer that way).
   class Queue {
    public:
     Queue() = default;
@@ -170,7 +168,6 @@ class StreamImpl final : public Stream {
       slab_bytes_ = bytes;
       free_.reserve(blocks);
       for (size_t i = blocks; i-- > 0;) free_.push_back(slab_ + i * sizeof(Entry));  // lowest address first out
-      ring_.resize(std::bit_ceil(blocks));
     }
     bool empty() const { return n_ == 0; }
     size_t size() const { return n_; }
