@@ -86,6 +86,27 @@ struct FastChecked {
   std::optional<rt::Allocation> recv_alloc;
 };
 bool CheckFast(const OpCall& c, FastChecked* out);
+// CheckFast for one call, remembered: the last buffer-and-count call (not the V family: its
+// arrays may change in place) that passed on this thread is kept with what it resolved, and a call
+// with the same arguments passes again without its checks while no aclrtMalloc allocation or
+// mapping was added or removed since (rt::AllocationGeneration). Its communicator and stream are
+// still looked up (a destroyed one fails, and the lookup keeps the communicator for the call) and
+// the communicator's state is read again. get() is the resolved call, or null where CheckFast
+// says false (then CheckOp gives the verdict). A call made while an earlier one of this thread is
+// still inside (a host callback run by a full queue) checks without the memory.
+class FastCheck {
+ public:
+  explicit FastCheck(const OpCall& c);
+  ~FastCheck();
+  FastCheck(const FastCheck&) = delete;
+  FastCheck& operator=(const FastCheck&) = delete;
+  const FastChecked* get() const { return ok_; }
+
+ private:
+  FastChecked local_;
+  const FastChecked* ok_ = nullptr;
+  bool holds_memo_ = false;
+};
 // One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
 struct BatchItem {
   int type;  // HCCL_SEND = 0, HCCL_RECV = 1

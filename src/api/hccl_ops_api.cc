@@ -53,9 +53,9 @@ HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
   if (hostccl::api::GroupDepth() > 0) return hostccl::api::GroupAppend(call);
   // The success path of an ordinary call needs no Status, no message and no reference count
   // (CheckFast); anything else gets CheckOp's verdict.
-  if (hostccl::api::FastChecked f; hostccl::api::CheckFast(call, &f)) {
-    Status st = f.comm->Enqueue(f.stream, hostccl::api::ToArgs(call), f.send_alloc, f.recv_alloc);
-    if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, f.comm->rank(), st));
+  if (const hostccl::api::FastCheck fc(call); const hostccl::api::FastChecked* f = fc.get()) {
+    Status st = f->comm->Enqueue(f->stream, hostccl::api::ToArgs(call), f->send_alloc, f->recv_alloc);
+    if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, f->comm->rank(), st));
     return HCCL_SUCCESS;
   }
   hostccl::api::Checked ck;

@@ -139,6 +139,8 @@ std::optional<Allocation> FindAllocation(const void* p) {
   return c.a;
 }
 
+uint64_t AllocationGeneration() { return g_generation.load(std::memory_order_acquire); }
+
 size_t LiveAllocationCount() {
   auto& r = Reg();
   std::shared_lock lk(r.mu);

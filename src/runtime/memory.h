@@ -45,5 +45,8 @@ bool FindAllocation(const void* p, Allocation* out);
 bool FindAllocation(const void* p, std::optional<Allocation>* out);
 // Number of live aclrtMalloc allocations (tests, leak checks).
 size_t LiveAllocationCount();
+// A number that changes whenever an allocation or mapping is added or removed: an answer of
+// FindAllocation stays true while it is unchanged (api/arg_check.cc remembers checks by it).
+uint64_t AllocationGeneration();
 
 }  // namespace hostccl::rt

@@ -178,6 +178,23 @@ TEST_F(CallPathCache, BufferFreedAndAllocatedAgainSmallerIsChecked) {
   EXPECT_EQ(aclrtFree(again), ACL_SUCCESS);
 }
 
+// The thread remembers its last call that passed the argument check (api::FastCheck); the same
+// call again after its buffer was freed is checked again: the pointer is no device memory now.
+TEST_F(CallPathCache, RepeatedCallIsCheckedAgainAfterItsBufferIsFreed) {
+  MakeComm();
+  void* buf = nullptr;
+  ASSERT_EQ(aclrtMalloc(&buf, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(HcclAllReduce(buf, recv_, 2, kF32, kSum, comm_, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtFree(buf), ACL_SUCCESS);
+  EXPECT_EQ(HcclAllReduce(buf, recv_, 2, kF32, kSum, comm_, stream_), HCCL_E_PARA);
+  // Any other argument changed is a call of its own, checked whole (here: the count).
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(AllReduce(2, comm_, stream_), HCCL_SUCCESS);
+  EXPECT_EQ(AllReduce(1025, comm_, stream_), HCCL_E_PARA);  // 4100 bytes from a 4096-byte buffer
+  EXPECT_EQ(AllReduce(2, comm_, stream_), HCCL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+}
+
 // The same through HcclBroadcast's one buffer (looked up once, used as send and receive side).
 TEST_F(CallPathCache, BroadcastBufferFreedAndAllocatedAgainSmallerIsChecked) {
   MakeComm();
