@@ -46,9 +46,11 @@ struct LogState {
   char proc[64] = "?";
 };
 
+// Never destroyed: threads that outlive main (a stream's worker, the root server) may still log
+// while the process exits, after static destructors ran.
 LogState& State() {
-  static LogState s;
-  return s;
+  static LogState* s = new LogState;
+  return *s;
 }
 
 std::once_flag g_init_once;
