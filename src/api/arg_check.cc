@@ -701,24 +701,16 @@ bool CheckFast(const OpCall& c, FastChecked* out) {
 namespace {
 // The last call of this thread that FastCheck passed (generation 0: none).
 struct FastMemo {
-  CollKind kind{};
-  void* send = nullptr;
-  void* recv = nullptr;
-  uint64_t count = 0;
-  int dtype = 0;
-  int op = 0;
-  uint32_t root = 0;
-  void* comm = nullptr;
-  void* stream = nullptr;
+  OpCall call{};            // its arguments (a buffer-and-count call: no V arrays)
   uint64_t generation = 0;  // rt::AllocationGeneration() before the checks ran
   bool busy = false;        // a FastCheck of this thread holds `out`
   FastChecked out;
 };
 thread_local FastMemo t_memo;
 
-bool SameCall(const FastMemo& m, const OpCall& c) {
-  return m.kind == c.kind && m.send == c.send && m.recv == c.recv && m.count == c.count && m.dtype == c.dtype &&
-         m.op == c.op && m.root == c.root && m.comm == c.comm && m.stream == c.stream;
+bool SameCall(const OpCall& a, const OpCall& c) {
+  return a.kind == c.kind && a.send == c.send && a.recv == c.recv && a.count == c.count && a.dtype == c.dtype &&
+         a.op == c.op && a.root == c.root && a.comm == c.comm && a.stream == c.stream;
 }
 }  // namespace
 
@@ -729,7 +721,7 @@ FastCheck::FastCheck(const OpCall& c) {
     return;
   }
   const uint64_t gen = rt::AllocationGeneration();
-  if (m.generation == gen && SameCall(m, c)) {
+  if (m.generation == gen && SameCall(m.call, c)) {
     core::Communicator* comm = core::LookupCommForCall(c.comm);  // handles are never reused
     rt::Stream* stream = rt::LookupStream(c.stream);
     if (comm == m.out.comm && stream != nullptr && !comm->failed()) {
@@ -744,15 +736,7 @@ FastCheck::FastCheck(const OpCall& c) {
   m.busy = holds_memo_ = true;
   ok_ = &m.out;
   if (!kFastRows.at[static_cast<unsigned>(c.kind)].on) return;  // the V family: checked every time
-  m.kind = c.kind;
-  m.send = c.send;
-  m.recv = c.recv;
-  m.count = c.count;
-  m.dtype = c.dtype;
-  m.op = c.op;
-  m.root = c.root;
-  m.comm = c.comm;
-  m.stream = c.stream;
+  m.call = c;
   m.generation = gen;
 }
 
