@@ -56,6 +56,18 @@ std::vector<Op> Ops() {
       {"scatter", [c](const Env& e) { return HcclScatter(e.send, e.recv, c, HCCL_DATA_TYPE_FP32, 0, e.comm, e.stream); }},
       {"alltoall", [c](const Env& e) {
          return HcclAlltoAll(e.send, c, HCCL_DATA_TYPE_FP32, e.recv, c, HCCL_DATA_TYPE_FP32, e.comm, e.stream); }},
+      // The V family: one rank, so each array has one entry (2 elements at 0).
+      {"allgatherv", [c](const Env& e) {
+         static uint64_t counts[1] = {c}, displs[1] = {0};
+         return HcclAllGatherV(e.send, c, e.recv, counts, displs, HCCL_DATA_TYPE_FP32, e.comm, e.stream); }},
+      {"reducescatterv", [c](const Env& e) {
+         static uint64_t counts[1] = {c}, displs[1] = {0};
+         return HcclReduceScatterV(e.send, counts, displs, e.recv, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, e.comm,
+                                   e.stream); }},
+      {"alltoallv", [c](const Env& e) {
+         static uint64_t counts[1] = {c}, displs[1] = {0};
+         return HcclAlltoAllV(e.send, counts, displs, HCCL_DATA_TYPE_FP32, e.recv, counts, displs, HCCL_DATA_TYPE_FP32,
+                              e.comm, e.stream); }},
   };
 }
 

@@ -1,5 +1,7 @@
 #include "api/arg_check.h"
 
+#include <vector>
+
 #include "common/dtype.h"
 #include "common/log.h"
 #include "common/v_arrays.h"
@@ -701,16 +703,60 @@ bool CheckFast(const OpCall& c, FastChecked* out) {
 namespace {
 // The last call of this thread that FastCheck passed (generation 0: none).
 struct FastMemo {
-  OpCall call{};            // its arguments (a buffer-and-count call: no V arrays)
+  OpCall call{};            // its arguments, the V arrays' addresses among them
+  bool v = false;           // a V-family call: its V fields and arrays are compared too
+  std::vector<uint64_t> arrays;  // what its V arrays held, in field order (the caller may change them in place)
   uint64_t generation = 0;  // rt::AllocationGeneration() before the checks ran
   bool busy = false;        // a FastCheck of this thread holds `out`
   FastChecked out;
 };
 thread_local FastMemo t_memo;
 
+// Arrays longer than this (all of a call's together, in words) are checked every time.
+constexpr uint64_t kMemoArrayWords = 4096;
+
 bool SameCall(const OpCall& a, const OpCall& c) {
   return a.kind == c.kind && a.send == c.send && a.recv == c.recv && a.count == c.count && a.dtype == c.dtype &&
          a.op == c.op && a.root == c.root && a.comm == c.comm && a.stream == c.stream;
+}
+
+// The V family's own fields, compared when the kinds are the same V kind (other rows leave them
+// at their defaults).
+bool SameVFields(const OpCall& a, const OpCall& c) {
+  return a.send_counts == c.send_counts && a.send_displs == c.send_displs && a.recv_counts == c.recv_counts &&
+         a.recv_displs == c.recv_displs && a.matrix == c.matrix && a.recv_count == c.recv_count &&
+         a.recv_dtype == c.recv_dtype;
+}
+
+// Whether the call's arrays (n words each, the matrix n x n, in field order) hold what `kept` holds.
+bool SameArrays(const OpCall& c, uint64_t n, const std::vector<uint64_t>& kept) {
+  const uint64_t* const fields[5] = {c.send_counts, c.send_displs, c.recv_counts, c.recv_displs, c.matrix};
+  const uint64_t* w = kept.data();
+  uint64_t left = kept.size();
+  for (int i = 0; i < 5; ++i) {
+    const uint64_t* p = fields[i];
+    if (p == nullptr) continue;
+    const uint64_t words = i == 4 ? n * n : n;
+    if (words > left) return false;
+    for (uint64_t j = 0; j < words; ++j)
+      if (p[j] != w[j]) return false;
+    w += words;
+    left -= words;
+  }
+  return left == 0;
+}
+
+// Keeps what the call's arrays hold in *kept; false when they are too long to remember.
+bool KeepArrays(const OpCall& c, uint64_t n, std::vector<uint64_t>* kept) {
+  const uint64_t* const fields[5] = {c.send_counts, c.send_displs, c.recv_counts, c.recv_displs, c.matrix};
+  uint64_t total = 0;
+  for (int i = 0; i < 5; ++i)
+    if (fields[i] != nullptr) total += i == 4 ? n * n : n;
+  if (total > kMemoArrayWords) return false;
+  kept->clear();
+  for (int i = 0; i < 5; ++i)
+    if (fields[i] != nullptr) kept->insert(kept->end(), fields[i], fields[i] + (i == 4 ? n * n : n));
+  return true;
 }
 }  // namespace
 
@@ -724,7 +770,8 @@ FastCheck::FastCheck(const OpCall& c) {
   if (m.generation == gen && SameCall(m.call, c)) {
     core::Communicator* comm = core::LookupCommForCall(c.comm);  // handles are never reused
     rt::Stream* stream = rt::LookupStream(c.stream);
-    if (comm == m.out.comm && stream != nullptr && !comm->failed()) {
+    if (comm == m.out.comm && stream != nullptr && !comm->failed() &&
+        (!m.v || (SameVFields(m.call, c) && SameArrays(c, static_cast<uint64_t>(comm->size()), m.arrays)))) {
       m.out.stream = stream;
       m.busy = holds_memo_ = true;
       ok_ = &m.out;
@@ -735,7 +782,8 @@ FastCheck::FastCheck(const OpCall& c) {
   if (!CheckFast(c, &m.out)) return;
   m.busy = holds_memo_ = true;
   ok_ = &m.out;
-  if (!kFastRows.at[static_cast<unsigned>(c.kind)].on) return;  // the V family: checked every time
+  m.v = !kFastRows.at[static_cast<unsigned>(c.kind)].on;
+  if (m.v && !KeepArrays(c, static_cast<uint64_t>(m.out.comm->size()), &m.arrays)) return;
   m.call = c;
   m.generation = gen;
 }

@@ -86,10 +86,11 @@ struct FastChecked {
   std::optional<rt::Allocation> recv_alloc;
 };
 bool CheckFast(const OpCall& c, FastChecked* out);
-// CheckFast for one call, remembered: the last buffer-and-count call (not the V family: its
-// arrays may change in place) that passed on this thread is kept with what it resolved, and a call
-// with the same arguments passes again without its checks while no aclrtMalloc allocation or
-// mapping was added or removed since (rt::AllocationGeneration). Its communicator and stream are
+// CheckFast for one call, remembered: the last call that passed on this thread is kept with what
+// it resolved (and, for the V family, a copy of what its arrays held: the caller may change them
+// in place; arrays of more than 4096 words together are not remembered), and a call with the same
+// arguments (the arrays' addresses and contents among them) passes again without its checks while
+// no aclrtMalloc allocation or mapping was added or removed since (rt::AllocationGeneration). Its communicator and stream are
 // still looked up (a destroyed one fails, and the lookup keeps the communicator for the call) and
 // the communicator's state is read again. get() is the resolved call, or null where CheckFast
 // says false (then CheckOp gives the verdict). A call made while an earlier one of this thread is

@@ -667,7 +667,6 @@ bool HasArrays(const algo::OpArgs& a) {
 // packed per-rank arrays derived from it) into t->words and re-points `a` at the copies.
 void CopyArrays(algo::OpArgs* a, int n, int rank, TaskArrays* t) {
   const uint64_t un = static_cast<uint64_t>(n);
-  t->words.clear();
   if (a->kind == CollKind::kAlltoAllVC && a->matrix) {
     t->words.resize(un * un + 4 * un);
     std::copy(a->matrix, a->matrix + un * un, t->words.begin());
@@ -676,12 +675,17 @@ void CopyArrays(algo::OpArgs* a, int n, int rank, TaskArrays* t) {
     t->at[4] = 0;
     for (int i = 0; i < 4; ++i) t->at[i] = static_cast<int64_t>(un * un + static_cast<uint64_t>(i) * un);
   } else {
+    uint64_t total = 0;
     for (int i = 0; i < 5; ++i) {
+      t->at[i] = a->*TaskArrays::kFields[i] == nullptr ? -1 : static_cast<int64_t>(total);
+      if (t->at[i] >= 0) total += i == 4 ? un * un : un;
+    }
+    if (t->words.size() < total) t->words.resize(total);  // grows only (a reused vector keeps its size)
+    uint64_t* w = t->words.data();
+    for (int i = 0; i < 5; ++i) {
+      if (t->at[i] < 0) continue;
       const uint64_t* p = a->*TaskArrays::kFields[i];
-      if (p == nullptr) continue;
-      const uint64_t len = i == 4 ? un * un : un;
-      t->at[i] = static_cast<int64_t>(t->words.size());
-      t->words.insert(t->words.end(), p, p + len);
+      std::copy(p, p + (i == 4 ? un * un : un), w + t->at[i]);
     }
   }
   t->Bind(a);
@@ -820,8 +824,21 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
     const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
     return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
   }
-  TaskArrays arrays;
-  if (HasArrays(args)) {
+  uint64_t seq = next_seq_.fetch_add(1) + 1;
+  const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_, accumulate_fp32_);
+  if (fr_) RecordEnqueued(fp, args);
+  // Small calls of process ranks on one host run at once when the stream is idle (Run decides
+  // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
+  const bool attempt = inline_calls_ && SelectionBytes(args, size_) <= net::ShmGroup::kInlineBytes;
+  // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
+  if (!HasArrays(args)) return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
+  // V arrays: the algorithms read them as one block laid out as TaskArrays holds them (AlltoAllV
+  // publishes all four at once). An attempt reads this thread's copy, made now; a queued task (also
+  // one whose attempt gave up) takes its own, from the communicator's pool, before the call returns.
+  thread_local TaskArrays t_call_arrays;
+  CopyArrays(&args, size_, rank_, &t_call_arrays);
+  return Submit(stream, fp, args, attempt, [&] {
+    TaskArrays arrays;
     {
       std::lock_guard<QuickLock> lk(arrays_mu_);
       if (!arrays_pool_.empty()) {
@@ -830,18 +847,6 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
       }
     }
     CopyArrays(&args, size_, rank_, &arrays);
-  }
-  uint64_t seq = next_seq_.fetch_add(1) + 1;
-  const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_, accumulate_fp32_);
-  if (fr_) RecordEnqueued(fp, args);
-  // Small calls of process ranks on one host run at once when the stream is idle (Run decides
-  // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
-  const bool attempt = inline_calls_ && SelectionBytes(args, size_) <= net::ShmGroup::kInlineBytes;
-  // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
-  if (arrays.words.capacity() == 0)
-    return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
-  // With V arrays an attempt reads the copies made above; a queued task takes them along.
-  Status st = Submit(stream, fp, args, attempt, [&] {
     auto task = [self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
       arrays.Bind(&args);
       Status st = self->Run(fp, args);
@@ -853,8 +858,6 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
     static_assert(rt::Task::Fits<decltype(task)>(), "a V operator's task must fit the stream's inline storage");
     return rt::Task(std::move(task));
   });
-  if (arrays.words.capacity() != 0) KeepArrays(std::move(arrays.words));  // the attempt completed
-  return st;
 }
 
 void Communicator::KeepArrays(std::vector<uint64_t>&& words) {

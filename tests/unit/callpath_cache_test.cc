@@ -198,6 +198,27 @@ TEST_F(CallPathCache, RepeatedCallIsCheckedAgainAfterItsBufferIsFreed) {
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
 }
 
+// The V family is remembered with what its arrays held: the same pointers with contents changed
+// in place are a call of their own, checked whole.
+TEST_F(CallPathCache, VCallIsCheckedAgainWhenItsArraysChangeInPlace) {
+  MakeComm();
+  uint64_t counts[1] = {2}, displs[1] = {0};
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(HcclAllGatherV(send_, 2, recv_, counts, displs, kF32, comm_, stream_), HCCL_SUCCESS);
+  counts[0] = 3;  // no longer this rank's sendCount
+  EXPECT_EQ(HcclAllGatherV(send_, 2, recv_, counts, displs, kF32, comm_, stream_), HCCL_E_PARA);
+  counts[0] = 2;
+  ASSERT_EQ(HcclAllGatherV(send_, 2, recv_, counts, displs, kF32, comm_, stream_), HCCL_SUCCESS);
+  displs[0] = 1023;  // elements [1023, 1025): 4100 bytes, beyond the 4096-byte recvBuf
+  EXPECT_EQ(HcclAllGatherV(send_, 2, recv_, counts, displs, kF32, comm_, stream_), HCCL_E_PARA);
+  displs[0] = 0;
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(HcclReduceScatterV(send_, counts, displs, recv_, 2, kF32, kSum, comm_, stream_), HCCL_SUCCESS);
+  displs[0] = 1023;  // sendBuf too small
+  EXPECT_EQ(HcclReduceScatterV(send_, counts, displs, recv_, 2, kF32, kSum, comm_, stream_), HCCL_E_PARA);
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+}
+
 // The same through HcclBroadcast's one buffer (looked up once, used as send and receive side).
 TEST_F(CallPathCache, BroadcastBufferFreedAndAllocatedAgainSmallerIsChecked) {
   MakeComm();
