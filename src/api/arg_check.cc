@@ -702,13 +702,21 @@ bool CheckFast(const OpCall& c, FastChecked* out) {
 
 namespace {
 // The last call of this thread that FastCheck passed (generation 0: none).
-struct FastMemo {
+struct MemoEntry {
   OpCall call{};            // its arguments, the V arrays' addresses among them
   bool v = false;           // a V-family call: its V fields and arrays are compared too
   std::vector<uint64_t> arrays;  // what its V arrays held, in field order (the caller may change them in place)
-  uint64_t generation = 0;  // rt::AllocationGeneration() before the checks ran
-  bool busy = false;        // a FastCheck of this thread holds `out`
+  uint64_t generation = 0;  // rt::AllocationGeneration() before the checks ran (0: empty)
   FastChecked out;
+};
+// The last few distinct calls, so that calls issued in turn (a Send and a Recv, two buffers'
+// AllReduce) are each remembered; the last one that matched is tried first.
+constexpr int kMemoEntries = 4;
+struct FastMemo {
+  MemoEntry e[kMemoEntries];
+  int last = 0;       // the entry that matched or was filled last
+  int next = 0;       // the entry a new call replaces (round robin)
+  bool busy = false;  // a FastCheck of this thread holds an entry's `out`
 };
 thread_local FastMemo t_memo;
 
@@ -758,6 +766,17 @@ bool KeepArrays(const OpCall& c, uint64_t n, std::vector<uint64_t>* kept) {
     if (fields[i] != nullptr) kept->insert(kept->end(), fields[i], fields[i] + (i == 4 ? n * n : n));
   return true;
 }
+
+// Whether entry `e` holds call c, with its communicator and stream still live.
+inline bool Matches(MemoEntry& e, const OpCall& c, uint64_t gen) {
+  if (e.generation != gen || !SameCall(e.call, c)) return false;
+  core::Communicator* comm = core::LookupCommForCall(c.comm);  // handles are never reused
+  rt::Stream* stream = rt::LookupStream(c.stream);
+  if (comm != e.out.comm || stream == nullptr || comm->failed()) return false;
+  if (e.v && !(SameVFields(e.call, c) && SameArrays(c, static_cast<uint64_t>(comm->size()), e.arrays))) return false;
+  e.out.stream = stream;
+  return true;
+}
 }  // namespace
 
 FastCheck::FastCheck(const OpCall& c) {
@@ -767,25 +786,26 @@ FastCheck::FastCheck(const OpCall& c) {
     return;
   }
   const uint64_t gen = rt::AllocationGeneration();
-  if (m.generation == gen && SameCall(m.call, c)) {
-    core::Communicator* comm = core::LookupCommForCall(c.comm);  // handles are never reused
-    rt::Stream* stream = rt::LookupStream(c.stream);
-    if (comm == m.out.comm && stream != nullptr && !comm->failed() &&
-        (!m.v || (SameVFields(m.call, c) && SameArrays(c, static_cast<uint64_t>(comm->size()), m.arrays)))) {
-      m.out.stream = stream;
-      m.busy = holds_memo_ = true;
-      ok_ = &m.out;
-      return;
-    }
+  for (int k = 0; k < kMemoEntries; ++k) {
+    const int i = k == 0 ? m.last : k - 1 < m.last ? k - 1 : k;  // the last match first
+    if (!Matches(m.e[i], c, gen)) continue;
+    m.last = i;
+    m.busy = holds_memo_ = true;
+    ok_ = &m.e[i].out;
+    return;
   }
-  m.generation = 0;
-  if (!CheckFast(c, &m.out)) return;
+  const int i = m.next;
+  m.next = (i + 1) % kMemoEntries;
+  MemoEntry& e = m.e[i];
+  e.generation = 0;
+  if (!CheckFast(c, &e.out)) return;
+  m.last = i;
   m.busy = holds_memo_ = true;
-  ok_ = &m.out;
-  m.v = !kFastRows.at[static_cast<unsigned>(c.kind)].on;
-  if (m.v && !KeepArrays(c, static_cast<uint64_t>(m.out.comm->size()), &m.arrays)) return;
-  m.call = c;
-  m.generation = gen;
+  ok_ = &e.out;
+  e.v = !kFastRows.at[static_cast<unsigned>(c.kind)].on;
+  if (e.v && !KeepArrays(c, static_cast<uint64_t>(e.out.comm->size()), &e.arrays)) return;
+  e.call = c;
+  e.generation = gen;
 }
 
 FastCheck::~FastCheck() {

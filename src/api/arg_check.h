@@ -86,8 +86,9 @@ struct FastChecked {
   std::optional<rt::Allocation> recv_alloc;
 };
 bool CheckFast(const OpCall& c, FastChecked* out);
-// CheckFast for one call, remembered: the last call that passed on this thread is kept with what
-// it resolved (and, for the V family, a copy of what its arrays held: the caller may change them
+// CheckFast for one call, remembered: the last four distinct calls that passed on this thread (so
+// that calls issued in turn, a Send and a Recv, are each remembered) are kept with what they
+// resolved (and, for the V family, a copy of what its arrays held: the caller may change them
 // in place; arrays of more than 4096 words together are not remembered), and a call with the same
 // arguments (the arrays' addresses and contents among them) passes again without its checks while
 // no aclrtMalloc allocation or mapping was added or removed since (rt::AllocationGeneration). Its communicator and stream are

@@ -198,6 +198,30 @@ TEST_F(CallPathCache, RepeatedCallIsCheckedAgainAfterItsBufferIsFreed) {
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
 }
 
+// The thread remembers its last few calls: two calls issued in turn (two buffers' AllReduce, as
+// a Send and a Recv are) are both remembered, and both are checked again after a free.
+TEST_F(CallPathCache, CallsIssuedInTurnAreEachCheckedAgainAfterAFree) {
+  MakeComm();
+  void* a = nullptr;
+  void* b = nullptr;
+  ASSERT_EQ(aclrtMalloc(&a, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMalloc(&b, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(HcclAllReduce(a, recv_, 2, kF32, kSum, comm_, stream_), HCCL_SUCCESS);
+    ASSERT_EQ(HcclAllReduce(b, recv_, 2, kF32, kSum, comm_, stream_), HCCL_SUCCESS);
+    ASSERT_EQ(HcclBroadcast(b, 2, kF32, 0, comm_, stream_), HCCL_SUCCESS);
+  }
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtFree(a), ACL_SUCCESS);
+  EXPECT_EQ(HcclAllReduce(a, recv_, 2, kF32, kSum, comm_, stream_), HCCL_E_PARA);
+  EXPECT_EQ(HcclAllReduce(b, recv_, 2, kF32, kSum, comm_, stream_), HCCL_SUCCESS);
+  EXPECT_EQ(HcclAllReduce(a, recv_, 2, kF32, kSum, comm_, stream_), HCCL_E_PARA);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtFree(b), ACL_SUCCESS);
+  EXPECT_EQ(HcclBroadcast(b, 2, kF32, 0, comm_, stream_), HCCL_E_PARA);
+  EXPECT_EQ(HcclAllReduce(b, recv_, 2, kF32, kSum, comm_, stream_), HCCL_E_PARA);
+}
+
 // The V family is remembered with what its arrays held: the same pointers with contents changed
 // in place are a call of their own, checked whole.
 TEST_F(CallPathCache, VCallIsCheckedAgainWhenItsArraysChangeInPlace) {
