@@ -12,6 +12,9 @@
 namespace hostccl::kern {
 namespace {
 
+// Folds of fewer bytes than this run the scalar loop (FoldN).
+constexpr size_t kSmallFoldBytes = 64;
+
 Isa Detect() {
   __builtin_cpu_init();
   // __builtin_cpu_supports also checks that the OS saves the AVX / AVX-512 register state.
@@ -111,7 +114,11 @@ FoldFn GetFold(DataType t, RedOp op) {
 
 void FoldN(DataType t, RedOp op, void* dst, const void* const* srcs, int k, size_t n) {
   const KernelEntry* e = Lookup(t, op);
-  if (e) e->fold(dst, srcs, k, n);
+  if (e == nullptr) return;
+  // Less than one 64-byte vector: the scalar loop (the same fold, bitwise). The vector kernels'
+  // masked loads and stores of a few elements measured slower in small calls across cores.
+  if (n * DataTypeSize(t) < kSmallFoldBytes) e = &kScalarTable.entry[static_cast<int>(t)][static_cast<int>(op)];
+  e->fold(dst, srcs, k, n);
 }
 
 }  // namespace hostccl::kern
