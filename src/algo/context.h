@@ -63,8 +63,10 @@ struct OpArgs {
   RedOp op = RedOp::kSum;      // reductions only
   int root = 0;                // root (rooted operators) or peer (Send/Recv)
   // The V arrays (host uint64_t[n], in elements), for the operators that have them. The caller's
-  // arrays are valid only during the call: Communicator::Enqueue copies them into the task, so
-  // in an algorithm they point at this rank's own copies, valid for the whole operation:
+  // arrays are valid only during the call: Communicator::Enqueue copies them into a queued task,
+  // so in an algorithm they point at this rank's own copies, valid for the whole operation; an
+  // inline attempt (it runs within the call; one that gives up resumes on the task's copies) of
+  // AllGatherV or ReduceScatterV reads the caller's arrays, of the AlltoAll family a copy:
   //   AllGatherV      recv_counts, recv_displs (identical on every rank; count = sendCount)
   //   ReduceScatterV  send_counts, send_displs (identical on every rank; count = recvCount)
   //   AlltoAllV       all four (this rank's own; count = 0)

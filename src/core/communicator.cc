@@ -832,11 +832,15 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
   const bool attempt = inline_calls_ && SelectionBytes(args, size_) <= net::ShmGroup::kInlineBytes;
   // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
   if (!HasArrays(args)) return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
-  // V arrays: the algorithms read them as one block laid out as TaskArrays holds them (AlltoAllV
-  // publishes all four at once). An attempt reads this thread's copy, made now; a queued task (also
-  // one whose attempt gave up) takes its own, from the communicator's pool, before the call returns.
-  thread_local TaskArrays t_call_arrays;
-  CopyArrays(&args, size_, rank_, &t_call_arrays);
+  // V arrays. The caller's are valid during this call: an AllGatherV or ReduceScatterV attempt
+  // reads them entry by entry in place. The AlltoAll family reads them as one block laid out as
+  // TaskArrays holds them (AlltoAllV publishes all four at once; AlltoAllVC adds the arrays derived
+  // from its matrix): its attempt reads this thread's copy, made now. A queued task (also one whose
+  // attempt gave up) takes its own copy, from the communicator's pool, before the call returns.
+  if (args.kind == CollKind::kAlltoAllV || args.kind == CollKind::kAlltoAllVC) {
+    thread_local TaskArrays t_call_arrays;
+    CopyArrays(&args, size_, rank_, &t_call_arrays);
+  }
   return Submit(stream, fp, args, attempt, [&] {
     TaskArrays arrays;
     {
