@@ -1,5 +1,6 @@
 #include "api/arg_check.h"
 
+#include <type_traits>
 #include <vector>
 
 #include "common/dtype.h"
@@ -704,8 +705,7 @@ namespace {
 // The last call of this thread that FastCheck passed (generation 0: none).
 struct MemoEntry {
   OpCall call{};            // its arguments, the V arrays' addresses among them
-  bool v = false;           // a V-family call: its V fields and arrays are compared too
-  std::vector<uint64_t> arrays;  // what its V arrays held, in field order (the caller may change them in place)
+  bool v = false;           // a V-family call: its V fields and t_memo_arrays are compared too
   uint64_t generation = 0;  // rt::AllocationGeneration() before the checks ran (0: empty)
   FastChecked out;
 };
@@ -719,6 +719,10 @@ struct FastMemo {
   bool busy = false;  // a FastCheck of this thread holds an entry's `out`
 };
 thread_local FastMemo t_memo;
+static_assert(std::is_trivially_destructible_v<FastMemo>, "t_memo's accesses must need no init guard");
+// What entry i's V arrays held, in field order (the caller may change them in place); kept apart
+// from t_memo so that only V calls pay for a thread_local with a destructor.
+thread_local std::vector<uint64_t> t_memo_arrays[kMemoEntries];
 
 // Arrays longer than this (all of a call's together, in words) are checked every time.
 constexpr uint64_t kMemoArrayWords = 4096;
@@ -768,12 +772,13 @@ bool KeepArrays(const OpCall& c, uint64_t n, std::vector<uint64_t>* kept) {
 }
 
 // Whether entry `e` holds call c, with its communicator and stream still live.
-inline bool Matches(MemoEntry& e, const OpCall& c, uint64_t gen) {
+inline bool Matches(MemoEntry& e, int i, const OpCall& c, uint64_t gen) {
   if (e.generation != gen || !SameCall(e.call, c)) return false;
   core::Communicator* comm = core::LookupCommForCall(c.comm);  // handles are never reused
   rt::Stream* stream = rt::LookupStream(c.stream);
   if (comm != e.out.comm || stream == nullptr || comm->failed()) return false;
-  if (e.v && !(SameVFields(e.call, c) && SameArrays(c, static_cast<uint64_t>(comm->size()), e.arrays))) return false;
+  if (e.v && !(SameVFields(e.call, c) && SameArrays(c, static_cast<uint64_t>(comm->size()), t_memo_arrays[i])))
+    return false;
   e.out.stream = stream;
   return true;
 }
@@ -788,7 +793,7 @@ FastCheck::FastCheck(const OpCall& c) {
   const uint64_t gen = rt::AllocationGeneration();
   for (int k = 0; k < kMemoEntries; ++k) {
     const int i = k == 0 ? m.last : k - 1 < m.last ? k - 1 : k;  // the last match first
-    if (!Matches(m.e[i], c, gen)) continue;
+    if (!Matches(m.e[i], i, c, gen)) continue;
     m.last = i;
     m.busy = holds_memo_ = true;
     ok_ = &m.e[i].out;
@@ -803,7 +808,7 @@ FastCheck::FastCheck(const OpCall& c) {
   m.busy = holds_memo_ = true;
   ok_ = &e.out;
   e.v = !kFastRows.at[static_cast<unsigned>(c.kind)].on;
-  if (e.v && !KeepArrays(c, static_cast<uint64_t>(e.out.comm->size()), &e.arrays)) return;
+  if (e.v && !KeepArrays(c, static_cast<uint64_t>(e.out.comm->size()), &t_memo_arrays[i])) return;
   e.call = c;
   e.generation = gen;
 }
