@@ -1,5 +1,6 @@
 #include "api/arg_check.h"
 
+#include <array>
 #include <type_traits>
 #include <vector>
 
@@ -702,7 +703,7 @@ bool CheckFast(const OpCall& c, FastChecked* out) {
 }
 
 namespace {
-// The last call of this thread that FastCheck passed (generation 0: none).
+// One call of this thread that FastCheck passed (generation 0: an empty entry).
 struct MemoEntry {
   OpCall call{};            // its arguments, the V arrays' addresses among them
   bool v = false;           // a V-family call: its V fields and t_memo_arrays are compared too
@@ -740,15 +741,21 @@ bool SameVFields(const OpCall& a, const OpCall& c) {
          a.recv_dtype == c.recv_dtype;
 }
 
-// Whether the call's arrays (n words each, the matrix n x n, in field order) hold what `kept` holds.
+// The V arrays a call may pass, in field order; field i holds ArrayWords(i, n) words.
+std::array<const uint64_t*, 5> ArrayFields(const OpCall& c) {
+  return {c.send_counts, c.send_displs, c.recv_counts, c.recv_displs, c.matrix};
+}
+constexpr uint64_t ArrayWords(int i, uint64_t n) { return i == 4 ? n * n : n; }
+
+// Whether the call's arrays hold what `kept` holds.
 bool SameArrays(const OpCall& c, uint64_t n, const std::vector<uint64_t>& kept) {
-  const uint64_t* const fields[5] = {c.send_counts, c.send_displs, c.recv_counts, c.recv_displs, c.matrix};
   const uint64_t* w = kept.data();
   uint64_t left = kept.size();
+  const auto fields = ArrayFields(c);
   for (int i = 0; i < 5; ++i) {
     const uint64_t* p = fields[i];
     if (p == nullptr) continue;
-    const uint64_t words = i == 4 ? n * n : n;
+    const uint64_t words = ArrayWords(i, n);
     if (words > left) return false;
     for (uint64_t j = 0; j < words; ++j)
       if (p[j] != w[j]) return false;
@@ -760,14 +767,14 @@ bool SameArrays(const OpCall& c, uint64_t n, const std::vector<uint64_t>& kept) 
 
 // Keeps what the call's arrays hold in *kept; false when they are too long to remember.
 bool KeepArrays(const OpCall& c, uint64_t n, std::vector<uint64_t>* kept) {
-  const uint64_t* const fields[5] = {c.send_counts, c.send_displs, c.recv_counts, c.recv_displs, c.matrix};
+  const auto fields = ArrayFields(c);
   uint64_t total = 0;
   for (int i = 0; i < 5; ++i)
-    if (fields[i] != nullptr) total += i == 4 ? n * n : n;
+    if (fields[i] != nullptr) total += ArrayWords(i, n);
   if (total > kMemoArrayWords) return false;
   kept->clear();
   for (int i = 0; i < 5; ++i)
-    if (fields[i] != nullptr) kept->insert(kept->end(), fields[i], fields[i] + (i == 4 ? n * n : n));
+    if (fields[i] != nullptr) kept->insert(kept->end(), fields[i], fields[i] + ArrayWords(i, n));
   return true;
 }
 

@@ -88,11 +88,11 @@ struct FastChecked {
 bool CheckFast(const OpCall& c, FastChecked* out);
 // CheckFast for one call, remembered: the last four distinct calls that passed on this thread (so
 // that calls issued in turn, a Send and a Recv, are each remembered) are kept with what they
-// resolved (and, for the V family, a copy of what its arrays held: the caller may change them
-// in place; arrays of more than 4096 words together are not remembered), and a call with the same
-// arguments (the arrays' addresses and contents among them) passes again without its checks while
-// no aclrtMalloc allocation or mapping was added or removed since (rt::AllocationGeneration). Its communicator and stream are
-// still looked up (a destroyed one fails, and the lookup keeps the communicator for the call) and
+// resolved (and, for the V family, a copy of what its arrays held: the caller may change them in
+// place; arrays of more than 4096 words together are not remembered), and a call with the same
+// arguments (the arrays' addresses and contents among them) passes again without its checks
+// while no aclrtMalloc allocation or mapping was added or removed since
+// (rt::AllocationGeneration). Its communicator and stream are still looked up (a destroyed one fails, and the lookup keeps the communicator for the call) and
 // the communicator's state is read again. get() is the resolved call, or null where CheckFast
 // says false (then CheckOp gives the verdict). A call made while an earlier one of this thread is
 // still inside (a host callback run by a full queue) checks without the memory.

@@ -35,44 +35,38 @@ inline constexpr int64_t kSlowdown = 3;
 inline constexpr int64_t kSlowdown = 1;
 #endif
 
+// Binds a TCP socket to `port` (0: the kernel's choice) and closes it: the port bound, or 0.
+inline int BindAndRelease(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  socklen_t len = sizeof(sa);
+  int bound = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0)
+    bound = ntohs(sa.sin_port);
+  close(fd);
+  return bound;
+}
+
 // A TCP port no process holds right now. Tests that need a fixed root port (HCCL_IF_BASE_PORT)
 // take one from here: ports derived from the pid collided between test processes running side by
 // side. Taken below the kernel's ephemeral range (32768-60999 by default): a port the kernel hands
 // out for bind(0) may be given again, before the test's root binds it, to the local end of an
 // outgoing connection of a test running alongside. Random in [20000, 32000), checked bindable;
 // bind(0) if none is found.
-inline bool PortBindable(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_ANY);
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
-  close(fd);
-  return ok;
-}
-
 inline int FreeTcpPort() {
   static uint64_t state = static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
                           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int i = 0; i < 64; ++i) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     const int port = 20000 + static_cast<int>((state >> 33) % 12000);
-    if (PortBindable(port)) return port;
+    if (BindAndRelease(port) == port) return port;
   }
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof(sa);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0)
-    port = ntohs(sa.sin_port);
-  close(fd);
-  return port;
+  return BindAndRelease(0);
 }
 
 // Tests that look at memory a stream task may be writing, without synchronizing (a 1-byte marker
