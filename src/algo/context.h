@@ -62,6 +62,7 @@ struct OpArgs {
   DataType dtype = DataType::kFp32;
   RedOp op = RedOp::kSum;      // reductions only
   int root = 0;                // root (rooted operators) or peer (Send/Recv)
+  DataType recv_dtype = DataType::kFp32;  // AlltoAll family: recvType (same element size as dtype)
   // The V arrays (host uint64_t[n], in elements), for the operators that have them. The caller's
   // arrays are valid only during the call: Communicator::Enqueue copies them into a queued task,
   // so in an algorithm they point at this rank's own copies, valid for the whole operation; an
@@ -78,7 +79,6 @@ struct OpArgs {
   const uint64_t* recv_counts = nullptr;
   const uint64_t* recv_displs = nullptr;
   const uint64_t* matrix = nullptr;
-  DataType recv_dtype = DataType::kFp32;  // AlltoAll family: recvType (same element size as dtype)
   uint64_t recv_count = 0;                // AlltoAll
   // Point-to-point operators: the transfers, numbered by core. HcclSend/HcclRecv: the one
   // transfer in `one` (no list, so a single call allocates nothing); BatchSendRecv: the list in
@@ -90,6 +90,9 @@ struct OpArgs {
   }
   net::BufDesc send_desc;  // where send/recv live, for peers on this host (filled by core)
   net::BufDesc recv_desc;
+  // The size the selection rules go by (filled by core once per call, Communicator::Enqueue): the
+  // message bytes, or for the V operators the mean block of their arrays.
+  uint64_t selection_bytes = 0;
   uint64_t bytes() const { return count * DataTypeSize(dtype); }
 };
 using ReduceArgs = OpArgs;  // the Reduce algorithms' name for it

@@ -834,12 +834,12 @@ algo::OpArgs ToArgs(const OpCall& c) {
       .dtype = static_cast<DataType>(c.dtype),
       .op = static_cast<RedOp>(c.op),  // enters the fingerprint only for reductions (the row says)
       .root = static_cast<int>(c.root),
+      .recv_dtype = static_cast<DataType>(IsVKind(c.kind) ? c.recv_dtype : c.dtype),
       .send_counts = c.send_counts,  // the caller's arrays: Communicator::Enqueue copies them
       .send_displs = c.send_displs,
       .recv_counts = c.recv_counts,
       .recv_displs = c.recv_displs,
       .matrix = c.matrix,
-      .recv_dtype = static_cast<DataType>(IsVKind(c.kind) ? c.recv_dtype : c.dtype),
       .recv_count = c.recv_count,
       .one = {},
       .items = nullptr,

@@ -134,8 +134,8 @@ uint64_t SelectionBytes(const algo::OpArgs& a, int n) {
     case CollKind::kAlltoAllVC: count = a.matrix ? mean(varr::Sum(a.matrix, un * un), un * un) : 0; break;
     default: break;
   }
-  const uint64_t es = DataTypeSize(a.dtype);
-  return count > UINT64_MAX / (es ? es : 1) ? UINT64_MAX : count * es;
+  uint64_t bytes;
+  return __builtin_mul_overflow(count, DataTypeSize(a.dtype), &bytes) ? UINT64_MAX : bytes;
 }
 
 // The V arrays of the operation each rank of this process is running, per communicator: on a
@@ -646,16 +646,14 @@ namespace {
 struct TaskArrays {
   std::vector<uint64_t> words;
   int64_t at[5] = {-1, -1, -1, -1, -1};  // send_counts, send_displs, recv_counts, recv_displs, matrix
-  static const uint64_t* algo::OpArgs::*const kFields[5];
+  static constexpr const uint64_t* algo::OpArgs::*kFields[5] = {
+      &algo::OpArgs::send_counts, &algo::OpArgs::send_displs, &algo::OpArgs::recv_counts, &algo::OpArgs::recv_displs,
+      &algo::OpArgs::matrix};
   void Bind(algo::OpArgs* a) const {
     for (int i = 0; i < 5; ++i)
       a->*kFields[i] = at[i] < 0 ? nullptr : words.data() + at[i];
   }
 };
-const uint64_t* algo::OpArgs::*const TaskArrays::kFields[5] = {
-    &algo::OpArgs::send_counts, &algo::OpArgs::send_displs, &algo::OpArgs::recv_counts, &algo::OpArgs::recv_displs,
-    &algo::OpArgs::matrix};
-
 // Whether the call has V arrays (they are copied at the call: the caller may reuse them).
 bool HasArrays(const algo::OpArgs& a) {
   for (const uint64_t* algo::OpArgs::*f : TaskArrays::kFields)
@@ -784,6 +782,7 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
     args.send_desc = Describe(args.send, send_alloc);
     args.recv_desc = Describe(args.recv, recv_alloc);
   }
+  args.selection_bytes = SelectionBytes(args, size_);
   if (IsP2PKind(static_cast<uint8_t>(args.kind))) {
     // Point-to-point: number each transfer in its ordered pair's order; the fingerprint's seq is
     // the collective count so far (the "epoch"), not a number of its own.
@@ -829,7 +828,7 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
   if (fr_) RecordEnqueued(fp, args);
   // Small calls of process ranks on one host run at once when the stream is idle (Run decides
   // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
-  const bool attempt = inline_calls_ && SelectionBytes(args, size_) <= net::ShmGroup::kInlineBytes;
+  const bool attempt = inline_calls_ && args.selection_bytes <= net::ShmGroup::kInlineBytes;
   // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
   if (!HasArrays(args)) return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
   // V arrays. The caller's are valid during this call: an AllGatherV or ReduceScatterV attempt
@@ -906,7 +905,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
   inflight_.store(1, std::memory_order_release);  // only Run changes it, under exec_mu_
-  const uint64_t bytes = SelectionBytes(args, size_);
+  const uint64_t bytes = args.selection_bytes;
   // The flight recorder keeps collectives (point-to-point transfers carry the collective count
   // so far as their seq, which is not an entry of their own).
   const uint64_t fr_seq = fr_ && !IsP2PKind(fp.kind) ? seq : 0;

@@ -140,14 +140,14 @@ void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue) {
   if (claimers_ > 0 || timed_waiters_ > 0) done_cv_.notify_all();
 }
 
-void StreamImpl::AfterAttempts(std::unique_lock<std::mutex>& lk) {
+void StreamImpl::AfterAttempts(std::unique_lock<QuickLock>& lk) {
   if (!queue_.empty()) StartWorker();
   const bool wake = !queue_.empty() && claimers_ == 0 && !executing_ && worker_asleep_;
   lk.unlock();
   if (wake) worker_cv_.notify_one();
 }
 
-bool StreamImpl::RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e) {
+bool StreamImpl::RunAttempt(std::unique_lock<QuickLock>& lk, Entry&& e) {
   StartAttempt(e.follows);
   lk.unlock();
   Status st = e.fn();
@@ -218,7 +218,7 @@ bool StreamImpl::Capture(const Replay& replay) {
   return true;
 }
 
-void StreamImpl::Backpressure(std::unique_lock<std::mutex>& lk) {
+void StreamImpl::Backpressure(std::unique_lock<QuickLock>& lk) {
   // Not from inside a task or an attempt (a task that enqueues must not wait for the stream that
   // runs it), nor while capturing or stopping.
   max_queued_ = std::max(max_queued_, queue_.size());
@@ -238,7 +238,7 @@ void StreamImpl::Backpressure(std::unique_lock<std::mutex>& lk) {
   --claimers_;
 }
 
-void StreamImpl::RunFront(std::unique_lock<std::mutex>& lk) {
+void StreamImpl::RunFront(std::unique_lock<QuickLock>& lk) {
   Entry e = std::move(queue_.front());
   queue_.pop_front();
   executing_ = true;
@@ -321,7 +321,7 @@ void StreamImpl::DeferSettle(const void* key, Settle settle) {
   settles_.emplace_back(key, std::move(settle));
 }
 
-bool StreamImpl::RunSettles(std::unique_lock<std::mutex>& lk, Deadline deadline) {
+bool StreamImpl::RunSettles(std::unique_lock<QuickLock>& lk, Deadline deadline) {
   while (settling_) done_cv_.wait(lk);  // another synchronizer settles: wait for its verdicts
   if (settles_.empty()) return true;
   settling_ = true;

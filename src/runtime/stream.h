@@ -48,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/quick_lock.h"
 #include "runtime/runtime.h"
 
 namespace hostccl::rt {
@@ -236,7 +237,7 @@ class StreamImpl final : public Stream {
   void Finished(uint64_t seq, Status st);
   // Runs e.fn as an attempt with mu_ released (marked executing meanwhile); true when it
   // completed (recorded), false when it went back to the front of the queue.
-  bool RunAttempt(std::unique_lock<std::mutex>& lk, Entry&& e);
+  bool RunAttempt(std::unique_lock<QuickLock>& lk, Entry&& e);
   // Whether an enqueuing thread may attempt now (mu_ held): nothing runs, captures, claims or
   // settles, and the stream is not stopping. (The caller also checks that it is not inside an
   // attempt itself: attempts never nest.)
@@ -247,17 +248,17 @@ class StreamImpl final : public Stream {
   void StartAttempt(bool follows);
   void EndAttemptLocked(uint64_t seq, Status st, Task* requeue);
   // After attempts (mu_ held, released here): the worker starts or wakes for what is queued.
-  void AfterAttempts(std::unique_lock<std::mutex>& lk);
+  void AfterAttempts(std::unique_lock<QuickLock>& lk);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
-  void RunFront(std::unique_lock<std::mutex>& lk);
+  void RunFront(std::unique_lock<QuickLock>& lk);
   Status Push(Task task, bool host_wait);
   // After an enqueue (mu_ held): with depth_ tasks queued, runs front tasks on the calling thread
   // (waiting while another thread runs one) until depth_ / 2 are left, or a host wait is in front.
-  void Backpressure(std::unique_lock<std::mutex>& lk);
+  void Backpressure(std::unique_lock<QuickLock>& lk);
   void WorkerLoop();
   // Runs the pending settles (mu_ released meanwhile; one settler at a time). False when the
   // deadline passed during one (it stays pending).
-  bool RunSettles(std::unique_lock<std::mutex>& lk, Deadline deadline);
+  bool RunSettles(std::unique_lock<QuickLock>& lk, Deadline deadline);
 
   const int device_;
   const uint64_t id_;
@@ -267,9 +268,12 @@ class StreamImpl final : public Stream {
   std::atomic<bool> capturing_{false};
   uint64_t failure_mode_ = 0;
 
-  std::mutex mu_;
-  std::condition_variable worker_cv_;  // wakes the worker: new task, synchronizer left, stop
-  std::condition_variable done_cv_;    // wakes waiters: a task finished
+  // Taken twice by every inline attempt (BeginAttempt, EndAttempt) and held briefly (tasks run
+  // with it released): a QuickLock, whose release is a plain store (common/quick_lock.h); the
+  // condition variables then need the _any kind.
+  QuickLock mu_;
+  std::condition_variable_any worker_cv_;  // wakes the worker: new task, synchronizer left, stop
+  std::condition_variable_any done_cv_;    // wakes waiters: a task finished
   Queue queue_;                        // tasks not started, in order
   uint64_t attempts_ = 0;              // inline attempts started / queued again (diagnostics)
   uint64_t attempts_queued_ = 0;
