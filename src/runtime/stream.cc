@@ -77,7 +77,7 @@ std::thread::id StreamImpl::worker_id() {
 
 Status StreamImpl::Enqueue(Task task) { return Push(std::move(task), false); }
 
-Status StreamImpl::Push(Task task, bool host_wait) {
+Status StreamImpl::Push(Task&& task, bool host_wait) {
   if (!task) return MakeStatus(Code::kPara, "stream %llu: empty task", static_cast<unsigned long long>(id_));
   bool wake = false;
   std::shared_ptr<CaptureModel> cap;
@@ -87,7 +87,7 @@ Status StreamImpl::Push(Task task, bool host_wait) {
     if (capture_) {
       cap = capture_;
     } else {
-      queue_.push_back(Entry{++enqueued_, 0, std::move(task), false, Follows(), host_wait});
+      queue_.emplace_back(++enqueued_, uint64_t{0}, std::move(task), false, Follows(), host_wait);
       quiet_.store(false, std::memory_order_relaxed);
       StartWorker();
       Backpressure(lk);
@@ -137,7 +137,7 @@ void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue) {
   t_attempting = false;
   t_has_successor = false;
   UpdateQuiet();
-  if (claimers_ > 0 || timed_waiters_ > 0) done_cv_.notify_all();
+  NotifyDone();
 }
 
 void StreamImpl::AfterAttempts(std::unique_lock<QuickLock>& lk) {
@@ -232,32 +232,34 @@ void StreamImpl::Backpressure(std::unique_lock<QuickLock>& lk) {
       ++claimed_runs_;
       RunFront(lk);
     } else {
-      done_cv_.wait(lk);  // the running task ends within its own bound
+      WaitDone(lk);  // the running task ends within its own bound
     }
   }
   --claimers_;
 }
 
 void StreamImpl::RunFront(std::unique_lock<QuickLock>& lk) {
-  Entry e = std::move(queue_.front());
-  queue_.pop_front();
+  // The task runs in its block (off the queue, not moved) and is destroyed after it ran.
+  Entry* e = queue_.take_front();
   executing_ = true;
-  running_host_wait_ = e.host_wait;
+  running_host_wait_ = e->host_wait;
   quiet_.store(false, std::memory_order_relaxed);
-  t_has_successor = !queue_.empty() || e.follows;
+  t_has_successor = !queue_.empty() || e->follows;
   lk.unlock();
   const bool outer = t_running;
   t_running = true;
-  Status st = e.fn();
+  Status st = e->fn();
   t_running = outer;
   t_has_successor = false;
-  e.fn = nullptr;  // drop the task's captures before taking the lock again
+  e->fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
-  Finished(e.seq, std::move(st));
+  const uint64_t seq = e->seq;
+  queue_.Release(e);
+  Finished(seq, std::move(st));
   executing_ = false;
   running_host_wait_ = false;
   UpdateQuiet();
-  done_cv_.notify_all();
+  NotifyDone();
 }
 
 void StreamImpl::WorkerLoop() {
@@ -322,7 +324,7 @@ void StreamImpl::DeferSettle(const void* key, Settle settle) {
 }
 
 bool StreamImpl::RunSettles(std::unique_lock<QuickLock>& lk, Deadline deadline) {
-  while (settling_) done_cv_.wait(lk);  // another synchronizer settles: wait for its verdicts
+  while (settling_) WaitDone(lk);  // another synchronizer settles: wait for its verdicts
   if (settles_.empty()) return true;
   settling_ = true;
   std::vector<std::pair<const void*, Settle>> mine;
@@ -352,7 +354,7 @@ bool StreamImpl::RunSettles(std::unique_lock<QuickLock>& lk, Deadline deadline) 
   }
   settling_ = false;
   UpdateQuiet();
-  done_cv_.notify_all();
+  NotifyDone();
   return in_time;
 }
 
@@ -372,7 +374,7 @@ bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
         RunFront(lk);  // front seq == completed_ + 1 <= target
         continue;
       }
-      done_cv_.wait(lk);
+      WaitDone(lk);
     }
     --claimers_;
     if (claimers_ == 0 && !queue_.empty()) worker_cv_.notify_one();
@@ -382,7 +384,10 @@ bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
     worker_cv_.notify_one();
     auto until = ToSteady(deadline);
     while (completed_ < target) {
-      if (done_cv_.wait_until(lk, until) == std::cv_status::timeout && completed_ < target) break;
+      ++done_waiters_;
+      const bool timed_out = done_cv_.wait_until(lk, until) == std::cv_status::timeout;
+      --done_waiters_;
+      if (timed_out && completed_ < target) break;
     }
     --timed_waiters_;
     if (completed_ < target) return false;

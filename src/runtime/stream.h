@@ -175,27 +175,36 @@ class StreamImpl final : public Stream {
     size_t free_blocks() const { return free_.size(); }
     Entry& front() { return *ring_[head_]; }
     Entry& at(size_t i) { return *ring_[(head_ + i) & (ring_.size() - 1)]; }  // i-th from the front
-    void push_back(Entry&& e) {
+    // Builds the entry in its block (Entry's members, in order).
+    template <typename... A>
+    void emplace_back(A&&... a) {
       if (n_ == ring_.size()) Grow();
-      ring_[(head_ + n_) & (ring_.size() - 1)] = Place(std::move(e));
+      ring_[(head_ + n_) & (ring_.size() - 1)] = ::new (Block()) Entry{std::forward<A>(a)...};
       ++n_;
     }
+    void push_back(Entry&& e) { emplace_back(std::move(e)); }
     void push_front(Entry&& e) {  // a task that goes back to the head of the queue
       if (n_ == ring_.size()) Grow();
       head_ = (head_ + ring_.size() - 1) & (ring_.size() - 1);
-      ring_[head_] = Place(std::move(e));
+      ring_[head_] = ::new (Block()) Entry(std::move(e));
       ++n_;
     }
-    void pop_front() {
+    void pop_front() { Release(take_front()); }
+    // Removes the front entry from the queue but leaves it in its block, to run in place; the
+    // caller gives it back with Release.
+    Entry* take_front() {
       Entry* e = ring_[head_];
+      head_ = (head_ + 1) & (ring_.size() - 1);
+      --n_;
+      return e;
+    }
+    void Release(Entry* e) {
       e->~Entry();
       if (InSlab(e)) {
         free_.push_back(e);
       } else {
         ::operator delete(e);
       }
-      head_ = (head_ + 1) & (ring_.size() - 1);
-      --n_;
     }
 
    private:
@@ -203,15 +212,11 @@ class StreamImpl final : public Stream {
     bool InSlab(const void* p) const {
       return reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(slab_) < slab_bytes_;
     }
-    Entry* Place(Entry&& e) {  // storage from the slab's free blocks (last freed first), else the heap
-      void* mem;
-      if (free_.empty()) {
-        mem = ::operator new(sizeof(Entry));
-      } else {
-        mem = free_.back();
-        free_.pop_back();
-      }
-      return ::new (mem) Entry(std::move(e));
+    void* Block() {  // storage from the slab's free blocks (last freed first), else the heap
+      if (free_.empty()) return ::operator new(sizeof(Entry));
+      void* mem = free_.back();
+      free_.pop_back();
+      return mem;
     }
     void Grow() {
       std::vector<Entry*> bigger(ring_.empty() ? 16 : ring_.size() * 2);
@@ -251,7 +256,7 @@ class StreamImpl final : public Stream {
   void AfterAttempts(std::unique_lock<QuickLock>& lk);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
   void RunFront(std::unique_lock<QuickLock>& lk);
-  Status Push(Task task, bool host_wait);
+  Status Push(Task&& task, bool host_wait);  // the task is moved once, into its entry
   // After an enqueue (mu_ held): with depth_ tasks queued, runs front tasks on the calling thread
   // (waiting while another thread runs one) until depth_ / 2 are left, or a host wait is in front.
   void Backpressure(std::unique_lock<QuickLock>& lk);
@@ -274,6 +279,17 @@ class StreamImpl final : public Stream {
   QuickLock mu_;
   std::condition_variable_any worker_cv_;  // wakes the worker: new task, synchronizer left, stop
   std::condition_variable_any done_cv_;    // wakes waiters: a task finished
+  int done_waiters_ = 0;                   // threads in a done_cv_ wait (WaitDone)
+  // A wait on done_cv_, counted, so that a task's end notifies only when somebody waits (the
+  // _any kind's notify takes a mutex of its own even then).
+  void WaitDone(std::unique_lock<QuickLock>& lk) {
+    ++done_waiters_;
+    done_cv_.wait(lk);
+    --done_waiters_;
+  }
+  void NotifyDone() {
+    if (done_waiters_ > 0) done_cv_.notify_all();
+  }
   Queue queue_;                        // tasks not started, in order
   uint64_t attempts_ = 0;              // inline attempts started / queued again (diagnostics)
   uint64_t attempts_queued_ = 0;
