@@ -279,6 +279,24 @@ TEST(Stream, FiniteDeadlineTimesOutOnBlockedTaskAndKeepsOrder) {
   EXPECT_EQ(order, (std::vector<int>{1, 2}));
 }
 
+// A synchronize with a finite deadline never runs tasks itself: it waits for the worker, and a
+// task's end must wake it at once (the end notifies only counted waiters), not at its deadline.
+TEST(Stream, TimedSynchronizeWakesWhenTheWorkersTaskEnds) {
+  StreamImpl s(0, 0, 0, /*depth=*/-1, /*worker_grace_ns=*/0);
+  std::atomic<bool> started{false};
+  ASSERT_TRUE(s.Enqueue([&] {
+    started = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return Status::Ok();
+  }).ok());
+  for (int i = 0; i < 10000 && !started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(started) << "the worker did not start the task";
+  const uint64_t t0 = NowNs();
+  EXPECT_TRUE(s.Synchronize(Deadline::AfterMs(30000)).ok());
+  EXPECT_LT(NowNs() - t0, 10'000'000'000ull) << "woken by its deadline, not by the task's end";
+  EXPECT_EQ(s.completed(), 1u);
+}
+
 // A task keeps a callable of up to Task::kInline bytes inside itself (a collective's record) and
 // a larger one on the heap; both run, copy (a capture replays tasks), move, and release what they
 // captured when they are destroyed or emptied.
