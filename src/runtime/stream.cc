@@ -17,9 +17,13 @@ namespace hostccl::rt {
 namespace {
 
 std::atomic<uint64_t> g_next_stream_id{1};
-thread_local bool t_has_successor = false;  // TaskHasSuccessor(): set around each task
-thread_local bool t_attempting = false;     // Attempting(): set around an inline attempt
-thread_local bool t_running = false;        // set while this thread runs a queued task (RunFront)
+// This thread's part in the streams, in one thread_local (one TLS lookup per function).
+struct ThreadFlags {
+  bool has_successor = false;  // TaskHasSuccessor(): set around each task
+  bool attempting = false;     // Attempting(): set around an inline attempt
+  bool running = false;        // set while this thread runs a queued task (RunFront)
+};
+thread_local ThreadFlags t_flags;
 
 struct Registry {
   std::mutex mu;
@@ -40,8 +44,8 @@ std::chrono::steady_clock::time_point ToSteady(Deadline d) {
 
 }  // namespace
 
-bool TaskHasSuccessor() { return t_has_successor; }
-bool Attempting() { return t_attempting; }
+bool TaskHasSuccessor() { return t_flags.has_successor; }
+bool Attempting() { return t_flags.attempting; }
 
 StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth, uint64_t worker_grace_ns)
     : device_(device),
@@ -121,8 +125,8 @@ void StreamImpl::StartAttempt(bool follows) {
   executing_ = true;
   quiet_.store(false, std::memory_order_relaxed);
   ++attempts_;
-  t_attempting = true;
-  t_has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
+  t_flags.attempting = true;
+  t_flags.has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
 }
 
 void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue) {
@@ -132,10 +136,10 @@ void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue) {
   } else {
     ++attempts_queued_;
     // Its place (later tasks have later numbers), and the same verdict on what follows it.
-    queue_.push_front(Entry{seq, 0, std::move(*requeue), true, t_has_successor});
+    queue_.push_front(Entry{seq, 0, std::move(*requeue), true, t_flags.has_successor});
   }
-  t_attempting = false;
-  t_has_successor = false;
+  t_flags.attempting = false;
+  t_flags.has_successor = false;
   UpdateQuiet();
   NotifyDone();
 }
@@ -164,7 +168,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
   if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
   // Nobody runs tasks now: attempt the queued attempts first, then this one; stop at the first
   // that has to wait.
-  bool blocked = !AttemptFree() || t_attempting;
+  bool blocked = !AttemptFree() || t_flags.attempting;
   while (!blocked && !queue_.empty()) {
     if (!queue_.front().attempt) {
       blocked = true;
@@ -191,7 +195,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
 }
 
 uint64_t StreamImpl::BeginAttempt() {
-  if (t_attempting) return 0;
+  if (t_flags.attempting) return 0;
   std::lock_guard lk(mu_);
   if (!AttemptFree() || !queue_.empty()) return 0;
   StartAttempt(Follows());
@@ -222,7 +226,7 @@ void StreamImpl::Backpressure(std::unique_lock<QuickLock>& lk) {
   // Not from inside a task or an attempt (a task that enqueues must not wait for the stream that
   // runs it), nor while capturing or stopping.
   max_queued_ = std::max(max_queued_, queue_.size());
-  if (depth_ == 0 || queue_.size() < depth_ || t_running || t_attempting || capture_ || stop_) return;
+  if (depth_ == 0 || queue_.size() < depth_ || t_flags.running || t_flags.attempting || capture_ || stop_) return;
   ++backpressures_;
   ++claimers_;  // the worker stands back, as for a synchronizer
   while (queue_.size() > depth_ / 2) {
@@ -244,13 +248,13 @@ void StreamImpl::RunFront(std::unique_lock<QuickLock>& lk) {
   executing_ = true;
   running_host_wait_ = e->host_wait;
   quiet_.store(false, std::memory_order_relaxed);
-  t_has_successor = !queue_.empty() || e->follows;
+  t_flags.has_successor = !queue_.empty() || e->follows;
   lk.unlock();
-  const bool outer = t_running;
-  t_running = true;
+  const bool outer = t_flags.running;
+  t_flags.running = true;
   Status st = e->fn();
-  t_running = outer;
-  t_has_successor = false;
+  t_flags.running = outer;
+  t_flags.has_successor = false;
   e->fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
   const uint64_t seq = e->seq;
@@ -411,21 +415,19 @@ Status StreamImpl::Synchronize(Deadline deadline) {
 Stream* LookupStream(void* handle) {
   auto& r = Reg();
   // Every collective call looks up its stream: remember this thread's last answer until a stream
-  // is created or destroyed.
-  thread_local void* cached_handle = nullptr;
-  thread_local Stream* cached = nullptr;
-  thread_local uint64_t cached_generation = 0;
-  if (handle != nullptr && handle == cached_handle &&
-      cached_generation == r.generation.load(std::memory_order_acquire))
-    return cached;
+  // is created or destroyed (one thread_local, so one TLS lookup per call).
+  struct Cached {
+    void* handle = nullptr;
+    Stream* stream = nullptr;
+    uint64_t generation = 0;
+  };
+  thread_local Cached c;
+  if (handle != nullptr && handle == c.handle && c.generation == r.generation.load(std::memory_order_acquire))
+    return c.stream;
   std::lock_guard lk(r.mu);
   auto it = r.streams.find(handle);
   Stream* found = it == r.streams.end() ? nullptr : it->second.get();
-  if (found != nullptr) {
-    cached_handle = handle;
-    cached = found;
-    cached_generation = r.generation.load(std::memory_order_relaxed);
-  }
+  if (found != nullptr) c = Cached{handle, found, r.generation.load(std::memory_order_relaxed)};
   return found;
 }
 
