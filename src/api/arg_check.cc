@@ -1,6 +1,5 @@
 #include "api/arg_check.h"
 
-#include <array>
 #include <type_traits>
 #include <vector>
 
@@ -741,21 +740,14 @@ bool SameVFields(const OpCall& a, const OpCall& c) {
          a.recv_dtype == c.recv_dtype;
 }
 
-// The V arrays a call may pass, in field order; field i holds ArrayWords(i, n) words.
-std::array<const uint64_t*, 5> ArrayFields(const OpCall& c) {
-  return {c.send_counts, c.send_displs, c.recv_counts, c.recv_displs, c.matrix};
-}
-constexpr uint64_t ArrayWords(int i, uint64_t n) { return i == 4 ? n * n : n; }
-
 // Whether the call's arrays hold what `kept` holds.
 bool SameArrays(const OpCall& c, uint64_t n, const std::vector<uint64_t>& kept) {
   const uint64_t* w = kept.data();
   uint64_t left = kept.size();
-  const auto fields = ArrayFields(c);
-  for (int i = 0; i < 5; ++i) {
-    const uint64_t* p = fields[i];
+  for (int i = 0; i < varr::kFields; ++i) {
+    const uint64_t* p = c.*kArrayFields[i];
     if (p == nullptr) continue;
-    const uint64_t words = ArrayWords(i, n);
+    const uint64_t words = varr::FieldWords(i, n);
     if (words > left) return false;
     for (uint64_t j = 0; j < words; ++j)
       if (p[j] != w[j]) return false;
@@ -767,14 +759,13 @@ bool SameArrays(const OpCall& c, uint64_t n, const std::vector<uint64_t>& kept) 
 
 // Keeps what the call's arrays hold in *kept; false when they are too long to remember.
 bool KeepArrays(const OpCall& c, uint64_t n, std::vector<uint64_t>* kept) {
-  const auto fields = ArrayFields(c);
   uint64_t total = 0;
-  for (int i = 0; i < 5; ++i)
-    if (fields[i] != nullptr) total += ArrayWords(i, n);
+  for (int i = 0; i < varr::kFields; ++i)
+    if (c.*kArrayFields[i] != nullptr) total += varr::FieldWords(i, n);
   if (total > kMemoArrayWords) return false;
   kept->clear();
-  for (int i = 0; i < 5; ++i)
-    if (fields[i] != nullptr) kept->insert(kept->end(), fields[i], fields[i] + ArrayWords(i, n));
+  for (int i = 0; i < varr::kFields; ++i)
+    if (const uint64_t* p = c.*kArrayFields[i]) kept->insert(kept->end(), p, p + varr::FieldWords(i, n));
   return true;
 }
 

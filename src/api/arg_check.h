@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "common/status.h"
+#include "common/v_arrays.h"
 #include "core/communicator.h"
 #include "runtime/runtime.h"
 
@@ -38,6 +39,9 @@ struct OpCall {
   uint64_t recv_count = 0;  // AlltoAll
   int recv_dtype = 0;       // AlltoAll family
 };
+// OpCall's V arrays in varr's field order (common/v_arrays.h).
+inline constexpr const uint64_t* OpCall::*kArrayFields[varr::kFields] = {
+    &OpCall::send_counts, &OpCall::send_displs, &OpCall::recv_counts, &OpCall::recv_displs, &OpCall::matrix};
 
 // Elements each side of a V-family call spans (the extent its counts and displacements imply),
 // for the size, overlap and null-buffer checks. Computed by VExtents after the count ranges were
@@ -92,10 +96,11 @@ bool CheckFast(const OpCall& c, FastChecked* out);
 // place; arrays of more than 4096 words together are not remembered), and a call with the same
 // arguments (the arrays' addresses and contents among them) passes again without its checks
 // while no aclrtMalloc allocation or mapping was added or removed since
-// (rt::AllocationGeneration). Its communicator and stream are still looked up (a destroyed one fails, and the lookup keeps the communicator for the call) and
-// the communicator's state is read again. get() is the resolved call, or null where CheckFast
-// says false (then CheckOp gives the verdict). A call made while an earlier one of this thread is
-// still inside (a host callback run by a full queue) checks without the memory.
+// (rt::AllocationGeneration). Its communicator and stream are still looked up (a destroyed one
+// fails, and the lookup keeps the communicator for the call) and the communicator's state is read
+// again. get() is the resolved call, or null where CheckFast says false (then CheckOp gives the
+// verdict). A call made while an earlier one of this thread is still inside (a host callback run
+// by a full queue) checks without the memory.
 class FastCheck {
  public:
   explicit FastCheck(const OpCall& c);

@@ -17,11 +17,8 @@ namespace {
 // at the end, so the record may move).
 struct Deferred {
   OpCall call;
-  std::vector<uint64_t> arrays[5];
+  std::vector<uint64_t> arrays[varr::kFields];
 };
-
-const uint64_t* OpCall::*const kArrayFields[5] = {&OpCall::send_counts, &OpCall::send_displs, &OpCall::recv_counts,
-                                                  &OpCall::recv_displs, &OpCall::matrix};
 
 struct GroupState {
   int depth = 0;
@@ -48,7 +45,7 @@ bool IsV(CollKind k) {
 Status RunGroup(std::vector<Deferred>& calls, bool p2p) {
   std::vector<Checked> checked(calls.size());
   for (size_t i = 0; i < calls.size(); ++i) {
-    for (int f = 0; f < 5; ++f)
+    for (int f = 0; f < varr::kFields; ++f)
       if (!calls[i].arrays[f].empty()) calls[i].call.*kArrayFields[f] = calls[i].arrays[f].data();
     HOSTCCL_RETURN_IF_ERROR(CheckOp(calls[i].call, &checked[i]));
     const OpInfo& o = *FindOp(calls[i].call.kind);
@@ -149,10 +146,10 @@ HcclResult GroupAppend(const OpCall& call) {
   d.call = call;
   if (v) {
     const uint64_t n = static_cast<uint64_t>(ck.comm->size());
-    for (int f = 0; f < 5; ++f) {
+    for (int f = 0; f < varr::kFields; ++f) {
       const uint64_t* a = call.*kArrayFields[f];
       if (a == nullptr) continue;
-      d.arrays[f].assign(a, a + (f == 4 ? n * n : n));
+      d.arrays[f].assign(a, a + varr::FieldWords(f, n));
       d.call.*kArrayFields[f] = nullptr;  // re-bound at the end
     }
   }

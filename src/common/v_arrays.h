@@ -14,6 +14,12 @@
 
 namespace hostccl::varr {
 
+// The five V array fields, in the order every list of them keeps (the call record, the algorithm's
+// record, their copies): send_counts, send_displs, recv_counts, recv_displs, matrix. Field f holds
+// FieldWords(f, n) entries: n, or n x n for the matrix.
+inline constexpr int kFields = 5;
+constexpr uint64_t FieldWords(int f, uint64_t n) { return f == kFields - 1 ? n * n : n; }
+
 // Largest displs[i] + counts[i] over the non-empty blocks (0 when every block is empty). False
 // when a sum overflows uint64_t (then *bad is that block's index).
 bool Extent(const uint64_t* counts, const uint64_t* displs, int n, uint64_t* extent, int* bad);

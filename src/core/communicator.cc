@@ -645,12 +645,12 @@ namespace {
 // it (-1: unused), so the pointers can be re-bound wherever the task object was moved to.
 struct TaskArrays {
   std::vector<uint64_t> words;
-  int64_t at[5] = {-1, -1, -1, -1, -1};  // send_counts, send_displs, recv_counts, recv_displs, matrix
-  static constexpr const uint64_t* algo::OpArgs::*kFields[5] = {
+  int64_t at[varr::kFields] = {-1, -1, -1, -1, -1};  // in varr's field order (common/v_arrays.h)
+  static constexpr const uint64_t* algo::OpArgs::*kFields[varr::kFields] = {
       &algo::OpArgs::send_counts, &algo::OpArgs::send_displs, &algo::OpArgs::recv_counts, &algo::OpArgs::recv_displs,
       &algo::OpArgs::matrix};
   void Bind(algo::OpArgs* a) const {
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < varr::kFields; ++i)
       a->*kFields[i] = at[i] < 0 ? nullptr : words.data() + at[i];
   }
 };
@@ -674,16 +674,16 @@ void CopyArrays(algo::OpArgs* a, int n, int rank, TaskArrays* t) {
     for (int i = 0; i < 4; ++i) t->at[i] = static_cast<int64_t>(un * un + static_cast<uint64_t>(i) * un);
   } else {
     uint64_t total = 0;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < varr::kFields; ++i) {
       t->at[i] = a->*TaskArrays::kFields[i] == nullptr ? -1 : static_cast<int64_t>(total);
-      if (t->at[i] >= 0) total += i == 4 ? un * un : un;
+      if (t->at[i] >= 0) total += varr::FieldWords(i, un);
     }
     if (t->words.size() < total) t->words.resize(total);  // grows only (a reused vector keeps its size)
     uint64_t* w = t->words.data();
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < varr::kFields; ++i) {
       if (t->at[i] < 0) continue;
       const uint64_t* p = a->*TaskArrays::kFields[i];
-      std::copy(p, p + (i == 4 ? un * un : un), w + t->at[i]);
+      std::copy(p, p + varr::FieldWords(i, un), w + t->at[i]);
     }
   }
   t->Bind(a);
