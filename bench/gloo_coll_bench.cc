@@ -4,10 +4,10 @@
 // gloo::scatter, alltoall: gloo::alltoall, alltoallv: gloo::alltoallv with equal counts,
 // reducescatter and reducescatterv: gloo::ReduceScatterHalvingDoubling (gloo has no options-style
 // reduce-scatter; the algorithm works in place on a buffer of all n blocks, so each call copies the
-// input into that work buffer and the rank's block out of it, and the algorithm object, whose
-// constructor connects its buffers, is built once per size and reused), sendrecv: unbound buffers,
-// a round trip between ranks 0 and 1), with bench_common.h's sizes, modes, types, ops, root, check
-// and output columns.
+// input into that work buffer between two barriers and the rank's block out of it, and the
+// algorithm object, whose constructor connects its buffers, is built once per size and reused),
+// sendrecv: unbound buffers, a round trip between ranks 0 and 1), with bench_common.h's sizes,
+// modes, types, ops, root, check and output columns.
 // Rendezvous through a FileStore directory (GLOO_STORE) under a per-run prefix (GLOO_PREFIX), TCP
 // device on loopback; RANK and SIZE from the environment. Start it with bench/gloo_launch.sh.
 #include <gloo/allgather.h>
@@ -178,7 +178,14 @@ void TypedRun(Gloo* g, int coll, void* send, void* recv, size_t count, int dtype
         g->rs_op = op;
         g->rs_count = count;
       }
+      // The transport reads and writes this buffer during run(), and gloo's halving-doubling has
+      // no handshake between calls: run() can return while this rank's data is still on its way
+      // out of the buffer, and a peer that starts the next call early sends into it before this
+      // rank has filled it. Without the two barriers 1 of 3 checked launches at 2 ranks had wrong
+      // blocks (16 MiB or 256 MiB); with the second alone, 1 of 8.
+      Barrier(g);
       memcpy(g->rs_work.data(), in, nc * sizeof(T));
+      Barrier(g);
       g->rs->run();
       memcpy(out, g->rs_work.data(), count * sizeof(T));  // the rank's block lands first
       break;
