@@ -37,9 +37,15 @@
 
 #include "harness/collective_check.h"
 
+#include "fault/argcheck_util.h"
+
 extern char** environ;
 
 namespace {
+
+using hostccl::argtest::AsDtype;
+using hostccl::argtest::AsOp;
+using hostccl::argtest::GuardedBuf;
 
 constexpr uint64_t kMaxCount = 0x7FFFFFFFFull;
 constexpr size_t kBufBytes = 4096;
@@ -55,42 +61,9 @@ size_t ElemSize(int t) {
   }
 }
 
-HcclDataType AsDtype(int v) {
-  HcclDataType t;
-  std::memcpy(&t, &v, sizeof(t));
-  return t;
-}
-HcclReduceOp AsOp(int v) {
-  HcclReduceOp o;
-  std::memcpy(&o, &v, sizeof(o));
-  return o;
-}
 
 const int kReducible[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 const int kMovable[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17};
-
-struct DevBuf {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  std::vector<unsigned char> guard;
-  void Alloc(size_t n, unsigned char salt) {
-    bytes = n;
-    ASSERT_EQ(aclrtMalloc(&ptr, n, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-    guard.resize(n);
-    for (size_t i = 0; i < n; ++i) guard[i] = static_cast<unsigned char>(salt + i * 13);
-    Reset();
-  }
-  void Reset() { ASSERT_EQ(aclrtMemcpy(ptr, bytes, guard.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS); }
-  bool Unchanged() const {
-    std::vector<unsigned char> now(bytes);
-    if (aclrtMemcpy(now.data(), bytes, ptr, bytes, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS) return false;
-    return now == guard;
-  }
-  char* at(size_t off) const { return static_cast<char*>(ptr) + off; }
-  ~DevBuf() {
-    if (ptr) (void)aclrtFree(ptr);
-  }
-};
 
 // GTEST_SKIP returns from the function it is in, so these are macros used in the test bodies.
 #define REQUIRE_ALLREDUCE()                                                                         \
@@ -171,7 +144,7 @@ class CollArgCheck : public ::testing::Test {
   aclrtStream stream_ = nullptr;
   HcclComm comm2_[2] = {nullptr, nullptr};
   aclrtStream stream2_[2] = {nullptr, nullptr};
-  DevBuf send_, recv_, small_;
+  GuardedBuf send_, recv_, small_;
 };
 
 // ---- HcclAllReduce ----

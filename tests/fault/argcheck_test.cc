@@ -24,9 +24,15 @@
 #include <string>
 #include <vector>
 
+#include "fault/argcheck_util.h"
+
 extern char** environ;
 
 namespace {
+
+using hostccl::argtest::AsDtype;
+using hostccl::argtest::AsOp;
+using hostccl::argtest::GuardedBuf;
 
 constexpr uint64_t kMaxCount = 0x7FFFFFFFFull;
 constexpr size_t kBufBytes = 4096;
@@ -47,40 +53,6 @@ size_t ElemSize(HcclDataType t) {
 }
 
 // An out-of-range value passed through the enum parameter, as a C caller could.
-HcclDataType AsDtype(int v) {
-  HcclDataType t;
-  std::memcpy(&t, &v, sizeof(t));
-  return t;
-}
-HcclReduceOp AsOp(int v) {
-  HcclReduceOp o;
-  std::memcpy(&o, &v, sizeof(o));
-  return o;
-}
-
-// A device allocation filled with a guard pattern that can be checked afterwards.
-struct DevBuf {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  std::vector<unsigned char> guard;
-  void Alloc(size_t n, unsigned char salt) {
-    bytes = n;
-    ASSERT_EQ(aclrtMalloc(&ptr, n, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-    guard.resize(n);
-    for (size_t i = 0; i < n; ++i) guard[i] = static_cast<unsigned char>(salt + i * 7);
-    Reset();
-  }
-  void Reset() { ASSERT_EQ(aclrtMemcpy(ptr, bytes, guard.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS); }
-  bool Unchanged() const {
-    std::vector<unsigned char> now(bytes);
-    if (aclrtMemcpy(now.data(), bytes, ptr, bytes, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS) return false;
-    return now == guard;
-  }
-  char* at(size_t off) const { return static_cast<char*>(ptr) + off; }
-  ~DevBuf() {
-    if (ptr) (void)aclrtFree(ptr);
-  }
-};
 
 class ArgCheck : public ::testing::Test {
  protected:
@@ -154,7 +126,7 @@ class ArgCheck : public ::testing::Test {
   aclrtStream stream_ = nullptr;
   HcclComm comm2_[kRanks] = {nullptr, nullptr};
   aclrtStream stream2_[kRanks] = {nullptr, nullptr};
-  DevBuf send_, recv_, small_;
+  GuardedBuf send_, recv_, small_;
 };
 
 TEST_F(ArgCheck, CountZeroSucceedsBeforeAnyOtherCheck) {
@@ -308,16 +280,16 @@ TEST_F(ArgCheck, CountLargerThanAllocationIsParaError) {
 // runs before the overlap check, so the message says what happened.
 TEST_F(ArgCheck, CountInBytesWithConsecutiveBuffersSaysCountIsInElements) {
   constexpr size_t kBytes = 4096;  // 1024 fp32; the caller passes count = 4096 (bytes)
-  std::vector<std::unique_ptr<DevBuf>> keep;
-  DevBuf* a = nullptr;
-  DevBuf* b = nullptr;
+  std::vector<std::unique_ptr<GuardedBuf>> keep;
+  GuardedBuf* a = nullptr;
+  GuardedBuf* b = nullptr;
   for (int i = 0; i < 16 && a == nullptr; ++i) {
-    keep.push_back(std::make_unique<DevBuf>());
+    keep.push_back(std::make_unique<GuardedBuf>());
     keep.back()->Alloc(kBytes, static_cast<unsigned char>(i));
-    keep.push_back(std::make_unique<DevBuf>());
+    keep.push_back(std::make_unique<GuardedBuf>());
     keep.back()->Alloc(kBytes, static_cast<unsigned char>(i + 100));
-    DevBuf* x = keep[keep.size() - 2].get();
-    DevBuf* y = keep.back().get();
+    GuardedBuf* x = keep[keep.size() - 2].get();
+    GuardedBuf* y = keep.back().get();
     const uintptr_t px = reinterpret_cast<uintptr_t>(x->ptr), py = reinterpret_cast<uintptr_t>(y->ptr);
     if ((px > py ? px - py : py - px) < kBytes * 4) a = x, b = y;  // the byte count's ranges overlap
   }

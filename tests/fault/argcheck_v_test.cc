@@ -16,47 +16,21 @@
 #include <string>
 #include <vector>
 
+#include "fault/argcheck_util.h"
+
 namespace {
+
+using hostccl::argtest::AsDtype;
+using hostccl::argtest::AsOp;
+using hostccl::argtest::GuardedBuf;
 
 constexpr uint64_t kMax = 0x7FFFFFFFFull;
 constexpr size_t kBufBytes = 4096;
 
-HcclDataType AsDtype(int v) {
-  HcclDataType t;
-  std::memcpy(&t, &v, sizeof(t));
-  return t;
-}
-HcclReduceOp AsOp(int v) {
-  HcclReduceOp o;
-  std::memcpy(&o, &v, sizeof(o));
-  return o;
-}
 constexpr HcclDataType F32 = HCCL_DATA_TYPE_FP32;
 constexpr HcclDataType I32 = HCCL_DATA_TYPE_INT32;
 constexpr HcclDataType F16 = HCCL_DATA_TYPE_FP16;
 constexpr HcclReduceOp SUM = HCCL_REDUCE_SUM;
-
-struct DevBuf {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  std::vector<unsigned char> guard;
-  void Alloc(size_t n, unsigned char salt) {
-    bytes = n;
-    ASSERT_EQ(aclrtMalloc(&ptr, n, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-    guard.resize(n);
-    for (size_t i = 0; i < n; ++i) guard[i] = static_cast<unsigned char>(salt + i * 13);
-    ASSERT_EQ(aclrtMemcpy(ptr, n, guard.data(), n, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
-  }
-  bool Unchanged() const {
-    std::vector<unsigned char> now(bytes);
-    if (aclrtMemcpy(now.data(), bytes, ptr, bytes, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS) return false;
-    return now == guard;
-  }
-  char* at(size_t off) const { return static_cast<char*>(ptr) + off; }
-  ~DevBuf() {
-    if (ptr) (void)aclrtFree(ptr);
-  }
-};
 
 class VArgCheck : public ::testing::Test {
  protected:
@@ -124,7 +98,7 @@ class VArgCheck : public ::testing::Test {
   aclrtStream stream_ = nullptr;
   HcclComm comm2_[2] = {nullptr, nullptr};  // rank 1 is never called with valid arguments
   aclrtStream stream2_ = nullptr;
-  DevBuf send_, recv_, small_;
+  GuardedBuf send_, recv_, small_;
 };
 
 // ---- HcclAllGatherV: recvCounts, recvDispls, comm, stream; sendBuf; sendCount; dtype; entries;
