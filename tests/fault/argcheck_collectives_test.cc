@@ -21,16 +21,12 @@
 #include <acl/acl.h>
 #include <gtest/gtest.h>
 #include <hccl/hccl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,13 +35,13 @@
 
 #include "fault/argcheck_util.h"
 
-extern char** environ;
 
 namespace {
 
 using hostccl::argtest::AsDtype;
 using hostccl::argtest::AsOp;
 using hostccl::argtest::GuardedBuf;
+using hostccl::argtest::RunCaseInChild;
 
 constexpr uint64_t kMaxCount = 0x7FFFFFFFFull;
 constexpr size_t kBufBytes = 4096;
@@ -663,39 +659,11 @@ TEST_F(CollArgCheck, DISABLED_SocProfileChild) {
 TEST(CollArgCheckSoc, EveryProfileMatchesTable) {
   if (!hostccl::test::AllReduceImplemented() && !hostccl::test::BroadcastImplemented())
     GTEST_SKIP() << "neither HcclAllReduce nor HcclBroadcast is implemented in this build";
-  for (const auto& p : kProfiles) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e)
-      if (std::strncmp(*e, "HOSTCCL_SOC=", 12) != 0) env.push_back(*e);
-    env.push_back(std::string("HOSTCCL_SOC=") + p.name);
-    env.push_back(std::string("COLLARG_HAVE=") + (hostccl::test::AllReduceImplemented() ? "allreduce," : "") +
-                  (hostccl::test::BroadcastImplemented() ? "broadcast" : ""));
-    std::vector<char*> envp;
-    for (auto& s : env) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    // The child's XML report shows that it really ran the case (a filter that matches nothing
-    // would also exit 0), as in argcheck_test.cc.
-    char report[] = "/tmp/hostccl_collarg_child_XXXXXX";
-    const int report_fd = mkstemp(report);
-    ASSERT_GE(report_fd, 0);
-    close(report_fd);
-    std::vector<std::string> args = {"/proc/self/exe", "--gtest_filter=CollArgCheck.DISABLED_SocProfileChild",
-                                     "--gtest_also_run_disabled_tests", std::string("--gtest_output=xml:") + report};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    ASSERT_EQ(posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data()), 0);
-    int st = 0;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);  // bounded by the ctest TIMEOUT; no collective waits in the child
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "profile " << p.name << " (child output above)";
-    std::ifstream in(report);
-    const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    unlink(report);
-    EXPECT_TRUE(xml.find("name=\"DISABLED_SocProfileChild\"") != std::string::npos &&
-                xml.find("status=\"run\" result=\"completed\"") != std::string::npos)
-        << "profile " << p.name << ": the child did not run its case:\n" << xml;
-  }
+  const std::string have = std::string(hostccl::test::AllReduceImplemented() ? "allreduce," : "") +
+                           (hostccl::test::BroadcastImplemented() ? "broadcast" : "");
+  for (const auto& p : kProfiles)
+    RunCaseInChild("CollArgCheck.DISABLED_SocProfileChild",
+                   {std::string("HOSTCCL_SOC=") + p.name, "COLLARG_HAVE=" + have}, std::string("profile ") + p.name);
 }
 
 }  // namespace

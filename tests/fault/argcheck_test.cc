@@ -7,17 +7,12 @@
 #include <acl/acl.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <hccl/hccl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <iterator>
 #include <memory>
 #include <random>
 #include <set>
@@ -26,13 +21,13 @@
 
 #include "fault/argcheck_util.h"
 
-extern char** environ;
 
 namespace {
 
 using hostccl::argtest::AsDtype;
 using hostccl::argtest::AsOp;
 using hostccl::argtest::GuardedBuf;
+using hostccl::argtest::RunCaseInChild;
 
 constexpr uint64_t kMaxCount = 0x7FFFFFFFFull;
 constexpr size_t kBufBytes = 4096;
@@ -475,47 +470,15 @@ TEST_F(ArgCheck, DISABLED_SocProfileChild) {
   }
 }
 
-std::string g_self = "/proc/self/exe";
-
 TEST(ArgCheckSoc, EveryProfileMatchesTable) {
-  for (const auto& p : kProfiles) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e)
-      if (std::strncmp(*e, "HOSTCCL_SOC=", 12) != 0) env.push_back(*e);
-    env.push_back(std::string("HOSTCCL_SOC=") + p.name);
-    std::vector<char*> envp;
-    for (auto& s : env) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    // The child's XML report shows that it really ran the case (a filter that matches nothing
-    // would also exit 0).
-    char report[] = "/tmp/hostccl_soc_child_XXXXXX";
-    const int report_fd = mkstemp(report);
-    ASSERT_GE(report_fd, 0);
-    close(report_fd);
-    std::vector<std::string> args = {g_self, "--gtest_filter=ArgCheck.DISABLED_SocProfileChild",
-                                      "--gtest_also_run_disabled_tests",
-                                      std::string("--gtest_output=xml:") + report};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    ASSERT_EQ(posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data()), 0);
-    int st = 0;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);  // bounded by the ctest TIMEOUT; the child makes no collective waits
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "profile " << p.name << " (child output above)";
-    std::ifstream in(report);
-    const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    unlink(report);
-    EXPECT_TRUE(xml.find("name=\"DISABLED_SocProfileChild\"") != std::string::npos &&
-                xml.find("status=\"run\" result=\"completed\"") != std::string::npos)
-        << "profile " << p.name << ": the child did not run its case:\n" << xml;
-  }
+  for (const auto& p : kProfiles)
+    RunCaseInChild("ArgCheck.DISABLED_SocProfileChild", {std::string("HOSTCCL_SOC=") + p.name},
+                   std::string("profile ") + p.name);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 0) g_self = argv[0];
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
