@@ -117,6 +117,28 @@ inline std::vector<std::pair<std::string, std::string>> TransportEnv(const std::
   return {{"HOSTCCL_TRANSPORT", transport}};
 }
 
+// The RunOptions of one placement of the fault grids: "threads" (nothing set), "nodes" (ranks 0-1
+// and 2-3 on two emulated hosts, "<tag>-host-a" and "<tag>-host-b"), "shm_host_buffers" (shared
+// memory; the case itself passes host buffers) or a transport ("shm", "tcp": TransportEnv); with
+// the exec and connect timeouts (ms) and the harness's bound on the whole run (s).
+inline test::RunOptions PlacementOptions(const std::string& placement, const std::string& tag, int exec_ms,
+                                         int connect_ms, int run_s) {
+  test::RunOptions o;
+  if (placement == "nodes") {
+    o.rank_env = [tag](int rank) {
+      return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", tag + (rank < 2 ? "-host-a" : "-host-b")}};
+    };
+  } else if (placement == "shm_host_buffers") {
+    o.env = TransportEnv("shm");
+  } else if (placement != "threads") {
+    o.env = TransportEnv(placement);
+  }
+  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", std::to_string(exec_ms)});
+  o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", std::to_string(connect_ms)});
+  o.timeout_s = run_s;
+  return o;
+}
+
 inline std::set<std::string> ListDevShm() {
   std::set<std::string> out;
   if (DIR* d = opendir("/dev/shm")) {

@@ -147,20 +147,7 @@ bool RunMatrix(RankContext& ctx, bool host_buffers) {
 }
 
 RunOptions Options(const std::string& placement) {
-  RunOptions o;
-  if (placement == "nodes") {
-    o.rank_env = [](int rank) {
-      return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "mx-host-a" : "mx-host-b"}};
-    };
-  } else if (placement == "shm_host_buffers") {
-    o.env = hostccl::faulttest::TransportEnv("shm");
-  } else if (placement != "threads") {
-    o.env = hostccl::faulttest::TransportEnv(placement);
-  }
-  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "20000"});
-  o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "20000"});
-  o.timeout_s = 110;
-  return o;
+  return hostccl::faulttest::PlacementOptions(placement, "mx", 20000, 20000, 110);
 }
 
 class MismatchMatrixTest : public ::testing::TestWithParam<std::string> {};

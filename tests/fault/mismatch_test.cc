@@ -31,18 +31,7 @@ enum class Field { kCount, kRoot, kDtype, kOp };
 // for several hosts run ("gather" over TCP for the small calls, "node_chain" for the large one)
 // and rank 3 misbehaves on the host that holds rank 2.
 RunOptions Options(const std::string& transport) {
-  RunOptions o;
-  if (transport == "nodes") {
-    o.rank_env = [](int rank) {
-      return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "mm-host-a" : "mm-host-b"}};
-    };
-  } else {
-    o.env = hostccl::faulttest::TransportEnv(transport);
-  }
-  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "10000"});
-  o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
-  o.timeout_s = 40;
-  return o;
+  return hostccl::faulttest::PlacementOptions(transport, "mm", 10000, 10000, 40);
 }
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

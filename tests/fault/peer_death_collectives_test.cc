@@ -49,18 +49,7 @@ std::string ScenarioName(const Scenario& s) { return std::string(s.name) + "_" +
 void PrintTo(const Scenario& s, std::ostream* os) { *os << ScenarioName(s); }
 
 RunOptions Options(const std::string& placement) {
-  RunOptions o;
-  if (placement == "nodes") {
-    o.rank_env = [](int rank) {
-      return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "pd-host-a" : "pd-host-b"}};
-    };
-  } else {
-    o.env = hostccl::faulttest::TransportEnv(placement);
-  }
-  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", "20000"});
-  o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
-  o.timeout_s = 60;
-  return o;
+  return hostccl::faulttest::PlacementOptions(placement, "pd", 20000, 10000, 60);
 }
 
 bool OnlyVictimDied(const hostccl::test::RunResult& res, std::string* why) {
