@@ -51,6 +51,14 @@ Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t b
   return Status::Ok();
 }
 
+Status EndPass(Context& ctx, net::PeerMemory* g, const Status& st) {
+  if (!st.ok()) {
+    g->Abort(st.code(), st.message(), ctx.fp.seq);
+    return st;
+  }
+  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+}
+
 uint64_t ClaimPiece(const Context& ctx, net::PeerMemory* g, uint64_t pieces) {
   const uint64_t tag = ctx.fp.seq & ((uint64_t{1} << 40) - 1);
   const int workers = g->Workers();
@@ -108,11 +116,7 @@ Status CopyClaimed(Context& ctx, net::PeerMemory* g, const ClaimCopy* items, siz
       if (!st.ok()) break;
     }
   }
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return EndPass(ctx, g, st);
 }
 
 Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t begin, const char* what) {
@@ -186,11 +190,7 @@ Status ReduceSlices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     char* dst = static_cast<char*>(ctx.rank == a.root ? a.recv : g->PeerRecv(a.root, &why));
     st = dst == nullptr ? Status(Code::kRemote, why) : FoldPeers(ctx, g, a, begin, end, dst);
   }
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return EndPass(ctx, g, st);
 }
 
 Status ReplanOverTransport(Context& ctx, net::ShmGroup* g, const OpArgs& a, int who, const char* buffer,

@@ -59,6 +59,10 @@ Status ShmInlineRooted(Context& ctx, const OpArgs& a, const void* payload, uint6
 // (kMaxClaimPieces).
 constexpr uint64_t kMaxClaimPieces = (uint64_t{1} << 24) - 1;
 uint64_t ClaimPiece(const Context& ctx, net::PeerMemory* g, uint64_t pieces);
+// The end of this rank's part of a pass over peer memory: a failure (st) aborts the group, so that
+// peers waiting in the closing barrier fail with the same status, and is returned; otherwise the
+// closing Barrier, after which no rank reads another's buffers.
+Status EndPass(Context& ctx, net::PeerMemory* g, const Status& st);
 // Whether this rank claims pieces at all (rank < PeerMemory::Workers(); rank 0 always does): a
 // rank that does not maps no peer buffer and goes straight to the operation's closing Barrier.
 inline bool TakesPieces(const Context& ctx, net::PeerMemory* g) { return ctx.rank < g->Workers(); }

@@ -95,11 +95,7 @@ Status PullBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv
       }
     }
   }
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return EndPass(ctx, g, st);
 }
 
 Status PushBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv, const uint64_t* off,

@@ -86,11 +86,7 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     }
     folded += (hi - lo) * es;
   }
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return EndPass(ctx, g, st);
 }
 
 }  // namespace

@@ -161,11 +161,7 @@ Status Copy(Context& ctx, net::PeerMemory* g, const OpArgs& a, size_t offset, si
   }
   if (push) return Push(ctx, g, a, a.kind == CollKind::kAlltoAllV ? rows : nullptr);
   Status st = PullBlocks(ctx, g, a, 0, n, a.kind == CollKind::kAlltoAllV ? rows : nullptr, nullptr);
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return EndPass(ctx, g, st);
 }
 
 // The exchange, with AlltoAllV's arrays as the payload (VPayloadWords of them).

@@ -92,11 +92,7 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     if (stream) _mm_sfence();  // the streamed stores are globally visible before the barrier
 #endif
   }
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return EndPass(ctx, g, st);
 }
 
 }  // namespace

@@ -28,11 +28,7 @@ Status OwnBlock(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   char* out = staged ? static_cast<char*>(ctx.scratch->Get(a.bytes())) : static_cast<char*>(a.recv);
   Status st = staged && out == nullptr ? Status(Code::kMemory, "cannot allocate reduce-scatter staging")
                              : FoldPeersTo(ctx, g, a, BlockAt(a, ctx.rank), BlockAt(a, ctx.rank) + a.count, out);
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq));
+  HOSTCCL_RETURN_IF_ERROR(EndPass(ctx, g, st));
   if (staged) std::memcpy(a.recv, out, a.bytes());
   return Status::Ok();
 }

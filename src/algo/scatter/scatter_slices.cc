@@ -43,11 +43,7 @@ Status CopyMine(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
       if (lo + len < bytes) st = g->Check(ctx.fp.seq);
     }
   }
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
+  return EndPass(ctx, g, st);
 }
 
 }  // namespace
