@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/case_buffer.h"
 #include "harness/collective_check.h"
 #include "harness/input_gen.h"
 #include "harness/reference_fold.h"
@@ -115,36 +116,6 @@ inline void BlockInput(uint64_t seed, HcclDataType t, int block, size_t bytes, c
   }
 }
 
-// aclrtMalloc'd (or malloc'd) memory for the scope of one case.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() {
-    if (ptr_ != nullptr && host_) std::free(ptr_);
-    if (ptr_ != nullptr && !host_) (void)aclrtFree(ptr_);
-  }
-  bool Alloc(size_t bytes, bool host) {
-    host_ = host;
-    if (!host) return aclrtMalloc(&ptr_, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS;
-    ptr_ = std::malloc(bytes);
-    return ptr_ != nullptr;
-  }
-  bool Put(const std::vector<char>& h) {
-    return aclrtMemcpy(ptr_, h.size(), h.data(), h.size(), ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS;
-  }
-  bool Get(std::vector<char>* h, size_t bytes) const {
-    h->resize(bytes);
-    return aclrtMemcpy(h->data(), bytes, ptr_, bytes, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS;
-  }
-  char* get() const { return static_cast<char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  bool host_ = false;
-};
-
 inline bool SyncFailed(RankContext& ctx, const std::string& name) {
   aclError e = aclrtSynchronizeStream(ctx.stream);
   if (e == ACL_SUCCESS) return false;
@@ -169,7 +140,7 @@ inline bool RunAllGatherCase(RankContext& ctx, const AllGatherCase& c) {
   std::memcpy(send_before.data(), expected.data() + r * bytes, bytes);
   if (c.in_place == InPlace::kBlock) std::memcpy(recv_before.data() + r * bytes, expected.data() + r * bytes, bytes);
   if (c.in_place == InPlace::kEqual) std::memcpy(recv_before.data(), expected.data() + r * bytes, bytes);
-  Buffer send_buf, recv_buf;
+  CaseBuffer send_buf, recv_buf;
   if (c.host_buf && !AllowHostBuffers(ctx)) return false;  // NPU fidelity would reject them
   if (!recv_buf.Alloc(rtotal, c.host_buf)) return ctx.Fail(name + ": recv alloc failed");
   if (c.in_place == InPlace::kNo && !send_buf.Alloc(stotal, c.host_buf)) return ctx.Fail(name + ": send alloc failed");
@@ -225,7 +196,7 @@ inline bool RunAllGatherVCase(RankContext& ctx, const AllGatherVCase& c) {
   expected = recv_before;  // gaps and the tail keep this rank's own guard
   for (int i = 0; i < n; ++i)
     BlockInput(c.seed, c.dtype, i, counts[static_cast<size_t>(i)] * es, expected.data() + displs[static_cast<size_t>(i)] * es);
-  Buffer send_buf, recv_buf;
+  CaseBuffer send_buf, recv_buf;
   if (c.host_buf && !AllowHostBuffers(ctx)) return false;  // NPU fidelity would reject them
   if (!recv_buf.Alloc(rtotal, c.host_buf)) return ctx.Fail(name + ": recv alloc failed");
   const bool null_send = counts[r] == 0;  // a rank without a block passes NULL (allowed)
@@ -261,7 +232,7 @@ inline bool RunScatterCase(RankContext& ctx, const ScatterCase& c) {
   for (size_t i = 0; i < n; ++i) BlockInput(c.seed, c.dtype, static_cast<int>(i), bytes, send_before.data() + i * bytes);
   BlockInput(c.seed, c.dtype, static_cast<int>(r), bytes, expected.data());
   const bool in_place = is_root && c.in_place;
-  Buffer send_buf, recv_buf;
+  CaseBuffer send_buf, recv_buf;
   if (is_root && !send_buf.Alloc(stotal, c.host_buf)) return ctx.Fail(name + ": send alloc failed");
   if (c.host_buf && !AllowHostBuffers(ctx)) return false;  // NPU fidelity would reject them
   if (!in_place && !recv_buf.Alloc(rtotal, c.host_buf)) return ctx.Fail(name + ": recv alloc failed");

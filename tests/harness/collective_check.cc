@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "harness/case_buffer.h"
 #include "harness/input_gen.h"
 #include "harness/reduce_check.h"
 #include "harness/reference_fold.h"
@@ -22,36 +23,6 @@ namespace {
 
 constexpr size_t kGuardBytes = 64;  // past count: must stay untouched (covers 4 int128 elements)
 constexpr const char* kBoardVar = "HOSTCCL_TEST_BOARD_DIR";
-
-// aclrtMalloc'd (or malloc'd, host = true) memory for the scope of one case.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() {
-    if (ptr_ != nullptr && host_) std::free(ptr_);
-    if (ptr_ != nullptr && !host_) (void)aclrtFree(ptr_);
-  }
-  bool Alloc(size_t bytes, bool host) {
-    host_ = host;
-    if (!host) return aclrtMalloc(&ptr_, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS;
-    ptr_ = std::malloc(bytes);
-    return ptr_ != nullptr;
-  }
-  bool Put(const std::vector<char>& host) {
-    return aclrtMemcpy(ptr_, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS;
-  }
-  bool Get(std::vector<char>* host, size_t bytes) const {
-    host->resize(bytes);
-    return aclrtMemcpy(host->data(), bytes, ptr_, bytes, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS;
-  }
-  void* get() const { return ptr_; }
-
- private:
-  void* ptr_ = nullptr;
-  bool host_ = false;
-};
 
 uint64_t Fnv(const void* data, size_t bytes) {
   uint64_t h = 1469598103934665603ull;
@@ -252,7 +223,7 @@ bool RunAllReduceCase(RankContext& ctx, const AllReduceCase& c, ResultBoard* boa
   std::copy(input.begin(), input.end(), send_before.begin());
   if (c.in_place) recv_before = send_before;
 
-  Buffer send_buf, recv_buf;
+  CaseBuffer send_buf, recv_buf;
   if ((c.host_send || c.host_recv) && !AllowHostBuffers(ctx)) return false;
   if (!recv_buf.Alloc(total, c.in_place ? c.host_send : c.host_recv)) return ctx.Fail(name + ": recv alloc failed");
   if (!c.in_place && !send_buf.Alloc(total, c.host_send)) return ctx.Fail(name + ": send alloc failed");
@@ -299,7 +270,7 @@ bool RunBroadcastCase(RankContext& ctx, const BroadcastCase& c) {
   FillGuard(before.data(), total, c.seed ^ (0x51edull * (ctx.rank + 1)));
   if (is_root) std::copy(expected.begin(), expected.end(), before.begin());
 
-  Buffer buf;
+  CaseBuffer buf;
   if (c.host_buf && !AllowHostBuffers(ctx)) return false;
   if (!buf.Alloc(total, c.host_buf)) return ctx.Fail(name + ": alloc failed");
   if (!buf.Put(before)) return ctx.Fail(name + ": aclrtMemcpy to device failed");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "harness/case_buffer.h"
 #include "harness/input_gen.h"
 #include "harness/reduce_check.h"
 #include "harness/reference_fold.h"
@@ -15,30 +16,6 @@ namespace {
 
 constexpr size_t kGuardBytes = 64;
 
-struct Mem {
-  void* p = nullptr;
-  bool host = false;
-  Mem() = default;
-  Mem(const Mem&) = delete;
-  Mem& operator=(const Mem&) = delete;
-  ~Mem() {
-    if (p != nullptr) host ? std::free(p) : (void)aclrtFree(p);
-  }
-  bool Alloc(size_t bytes, bool h) {
-    host = h;
-    if (!h) return aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS;
-    p = std::malloc(bytes);
-    return p != nullptr;
-  }
-};
-
-bool Put(void* dst, const std::vector<char>& src) {
-  return aclrtMemcpy(dst, src.size(), src.data(), src.size(), ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS;
-}
-bool Get(std::vector<char>* dst, const void* src, size_t bytes) {
-  dst->resize(bytes);
-  return aclrtMemcpy(dst->data(), bytes, src, bytes, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS;
-}
 
 }  // namespace
 
@@ -110,18 +87,18 @@ bool RunReduceScatterCase(RankContext& ctx, const ReduceScatterCase& c) {
               input.begin() + static_cast<std::ptrdiff_t>((At(c, j) + Len(c, j)) * d.size),
               send_before.begin() + static_cast<std::ptrdiff_t>(At(c, j) * d.size));
 
-  Mem send_buf, recv_buf;
+  CaseBuffer send_buf, recv_buf;
   if ((c.host_send || c.host_recv) && !AllowHostBuffers(ctx)) return false;
   if (!send_buf.Alloc(send_total, c.host_send)) return ctx.Fail(name + ": send alloc failed");
   const bool null_recv = v && recv_count == 0;
   if (!in_place && !null_recv && !recv_buf.Alloc(recv_total, c.host_recv)) return ctx.Fail(name + ": recv alloc failed");
-  if (!Put(send_buf.p, send_before) || (!in_place && !null_recv && !Put(recv_buf.p, recv_before)))
+  if (!send_buf.Put(send_before) || (!in_place && !null_recv && !recv_buf.Put(recv_before)))
     return ctx.Fail(name + ": aclrtMemcpy to device failed");
-  void* recv = in_place ? static_cast<char*>(send_buf.p) + out_at : recv_buf.p;
+  void* recv = in_place ? send_buf.get() + out_at : recv_buf.get();
 
-  HcclResult r = v ? HcclReduceScatterV(send_buf.p, c.counts.data(), c.displs.data(), recv, recv_count, c.dtype, c.op,
+  HcclResult r = v ? HcclReduceScatterV(send_buf.get(), c.counts.data(), c.displs.data(), recv, recv_count, c.dtype, c.op,
                                         ctx.comm, ctx.stream)
-                   : HcclReduceScatter(send_buf.p, recv, c.recv_count, c.dtype, c.op, ctx.comm, ctx.stream);
+                   : HcclReduceScatter(send_buf.get(), recv, c.recv_count, c.dtype, c.op, ctx.comm, ctx.stream);
   if (r != HCCL_SUCCESS)
     return ctx.Fail(name + (v ? ": HcclReduceScatterV returned " : ": HcclReduceScatter returned ") + std::to_string(r));
   aclError e = aclrtSynchronizeStream(ctx.stream);
@@ -129,8 +106,8 @@ bool RunReduceScatterCase(RankContext& ctx, const ReduceScatterCase& c) {
     return ctx.Fail(name + ": aclrtSynchronizeStream returned " + std::to_string(e) + ": " + aclGetRecentErrMsg());
 
   std::vector<char> send_after, recv_after;
-  if (!Get(&send_after, send_buf.p, send_total) ||
-      (!in_place && !null_recv && !Get(&recv_after, recv_buf.p, recv_total)))
+  if (!send_buf.Get(&send_after, send_total) ||
+      (!in_place && !null_recv && !recv_buf.Get(&recv_after, recv_total)))
     return ctx.Fail(name + ": aclrtMemcpy from device failed");
   std::vector<char> expected(block);
   if (recv_count > 0) ExpectedReduceScatter(c, ctx.nranks, ctx.rank, expected.data());
