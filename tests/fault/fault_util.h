@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -82,6 +83,26 @@ inline int MarkersSet(const void* p, int n) {
   int set = 0;
   for (int i = 0; i < n; ++i) set += PeekByte(static_cast<const char*>(p) + i) == 1;
   return set;
+}
+
+// Whether a run (RunResult::message: one line per failing rank) failed only because rank `victim`
+// was killed by SIGKILL: its "rank V: killed by signal 9" line is there and no other line is.
+// Otherwise `why` gets the other lines, and says so when the victim's is missing.
+inline bool OnlyRankKilled(const std::string& message, int victim, std::string* why) {
+  const std::string killed = "rank " + std::to_string(victim) + ": killed by signal 9";
+  std::istringstream in(message);
+  std::string line;
+  bool seen = false;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (line.rfind(killed, 0) == 0) {
+      seen = true;
+      continue;
+    }
+    *why += line + "\n";
+  }
+  if (!seen) *why += "rank " + std::to_string(victim) + " was not reported killed by SIGKILL\n";
+  return why->empty();
 }
 
 inline int64_t NowMs() {

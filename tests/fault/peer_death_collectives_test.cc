@@ -52,23 +52,6 @@ RunOptions Options(const std::string& placement) {
   return hostccl::faulttest::PlacementOptions(placement, "pd", 20000, 10000, 60);
 }
 
-bool OnlyVictimDied(const hostccl::test::RunResult& res, std::string* why) {
-  std::istringstream in(res.message);
-  std::string line;
-  bool victim_seen = false;
-  const std::string expected = "rank " + std::to_string(kVictim) + ": killed by signal 9";
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    if (line.rfind(expected, 0) == 0) {
-      victim_seen = true;
-      continue;
-    }
-    *why += line + "\n";
-  }
-  if (!victim_seen) *why += "the victim was not reported killed by SIGKILL\n";
-  return why->empty();
-}
-
 // "rank 2" followed by something other than a digit.
 bool NamesVictim(const std::string& msg) {
   const std::string key = "rank " + std::to_string(kVictim);
@@ -200,7 +183,7 @@ TEST_P(PeerDeathCollectivesTest, SurvivorsFailNamingTheDeadRank) {
   auto res = RunRanks(kRanks, Mode::kProcesses, body, opts);
   hostccl::faulttest::RemoveScratchDir(dir);
   std::string why;
-  EXPECT_TRUE(OnlyVictimDied(res, &why)) << why << "full report:\n" << res.message;
+  EXPECT_TRUE(hostccl::faulttest::OnlyRankKilled(res.message, kVictim, &why)) << why << "full report:\n" << res.message;
   EXPECT_EQ(NewOwnShm(shm_before), "") << "new /dev/shm objects";
 }
 

@@ -48,24 +48,6 @@ RunOptions Options(const std::string& transport) {
   return o;
 }
 
-// The run passed if the only failure reported is the victim's SIGKILL.
-bool OnlyVictimDied(const hostccl::test::RunResult& res, std::string* why) {
-  std::istringstream in(res.message);
-  std::string line;
-  bool victim_seen = false;
-  const std::string expected = "rank " + std::to_string(kVictim) + ": killed by signal 9";
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    if (line.rfind(expected, 0) == 0) {
-      victim_seen = true;
-      continue;
-    }
-    *why += line + "\n";
-  }
-  if (!victim_seen) *why += "the victim was not reported killed by SIGKILL\n";
-  return why->empty();
-}
-
 void Die() {
   hostccl::faulttest::WriteMark("death", NowMs());
   raise(SIGKILL);
@@ -153,7 +135,7 @@ void RunPeerDeath(const std::string& transport, When when) {
   auto res = RunRanks(kRanks, Mode::kProcesses, body, opts);
   hostccl::faulttest::RemoveScratchDir(dir);
   std::string why;
-  EXPECT_TRUE(OnlyVictimDied(res, &why)) << why << "full report:\n" << res.message;
+  EXPECT_TRUE(hostccl::faulttest::OnlyRankKilled(res.message, kVictim, &why)) << why << "full report:\n" << res.message;
   const auto shm_after = hostccl::faulttest::ListDevShm();
   EXPECT_EQ(hostccl::faulttest::NewEntries(shm_before, shm_after), "") << "new /dev/shm objects";
 }

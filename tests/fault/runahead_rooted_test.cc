@@ -200,19 +200,8 @@ void ExpectSurvivorsName(int nranks, int victim, const std::function<void(RankCo
     return ok;
   }, RunAheadShmOptions(dir));
   hostccl::faulttest::RemoveScratchDir(dir);
-  std::istringstream in(res.message);
-  std::string line, unexpected;
-  bool killed = false;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    if (line.rfind("rank " + std::to_string(victim) + ": killed by signal 9", 0) == 0) {
-      killed = true;
-      continue;
-    }
-    unexpected += line + "\n";
-  }
-  EXPECT_TRUE(killed) << res.message;
-  EXPECT_TRUE(unexpected.empty()) << unexpected;
+  std::string why;
+  EXPECT_TRUE(hostccl::faulttest::OnlyRankKilled(res.message, victim, &why)) << why << "full report:\n" << res.message;
 }
 
 void Die(RankContext& ctx) {

@@ -172,22 +172,6 @@ void KillSelfIn5Ms() {
   }).detach();
 }
 
-// The run's failure lines: the victim's own "killed by signal 9" must be there, nothing else may fail.
-void ExpectOnlyTheVictimKilled(const std::string& message, int victim) {
-  const std::string killed = "rank " + std::to_string(victim) + ": killed by signal 9";
-  std::string other;
-  size_t pos = 0;
-  while (pos < message.size()) {
-    size_t e = message.find('\n', pos);
-    if (e == std::string::npos) e = message.size();
-    std::string line = message.substr(pos, e - pos);
-    if (!line.empty() && line.rfind(killed, 0) != 0) other += line + "\n";
-    pos = e + 1;
-  }
-  EXPECT_TRUE(other.empty()) << other;
-  EXPECT_TRUE(Contains(message, killed)) << message;
-}
-
 // A receiver killed in the middle of a stream of 16 MiB messages: the sender fails with
 // HCCL_E_REMOTE naming rank 1, long before the exec timeout (20 s).
 TEST_P(SendRecvPeerDeath, SenderFailsNamingTheDeadRank) {
@@ -216,7 +200,8 @@ TEST_P(SendRecvPeerDeath, SenderFailsNamingTheDeadRank) {
     if (v.ms > 10000) return c.Fail("took " + std::to_string(v.ms) + " ms");
     return true;
   }, Options(p, "20000"));
-  ExpectOnlyTheVictimKilled(res.message, 1);
+  std::string why;
+  EXPECT_TRUE(hostccl::faulttest::OnlyRankKilled(res.message, 1, &why)) << why << "full report:\n" << res.message;
 }
 
 // A sender killed in the middle of a stream of 64 MiB messages (on one host: split copies, the
@@ -248,7 +233,8 @@ TEST_P(SendRecvPeerDeath, ReceiverFailsNamingTheDeadSender) {
     if (v.ms > 10000) return c.Fail("took " + std::to_string(v.ms) + " ms");
     return true;
   }, Options(p, "20000"));
-  ExpectOnlyTheVictimKilled(res.message, 0);
+  std::string why;
+  EXPECT_TRUE(hostccl::faulttest::OnlyRankKilled(res.message, 0, &why)) << why << "full report:\n" << res.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(P, SendRecvPeerDeath, ::testing::ValuesIn(kPlaces + 1, kPlaces + 3),
