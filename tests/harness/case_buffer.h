@@ -1,7 +1,7 @@
 // A case's buffer: aclrtMalloc'd memory, or malloc'd (host = true) to test calls on host memory,
 // released at the end of the scope; Put/Get copy through aclrtMemcpy. Shared by the case checkers
-// (harness/collective_check.cc, reducescatter_check.cc) and the data-movement grids
-// (collective/movement_cases.h).
+// (harness/reduce_check.cc, collective_check.cc, reducescatter_check.cc) and the data-movement
+// grids (collective/movement_cases.h).
 #pragma once
 
 #include <acl/acl.h>

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "harness/case_buffer.h"
 #include "harness/input_gen.h"
 #include "harness/reference_fold.h"
 
@@ -12,29 +13,6 @@ namespace hostccl::test {
 namespace {
 
 constexpr size_t kGuardElems = 16;  // recvBuf tail past count that must stay untouched
-
-// Device buffer (or, host = true, malloc'd memory) owned for the scope of one case.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr && host_) std::free(ptr_);
-    if (ptr_ != nullptr && !host_) (void)aclrtFree(ptr_);
-  }
-  aclError Alloc(size_t bytes, bool host) {
-    host_ = host;
-    if (!host) return aclrtMalloc(&ptr_, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
-    ptr_ = std::malloc(bytes);
-    return ptr_ != nullptr ? ACL_SUCCESS : ACL_ERROR_RT_MEMORY_ALLOCATION;
-  }
-  void* get() const { return ptr_; }
-
- private:
-  void* ptr_ = nullptr;
-  bool host_ = false;
-};
 
 }  // namespace
 
@@ -80,11 +58,11 @@ bool RunReduceCase(RankContext& ctx, const ReduceCase& c) {
   FillGuard(recv_before.data(), recv_bytes, c.seed ^ (0x9e37ull * (ctx.rank + 1)));
   if (c.in_place) std::copy(input.begin(), input.end(), recv_before.begin());
 
-  DeviceBuffer send_dev, recv_dev;
+  CaseBuffer send_dev, recv_dev;
   if ((c.host_send || c.host_recv) && !AllowHostBuffers(ctx)) return false;
-  if (recv_dev.Alloc(recv_bytes, c.in_place ? c.host_send : c.host_recv) != ACL_SUCCESS)
+  if (!recv_dev.Alloc(recv_bytes, c.in_place ? c.host_send : c.host_recv))
     return ctx.Fail(name + ": aclrtMalloc(recv) failed");
-  if (!c.in_place && send_dev.Alloc(bytes == 0 ? 64 : bytes, c.host_send) != ACL_SUCCESS)
+  if (!c.in_place && !send_dev.Alloc(bytes == 0 ? 64 : bytes, c.host_send))
     return ctx.Fail(name + ": aclrtMalloc(send) failed");
   void* send = c.in_place ? recv_dev.get() : send_dev.get();
   if (aclrtMemcpy(recv_dev.get(), recv_bytes, recv_before.data(), recv_bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS ||
