@@ -178,11 +178,11 @@ void TypedRun(Gloo* g, int coll, void* send, void* recv, size_t count, int dtype
         g->rs_op = op;
         g->rs_count = count;
       }
-      // The transport reads and writes this buffer during run(), and gloo's halving-doubling has
-      // no handshake between calls: run() can return while this rank's data is still on its way
-      // out of the buffer, and a peer that starts the next call early sends into it before this
-      // rank has filled it. Without the two barriers 1 of 3 checked launches at 2 ranks had wrong
-      // blocks (16 MiB or 256 MiB); with the second alone, 1 of 8.
+      // gloo's halving-doubling keeps this buffer as its send source and result between calls.
+      // Refilled without a barrier on each side, checked launches at 2 ranks had wrong blocks
+      // (16 MiB or 256 MiB): 2 of 6 in a full run; with only the barrier after the fill 1 of 8;
+      // with only one barrier after (re)building the algorithm 4 of 20; with both 0 of 34. Why
+      // was not found (its run() ends waiting for its peers' notifications).
       Barrier(g);
       memcpy(g->rs_work.data(), in, nc * sizeof(T));
       Barrier(g);
