@@ -179,10 +179,10 @@ void TypedRun(Gloo* g, int coll, void* send, void* recv, size_t count, int dtype
         g->rs_count = count;
       }
       // gloo's halving-doubling keeps this buffer as its send source and result between calls.
-      // Refilled without a barrier on each side, checked launches at 2 ranks had wrong blocks
-      // (16 MiB or 256 MiB): 2 of 6 in a full run; with only the barrier after the fill 1 of 8;
-      // with only one barrier after (re)building the algorithm 4 of 20; with both 0 of 34. Why
-      // was not found (its run() ends waiting for its peers' notifications).
+      // Refilled without a barrier on each side, checked launches had wrong blocks at 2 ranks
+      // (16 MiB or 256 MiB): 2 of a full run's 6 (2, 4 and 8 ranks). At 2 ranks, with only the
+      // barrier after the fill 1 of 8; with only one after (re)building the algorithm 4 of 20;
+      // with both 0 of 34. Why was not found (its run() ends waiting for its peers' notifications).
       Barrier(g);
       memcpy(g->rs_work.data(), in, nc * sizeof(T));
       Barrier(g);
