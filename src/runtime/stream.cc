@@ -387,12 +387,8 @@ bool StreamImpl::SyncAll(Deadline deadline, Status* task_error) {
     ++timed_waiters_;
     worker_cv_.notify_one();
     auto until = ToSteady(deadline);
-    while (completed_ < target) {
-      ++done_waiters_;
-      const bool timed_out = done_cv_.wait_until(lk, until) == std::cv_status::timeout;
-      --done_waiters_;
-      if (timed_out && completed_ < target) break;
-    }
+    while (completed_ < target)
+      if (!WaitDoneUntil(lk, until) && completed_ < target) break;
     --timed_waiters_;
     if (completed_ < target) return false;
     if (!RunSettles(lk, deadline)) return false;

@@ -39,6 +39,7 @@
 
 #include <sys/mman.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -279,13 +280,20 @@ class StreamImpl final : public Stream {
   QuickLock mu_;
   std::condition_variable_any worker_cv_;  // wakes the worker: new task, synchronizer left, stop
   std::condition_variable_any done_cv_;    // wakes waiters: a task finished
-  int done_waiters_ = 0;                   // threads in a done_cv_ wait (WaitDone)
-  // A wait on done_cv_, counted, so that a task's end notifies only when somebody waits (the
-  // _any kind's notify takes a mutex of its own even then).
+  int done_waiters_ = 0;                   // threads in a done_cv_ wait (WaitDone, WaitDoneUntil)
+  // Every wait on done_cv_ goes through these two and is counted, so that a task's end notifies
+  // only when somebody waits (the _any kind's notify takes a mutex of its own even then).
   void WaitDone(std::unique_lock<QuickLock>& lk) {
     ++done_waiters_;
     done_cv_.wait(lk);
     --done_waiters_;
+  }
+  // The same until `until`; false when it passed first.
+  bool WaitDoneUntil(std::unique_lock<QuickLock>& lk, std::chrono::steady_clock::time_point until) {
+    ++done_waiters_;
+    const bool woken = done_cv_.wait_until(lk, until) == std::cv_status::no_timeout;
+    --done_waiters_;
+    return woken;
   }
   void NotifyDone() {
     if (done_waiters_ > 0) done_cv_.notify_all();
