@@ -63,7 +63,7 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsTransport, 512 << 10, &BroadcastChain},
       {K::kBroadcast, "node", "several hosts: pipelined chain of host leaders over TCP, shared-memory copy inside hosts",
        kNeedsNodes | kNeedsTransport, 512 << 10, &BroadcastNode},
-      // HcclAlltoAll, HcclAlltoAllV, HcclAlltoAllVC: the same five algorithms (algo/alltoall/)
+      // HcclAlltoAll, HcclAlltoAllV, HcclAlltoAllVC: the same six algorithms (algo/alltoall/)
 #define HOSTCCL_ALLTOALL_ROWS(K)                                                                                 \
   {K, "direct", "threads of one process: the ranks claim pieces of every block and copy each into its recvBuf, one pass", \
    kNeedsLocal, 0, &AlltoAllDirect},                                                                              \
