@@ -3,6 +3,7 @@
 // docs/runtime.md). Memory calls are in acl_mem_api.cc, streams/events in acl_stream_api.cc,
 // the profiler no-ops in acl_prof_api.cc.
 #include "acl/acl.h"
+#include "api/enum_bits.h"
 #include "api/export.h"
 #include "runtime/capture.h"
 #include "runtime/acl_codes.h"
@@ -61,9 +62,9 @@ HOSTCCL_API aclError aclrtGetRunMode(aclrtRunMode* runMode) {
 
 HOSTCCL_API aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode) {
   // Accepted and ignored: hostccl's float arithmetic is always IEEE (INF/NaN).
-  if (mode != ACL_RT_OVERFLOW_MODE_SATURATION && mode != ACL_RT_OVERFLOW_MODE_INFNAN)
-    return rt::Fail(ACL_ERROR_INVALID_PARAM, "aclrtSetDeviceSatMode: mode %d is not SATURATION (0) or INFNAN (1)",
-                    static_cast<int>(mode));
+  const int m = hostccl::api::EnumBits(mode);
+  if (m != ACL_RT_OVERFLOW_MODE_SATURATION && m != ACL_RT_OVERFLOW_MODE_INFNAN)
+    return rt::Fail(ACL_ERROR_INVALID_PARAM, "aclrtSetDeviceSatMode: mode %d is not SATURATION (0) or INFNAN (1)", m);
   return ACL_SUCCESS;
 }
 

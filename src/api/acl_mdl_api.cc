@@ -1,5 +1,6 @@
 // AscendCL stream capture into models (aclmdlRI*): thin wrappers over src/runtime/capture.cc.
 #include "acl/acl.h"
+#include "api/enum_bits.h"
 #include "api/export.h"
 #include "runtime/capture.h"
 
@@ -17,7 +18,7 @@ static_assert(sizeof(aclmdlRICaptureMode) == sizeof(int) && sizeof(aclmdlRICaptu
               "C enums are int-sized");
 
 HOSTCCL_API aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
-  return rt::CaptureBegin(stream, static_cast<int>(mode));
+  return rt::CaptureBegin(stream, hostccl::api::EnumBits(mode));
 }
 HOSTCCL_API aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* status, aclmdlRI* modelRI) {
   int st = 0;
@@ -28,7 +29,7 @@ HOSTCCL_API aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureS
 HOSTCCL_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) { return rt::CaptureEnd(stream, modelRI); }
 HOSTCCL_API aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
   if (mode == nullptr) return rt::CaptureThreadExchangeMode(nullptr);
-  int m = static_cast<int>(*mode);
+  int m = hostccl::api::EnumBits(*mode);
   aclError rc = rt::CaptureThreadExchangeMode(&m);
   if (rc == ACL_SUCCESS) *mode = static_cast<aclmdlRICaptureMode>(m);
   return rc;

@@ -1,6 +1,7 @@
 // AscendCL memory entry points: aclrtMalloc/Free, host memory, copies, memsets, memory info and
 // the virtual-memory calls. Thin wrappers over src/runtime/{memory,vmm}.cc.
 #include "acl/acl.h"
+#include "api/enum_bits.h"
 #include "api/export.h"
 #include "runtime/capture.h"
 #include "runtime/error.h"
@@ -10,7 +11,7 @@
 namespace rt = hostccl::rt;
 
 HOSTCCL_API aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  return rt::Malloc(devPtr, size, static_cast<uint32_t>(policy));
+  return rt::Malloc(devPtr, size, static_cast<uint32_t>(hostccl::api::EnumBits(policy)));
 }
 HOSTCCL_API aclError aclrtFree(void* devPtr) { return rt::Free(devPtr); }
 HOSTCCL_API aclError aclrtMallocHost(void** hostPtr, size_t size) { return rt::MallocHost(hostPtr, size); }
@@ -33,7 +34,7 @@ HOSTCCL_API aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t val
   return rt::MemsetAsync(devPtr, maxCount, value, count, stream);
 }
 HOSTCCL_API aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* freeBytes, size_t* totalBytes) {
-  return rt::GetMemInfo(static_cast<int>(attr), freeBytes, totalBytes);
+  return rt::GetMemInfo(hostccl::api::EnumBits(attr), freeBytes, totalBytes);
 }
 
 HOSTCCL_API aclError aclrtReserveMemAddress(void** virPtr, size_t size, size_t alignment, void* expectPtr,
@@ -55,5 +56,5 @@ HOSTCCL_API aclError aclrtUnmapMem(void* virPtr) { return rt::UnmapMem(virPtr); 
 HOSTCCL_API aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp* prop, aclrtMemGranularityOptions option,
                                                       size_t* granularity) {
   if (prop == nullptr) return rt::Fail(ACL_ERROR_INVALID_PARAM, "aclrtMemGetAllocationGranularity: prop is null");
-  return rt::MemGetAllocationGranularity(static_cast<int>(option), granularity);
+  return rt::MemGetAllocationGranularity(hostccl::api::EnumBits(option), granularity);
 }

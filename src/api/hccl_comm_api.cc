@@ -5,6 +5,7 @@
 
 #include "api/arg_check.h"
 #include "api/comm_config.h"
+#include "api/enum_bits.h"
 #include "api/export.h"
 #include "api/group.h"
 #include "api/result.h"
@@ -248,8 +249,8 @@ std::atomic<int32_t> g_deterministic{0};
 }
 
 HOSTCCL_API HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue) {
-  if (config != HCCL_DETERMINISTIC)
-    return Fail("HcclSetConfig", -1, MakeStatus(Code::kNotSupport, "config %d is not supported", static_cast<int>(config)));
+  if (const int c = hostccl::api::EnumBits(config); c != HCCL_DETERMINISTIC)
+    return Fail("HcclSetConfig", -1, MakeStatus(Code::kNotSupport, "config %d is not supported", c));
   if (configValue.value < 0 || configValue.value > 2)
     return Fail("HcclSetConfig", -1, MakeStatus(Code::kPara, "HCCL_DETERMINISTIC value %d must be 0, 1 or 2", configValue.value));
   g_deterministic = configValue.value;  // hostccl reductions are always deterministic; recorded for GetConfig
@@ -258,8 +259,8 @@ HOSTCCL_API HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configVa
 
 HOSTCCL_API HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue* configValue) {
   if (configValue == nullptr) return Fail("HcclGetConfig", -1, Status(Code::kPtr, "configValue is NULL"));
-  if (config != HCCL_DETERMINISTIC)
-    return Fail("HcclGetConfig", -1, MakeStatus(Code::kNotSupport, "config %d is not supported", static_cast<int>(config)));
+  if (const int c = hostccl::api::EnumBits(config); c != HCCL_DETERMINISTIC)
+    return Fail("HcclGetConfig", -1, MakeStatus(Code::kNotSupport, "config %d is not supported", c));
   configValue->value = g_deterministic.load();
   return HCCL_SUCCESS;
 }
@@ -295,7 +296,8 @@ HOSTCCL_API HcclResult HcclCommDestroy(HcclComm comm) {
 }
 
 HOSTCCL_API const char* HcclGetErrorString(HcclResult code) {
-  switch (static_cast<int>(code)) {
+  const int c = hostccl::api::EnumBits(code);
+  switch (c) {
     case 0: return "no error";
     case 1: return "parameter error";
     case 2: return "empty pointer";
@@ -323,7 +325,6 @@ HOSTCCL_API const char* HcclGetErrorString(HcclResult code) {
     case 24: return "out of memory";
     default: break;
   }
-  int c = static_cast<int>(code);
   if (c < 0 || c >= static_cast<int>(HCCL_E_RESERVED)) return "unknown error";
   return "unknown err";
 }

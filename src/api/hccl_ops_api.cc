@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/arg_check.h"
+#include "api/enum_bits.h"
 #include "api/export.h"
 #include "api/group.h"
 #include "api/result.h"
@@ -30,16 +31,7 @@ static_assert(HCCL_DATA_TYPE_INT8 == 0 && HCCL_DATA_TYPE_FP16 == 3 && HCCL_DATA_
 static_assert(HCCL_REDUCE_SUM == 0 && HCCL_REDUCE_PROD == 1 && HCCL_REDUCE_MAX == 2 && HCCL_REDUCE_MIN == 3,
               "HcclReduceOp values");
 
-// A C client may pass any int as HcclDataType / HcclReduceOp (the argument tests pass -1, 255,
-// 1000); in C++ loading a value outside the enum's range is undefined behaviour (UBSan: "load of
-// value ... not a valid value for type"), so the checks read the argument's bits instead.
-template <typename E>
-static int EnumBits(const E& e) {
-  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
-  int v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
+using hostccl::api::EnumBits;  // HcclDataType / HcclReduceOp arguments may be any int
 
 namespace {
 

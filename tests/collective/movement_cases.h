@@ -137,9 +137,11 @@ inline bool RunAllGatherCase(RankContext& ctx, const AllGatherCase& c) {
   for (size_t i = 0; i < n; ++i) BlockInput(c.seed, c.dtype, static_cast<int>(i), bytes, expected.data() + i * bytes);
   FillGuard(recv_before.data(), rtotal, c.seed ^ (0x9e37ull * (r + 1)));
   FillGuard(send_before.data(), stotal, c.seed ^ (0x7f4aull * (r + 1)));
-  std::memcpy(send_before.data(), expected.data() + r * bytes, bytes);
-  if (c.in_place == InPlace::kBlock) std::memcpy(recv_before.data() + r * bytes, expected.data() + r * bytes, bytes);
-  if (c.in_place == InPlace::kEqual) std::memcpy(recv_before.data(), expected.data() + r * bytes, bytes);
+  if (bytes > 0) {  // count 0 leaves `expected` empty, and memcpy takes no null pointer even for 0 bytes
+    std::memcpy(send_before.data(), expected.data() + r * bytes, bytes);
+    if (c.in_place == InPlace::kBlock) std::memcpy(recv_before.data() + r * bytes, expected.data() + r * bytes, bytes);
+    if (c.in_place == InPlace::kEqual) std::memcpy(recv_before.data(), expected.data() + r * bytes, bytes);
+  }
   CaseBuffer send_buf, recv_buf;
   if (c.host_buf && !AllowHostBuffers(ctx)) return false;  // NPU fidelity would reject them
   if (!recv_buf.Alloc(rtotal, c.host_buf)) return ctx.Fail(name + ": recv alloc failed");

@@ -113,6 +113,12 @@ int OpenFds() {
 // waited for the whole deadline. Now the rank that hits EMFILE fails at once naming the limit,
 // its siblings in this process follow within a loop slice, and the log stays short.
 TEST(TcpMesh, OutOfDescriptorsFailsEveryRankFastNamingTheLimit) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The ASan build also runs UBSan, whose vptr check tests that memory is readable through a pipe
+  // of its own: with the descriptors used up it reports every virtual call of the rank threads
+  // (std::thread's start) as an invalid vptr.
+  GTEST_SKIP() << "the sanitizer runtime needs descriptors this test takes away";
+#endif
   constexpr int kRanks = 6;  // 30 mesh sockets; the limit leaves room for 8
   Mesh m;
   MakeListeners(kRanks, &m);
