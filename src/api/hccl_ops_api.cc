@@ -2,7 +2,6 @@
 // (api/arg_check.cc, driven by the operator's row in common/ops.h) and enqueue it
 // (Communicator::Enqueue -> Run). Operators whose row says "not implemented" return
 // HCCL_E_NOT_SUPPORT with one log line.
-#include <cstring>
 #include <vector>
 
 #include "api/arg_check.h"
