@@ -14,8 +14,8 @@
 //  - NonRootDiesMidQueue: 3 ranks; rank 2 kills itself after 50 of 200 calls; the root's and rank
 //    1's synchronizes fail within 2 s of the death naming rank 2.
 // Eager sends (2 ranks):
-//  - BoundedEagerSends: with the receiver absent, exactly kMailSlots (4) 8-byte sends complete;
-//    then the receiver takes all 12, bit-exact; both synchronizes pass. Both ranks sending 8 bytes
+//  - BoundedEagerSends: with the receiver absent, exactly kMailSlots (16) 8-byte sends complete;
+//    then the receiver takes all 48, bit-exact; both synchronizes pass. Both ranks sending 8 bytes
 //    to each other first (a deadlock under rendezvous) completes.
 //  - CountMismatchMidQueue: message 100 (then 198) of 200 is received with another count: both
 //    ranks' synchronizes fail within 2 s with HCCL_E_PARA naming both ranks.
@@ -50,7 +50,7 @@ using hostccl::test::RunOptions;
 using hostccl::test::RunRanks;
 
 constexpr int kRing = 64;      // net::ShmGroup::RingSlots(2)
-constexpr int kMailSlots = 4;  // net::ShmGroup::kMailSlots
+constexpr int kMailSlots = 16;  // net::ShmGroup::MailSlots(2)
 constexpr int64_t kFailWithinMs = hostccl::faulttest::kRunAheadFailWithinMs;
 constexpr int kStride = 8;  // floats per call and block in the data checks
 

@@ -3,8 +3,8 @@
 // small messages.
 //
 // What: every transfer of the call's list (OpArgs::items) moves count elements from the sender's
-// buffer into the receiver's. Per ordered pair (sender, receiver) a ring of kMailSlots slots in the
-// segment carries the pair's messages in issue order: the sender writes the message fingerprint
+// buffer into the receiver's. Per ordered pair (sender, receiver) a ring of MailSlots(n) slots (16
+// up to 16 ranks, else 4) in the segment carries the pair's messages in issue order: the sender writes the message fingerprint
 // (dtype, count, pair number), its buffer's address and, up to MailSlot::kInline (472) bytes, the
 // payload itself (larger payloads: the buffer's descriptor instead, Split), then publishes the
 // slot (`full` = message number). The receiver compares the fingerprint with its own, copies the
@@ -20,8 +20,8 @@
 // nothing is written into its buffer after its Recv completed.
 // Eager and rendezvous: a single HcclSend whose payload travels inline (<= 472 bytes) completes
 // once its slot is published (the data is copied out; the stream moves on: ctx.ran_ahead); its
-// answer is collected later: before the pair's slot is reused (message m + kSlots waits until m
-// was taken anyway, and looks at m's `bad` first) and at the stream's synchronize
+// answer is collected later: before the pair's slot is reused (message m + MailSlots(n) waits until
+// m was taken anyway, and looks at m's `bad` first) and at the stream's synchronize
 // (P2PMailboxSettle, through Communicator::Settle), which waits until the receiver took every
 // message and reports a mismatch, a dead receiver or, at the exec timeout, the missing HcclRecv.
 // Every other send (larger, or in a HcclBatchSendRecv list) completes only when the pair's `taken`
@@ -43,7 +43,7 @@
 // In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
 // Example: ping-pong of 8 bytes, rank 0 {send to 1}, rank 1 {recv from 0}: rank 0 writes one cache
 // line (message 1 in slot 0 of ring 0->1) and its send completes (eager); rank 1 sees `full` == 1,
-// copies 8 bytes, writes the pair's `taken` = 1; rank 0 reads that line when it posts message 5 into
+// copies 8 bytes, writes the pair's `taken` = 1; rank 0 reads that line when it posts message 17 into
 // slot 0 again, or at its synchronize. 64 MiB instead: rank 0 flags the slot
 // split and waits for `claim`; rank 1 claims, both take chunk numbers 0..255 from the counter
 // (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...), rank 1 waits until `done` = 256 and
@@ -65,8 +65,6 @@
 
 namespace hostccl::algo {
 namespace {
-
-constexpr uint64_t kSlots = net::ShmGroup::kMailSlots;
 
 // Split copies (a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES, 1 MiB by default, and
 // above kInline): the receiver copies chunks out of the sender's buffer while the sender copies
@@ -201,19 +199,20 @@ uint64_t TakenUpTo(const net::ShmGroup* g, int from, int to) {
   return g->MailTakenWord(from, to).load(std::memory_order_acquire);
 }
 
-// Whether message m of (me -> peer) may use its slot: message m - kSlots was taken. The pair's
+// Whether message m of (me -> peer) may use its slot: message m - MailSlots(n) was taken. The pair's
 // answer line is read only when what this rank read last does not say so.
 bool SlotFree(net::ShmGroup* g, int me, int peer, uint64_t m) {
-  if (m <= kSlots) return true;
+  const uint64_t slots = g->mail_slots();
+  if (m <= slots) return true;
   uint64_t& known = g->MailKnownTaken(peer);
-  if (known >= m - kSlots) return true;
+  if (known >= m - slots) return true;
   known = TakenUpTo(g, me, peer);
-  return known >= m - kSlots;
+  return known >= m - slots;
 }
 
 // The answers of messages to `peer` up to `upto` (all taken; none of their slots reused yet) that
 // this rank has not looked at: the first that says the fingerprints differed, as the receiver
-// reported it. Runs before every post that reuses a slot (upto = m - kSlots) and at the settle.
+// reported it. Runs before every post that reuses a slot (upto = m - MailSlots(n)) and at the settle.
 Status CollectAnswers(net::ShmGroup* g, int me, int peer, uint64_t upto) {
   uint64_t& checked = g->MailChecked(peer);
   for (; checked < upto; ++checked) {
@@ -330,7 +329,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
       if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
     }
     Status w;
-    if (o.m > kSlots) HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, it.peer, o.m - kSlots));
+    if (o.m > g->mail_slots()) HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, it.peer, o.m - g->mail_slots()));
     const bool split = SplitSend(it.bytes());
     Post(ctx, g, it, o.m, &a.send_desc, split);
     g->Notify();
@@ -417,7 +416,7 @@ Status Pass(Call& c, bool* moved) {
         c.blocked_send[p] = 1;
         continue;
       }
-      if (m > kSlots) HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, it.peer, m - kSlots));
+      if (m > g->mail_slots()) HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, it.peer, m - g->mail_slots()));
       Post(ctx, g, it, m);
       c.st[i].m = m;
       *moved = true;

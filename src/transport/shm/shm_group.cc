@@ -28,7 +28,9 @@ namespace hostccl::net {
 
 namespace {
 constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
-constexpr uint32_t kVersion = 5;  // 3: a ring of arrival slots, done words, fingerprint history; 4: work words; 5: mail answers per pair
+// 3: a ring of arrival slots, done words, fingerprint history; 4: work words; 5: mail answers per
+// pair; 6: 16 mail slots per pair up to 16 ranks
+constexpr uint32_t kVersion = 6;
 constexpr size_t kMaxMappings = 512;
 
 constexpr uint64_t kFreedRing = 64;
@@ -94,7 +96,7 @@ struct ShmSegment {
   } work[PeerMemory::kMaxWorkers];  // PeerMemory::WorkWord (one cache line each)
   // followed by ArrivalSlot[nranks][ring] (ring = ShmGroup::RingSlots(nranks); ticket t in slot
   // t % ring), SlotData[nranks], DoneLine[nranks], FpEntry[nranks][4 x ring] (each rank's block
-  // padded to 64 bytes), then (groups of at most kMailMaxRanks) MailSlot[nranks][nranks][kMailSlots]
+  // padded to 64 bytes), then (groups of at most kMailMaxRanks) MailSlot[nranks][nranks][MailSlots(nranks)]
   // and MailAnswer[nranks][nranks]
   static size_t Ring(int n) { return static_cast<size_t>(ShmGroup::RingSlots(n)); }
   static size_t HistoryBytes(int n) { return (kHistoryPerSlot * Ring(n) * sizeof(FpEntry) + 63) & ~size_t{63}; }
@@ -106,13 +108,13 @@ struct ShmSegment {
                                       static_cast<size_t>(r) * HistoryBytes(static_cast<int>(nranks)));
   }
   MailSlot* mail() { return reinterpret_cast<MailSlot*>(reinterpret_cast<char*>(history(static_cast<int>(nranks)))); }
-  MailAnswer* answers() { return reinterpret_cast<MailAnswer*>(mail() + static_cast<size_t>(nranks) * nranks * ShmGroup::kMailSlots); }
+  MailAnswer* answers() { return reinterpret_cast<MailAnswer*>(mail() + static_cast<size_t>(nranks) * nranks * ShmGroup::MailSlots(static_cast<int>(nranks))); }
   static bool HasMail(int n) { return n <= ShmGroup::kMailMaxRanks; }
   static size_t Bytes(int n) {
     const size_t un = static_cast<size_t>(n);
     return sizeof(ShmSegment) + Ring(n) * sizeof(ShmGroup::ArrivalSlot) * un + sizeof(SlotData) * un +
            sizeof(DoneLine) * un + HistoryBytes(n) * un +
-           (HasMail(n) ? (sizeof(MailSlot) * ShmGroup::kMailSlots + sizeof(MailAnswer)) * un * un : 0);
+           (HasMail(n) ? (sizeof(MailSlot) * ShmGroup::MailSlots(n) + sizeof(MailAnswer)) * un * un : 0);
   }
 };
 static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignment");
@@ -216,6 +218,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   if (staging_bytes > 0) g->staging_ = reinterpret_cast<char*>(g->seg_) + control;
   if (ShmSegment::HasMail(size)) {
     g->mail_ = g->seg_->mail();
+    g->mail_slots_ = MailSlots(size);
     g->mail_sent_.assign(static_cast<size_t>(size), 0);
     g->mail_taken_.assign(static_cast<size_t>(size), 0);
     g->mail_checked_.assign(static_cast<size_t>(size), 0);

@@ -54,7 +54,7 @@ struct alignas(64) MailSlot {
 // Per ordered pair (from, to): the last message the receiver took (release, after its copy and any
 // `bad`). The receiver writes it on every take; the sender reads it only when it does not know
 // the slot it is about to reuse to be free (ShmGroup::MailKnownTaken caches what it read), i.e.
-// at most once per kMailSlots messages back to back, and when it waits for an answer. So the line
+// at most once per ring of messages back to back (ShmGroup::MailSlots), and when it waits for an answer. So the line
 // stays in the receiver's cache between those reads, where one answer line per slot used to be
 // read by the sender and written by the receiver once per message each (two cross-core misses).
 struct alignas(64) MailAnswer {
@@ -204,14 +204,19 @@ class ShmGroup : public PeerMemory {
   }
 
   // Point-to-point mailboxes (groups of at most kMailMaxRanks members; none above, identically on
-  // every member): per ordered pair (from, to) a ring of kMailSlots slots in the segment; message m
-  // (1, 2, ...) of the pair uses slot (m - 1) % kMailSlots. nullptr when the group has none.
+  // every member): per ordered pair (from, to) a ring of MailSlots(n) slots in the segment; message
+  // m (1, 2, ...) of the pair uses slot (m - 1) % MailSlots(n). nullptr when the group has none.
+  // 16 slots up to 16 members (~2.4 MiB of mailboxes at 16), else 4 (16 would take ~9.4 MiB at
+  // 32): a sender reads its pair's answer line once per ring of messages, and the receiver's next
+  // write of it then waits for the line to come back (docs/performance.md "Send/Recv: both ends
+  // copy; one answer line per pair").
   static constexpr int kMailMaxRanks = 32;
-  static constexpr uint64_t kMailSlots = 4;
+  static constexpr uint64_t MailSlots(int n) { return n <= 16 ? 16 : 4; }
+  uint64_t mail_slots() const { return mail_slots_; }
   bool has_mail() const { return mail_ != nullptr; }
   MailSlot* Mail(int from, int to, uint64_t m) const {
-    return mail_ + (static_cast<size_t>(from) * static_cast<size_t>(size_) + static_cast<size_t>(to)) * kMailSlots +
-           (m - 1) % kMailSlots;
+    return mail_ + (static_cast<size_t>(from) * static_cast<size_t>(size_) + static_cast<size_t>(to)) * mail_slots_ +
+           (m - 1) % mail_slots_;
   }
   // This rank's message counts per peer (process memory; one thread uses the group at a time).
   uint64_t& MailSent(int peer) { return mail_sent_[static_cast<size_t>(peer)]; }
@@ -358,6 +363,7 @@ class ShmGroup : public PeerMemory {
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
   MailSlot* mail_ = nullptr;
+  uint64_t mail_slots_ = 4;  // MailSlots(size_)
   std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_, mail_known_taken_;
   MailAnswer* answers_ = nullptr;
   bool mail_ahead_ = false;
