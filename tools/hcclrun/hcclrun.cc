@@ -65,7 +65,7 @@ const char kHelp[] =
     "  -n, --np, --nproc N   number of ranks (1..1024)\n"
     "  --timeout SEC         kill every rank after SEC seconds and exit 124\n"
     "  --bind MODE           core: rank r runs on the (r mod k)-th of the k CPUs allowed\n"
-    "                        to hcclrun; auto (default): the same when N > k; none: unbound\n"
+    "                        to hcclrun; auto (default): the same when N >= k; none: unbound\n"
     "  -h, --help            this help\n"
     "  Exit status: 0 when every rank succeeded; else the first failing rank's exit\n"
     "  code (128+signal when killed); 124 on timeout; 2 on usage errors.\n";
