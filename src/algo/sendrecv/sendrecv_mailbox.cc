@@ -323,7 +323,10 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
   if (it.send) {
     One o{g, me, it.peer, g->MailSent(it.peer) + 1};
     if (attempt) {
-      if (!g->SpinFor(&OneFree, &o)) return Status(Code::kAgain, "the receiver's mailbox is full");
+      if (!g->SpinFor(&OneFree, &o)) {
+        g->LeaveSharedCpu();
+        return Status(Code::kAgain, "the receiver's mailbox is full");
+      }
     } else {
       Status w = g->WaitFor(&OneFree, &o, ctx.deadline, &it.peer, 1, &OnePeer);
       if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
@@ -359,7 +362,10 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
   }
   One o{g, it.peer, me, g->MailTaken(it.peer) + 1};
   if (attempt) {
-    if (!g->SpinFor(&OneFull, &o)) return Status(Code::kAgain, "no message yet");
+    if (!g->SpinFor(&OneFull, &o)) {
+      g->LeaveSharedCpu();
+      return Status(Code::kAgain, "no message yet");
+    }
   } else {
     Status w = g->WaitFor(&OneFull, &o, ctx.deadline, &it.peer, 1, &OnePeer);
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;

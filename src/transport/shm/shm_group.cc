@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "transport/shm/cma.h"
 #include "transport/sync/group_barrier.h"
+#include "transport/sync/shared_cpu.h"
 #include "transport/sync/wake_fence.h"
 
 namespace hostccl::net {
@@ -29,8 +30,8 @@ namespace hostccl::net {
 namespace {
 constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
 // 3: a ring of arrival slots, done words, fingerprint history; 4: work words; 5: mail answers per
-// pair; 6: 16 mail slots per pair up to 16 ranks
-constexpr uint32_t kVersion = 6;
+// pair; 6: 16 mail slots per pair up to 16 ranks; 7: each member's CPU in its DoneLine
+constexpr uint32_t kVersion = 7;
 constexpr size_t kMaxMappings = 512;
 
 constexpr uint64_t kFreedRing = 64;
@@ -69,9 +70,11 @@ struct alignas(64) ShmGroup::ArrivalSlot {
 };
 
 // Per rank: the last ticket it finished with (it reads none of that ticket's slots any more), for
-// operations that return before their peers (ShmGroup::Post, MarkDone). Its own cache line.
+// operations that return before their peers (ShmGroup::Post, MarkDone), and 1 + the CPU of its
+// last arrival (0: none yet; written when it changes, ShmGroup::PublishCpu). Its own cache line.
 struct alignas(64) DoneLine {
   std::atomic<uint64_t> done;
+  std::atomic<int32_t> cpu;
 };
 // Per rank: the fingerprints of its last 4 x ring arrivals, so a rank that ran ahead can compare
 // them later (ShmGroup::Post). Entry of ticket t: t % (4 x ring). A member compares tickets newer
@@ -507,6 +510,7 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
   *ticket = t;
   if (attempt && all_arrived_ + ring_ <= t && !Released(t - ring_) && !AwaitRingAttempt(t)) {
     --ticket_;  // the attempt gives up before announcing: the operation runs again from the start
+    LeaveSharedCpu();
     return Status(Code::kAgain, "the arrival ring is full");
   }
   // Flow control: ticket t reuses the slots of t - ring, which every member must be done with
@@ -523,6 +527,7 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
     if (!st.ok()) return AfterWait(std::move(st), seq);
   }
   if (t > ring_) *known = std::max(*known, t - ring_);
+  PublishCpu();
   ArrivalSlot* mine = Slot(rank_, t);
   if (bytes > 0) std::memcpy(mine->payload, payload, bytes);
   mine->fp = fp;
@@ -602,6 +607,7 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
   } else if (attempt) {
     resume_seq_ = seq;
     resume_ticket_ = t;
+    LeaveSharedCpu();
     return Status(Code::kAgain, "not every member arrived yet");
   } else {
     st = WaitUntil([this, t] { return AllArrived(t); }, &seg_->barrier, deadline, WaitOptions(also_check),
@@ -664,6 +670,7 @@ Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_
     if (!SpinWithin(spin_ok_, [s, ticket] { return s->ticket.load(std::memory_order_acquire) >= ticket; })) {
       resume_seq_ = seq;  // announced: the run from the stream takes this ticket (Post)
       resume_ticket_ = ticket;
+      LeaveSharedCpu();
       return Status(Code::kAgain, "the root has not arrived");
     }
     return AfterWait(Status::Ok(), seq);
@@ -785,6 +792,33 @@ Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadlin
     if (!SleeperFence(asym_wake_)) slice = slice.Earlier(Deadline::AfterMs(1));
     if (!ready()) FutexWait(&b->wake, word, slice, true);
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+void ShmGroup::PublishCpu() {
+  if (!spin_ok_) return;  // more members than cores: sharing CPUs is expected
+  const int cpu = CurrentCpu();
+  if (cpu == published_cpu_) return;
+  published_cpu_ = cpu;
+  seg_->done()[rank_].cpu.store(cpu + 1, std::memory_order_relaxed);
+}
+
+void ShmGroup::LeaveSharedCpu() {
+  if (!spin_ok_) return;
+  const int cpu = CurrentCpu();
+  const CpuShare act = ShareAction(rank_, cpu, size_, [this](int r) {
+    return seg_->done()[r].cpu.load(std::memory_order_relaxed);
+  });
+  if (act == CpuShare::kNone) return;
+  const uint64_t now = NowNs();
+  if (now - last_share_ns_ < 1000000) return;
+  last_share_ns_ = now;
+  if (act == CpuShare::kYield) {
+    sched_yield();
+  } else if (act == CpuShare::kMove && MoveOffCpu(cpu)) {
+    PublishCpu();
+    HLOG_INFO(kShm, "rank %d moved off CPU %d, where a lower rank of this host last arrived (now on CPU %d)",
+              members_[static_cast<size_t>(rank_)], cpu, published_cpu_);
   }
 }
 

@@ -102,6 +102,10 @@ class ShmGroup : public PeerMemory {
   // per group). Deep enough that a rank descheduled on a busy host still finds work queued.
   static constexpr int RingSlots(int n) { return n <= 8 ? 64 : n <= 16 ? 32 : n <= 64 ? 8 : 2; }
   struct ArrivalSlot;  // layout private to shm_group.cc
+  // An inline attempt that gives up, when the group fits the cores: if a member with a lower
+  // index last arrived on this thread's CPU, move this thread to another CPU; if only higher ones
+  // did, yield to them (transport/sync/shared_cpu.h). Either at most once per millisecond.
+  void LeaveSharedCpu();
   // `also_check`, when given, runs with the peer-death check while this rank sleeps (every 100 ms):
   // e.g. Transport::Progress, so peers on other hosts that wait on this rank get their probes
   // answered; a non-ok status ends the wait with it.
@@ -277,6 +281,7 @@ class ShmGroup : public PeerMemory {
  private:
   ShmGroup() = default;
   ArrivalSlot* Slot(int r, uint64_t ticket) const;
+  void PublishCpu();  // this thread's CPU into this member's DoneLine, when it changed
   bool AllArrived(uint64_t ticket) const;
   // Every other member is done with ticket u (arrived later or marked it done): the slots of
   // ticket u + ring may be written.
@@ -322,6 +327,8 @@ class ShmGroup : public PeerMemory {
   Status CheckPeersAlive();
 
   int rank_ = 0;
+  int published_cpu_ = -1;     // the CPU in this member's DoneLine (PublishCpu)
+  uint64_t last_share_ns_ = 0;  // LeaveSharedCpu's last move or yield
   uint64_t ticket_ = 0;         // this rank's arrivals so far
   uint64_t ring_ = 2;           // arrival slots per rank (RingSlots)
   uint64_t all_arrived_ = 0;    // the last ticket this rank saw every member arrive at
