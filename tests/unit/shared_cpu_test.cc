@@ -27,7 +27,7 @@ CpuShare Act(int self, int cpu, const std::vector<int32_t>& published) {
 
 TEST(SharedCpu, ShareActionMovesTheHigherRankAndYieldsTheLower) {
   // Published values are 1 + CPU; 0 = not published yet.
-  EXPECT_EQ(Act(1, 3, {4, 0}), CpuShare::kMove);           // rank 0 last ran on CPU 3, as rank 1 does
+  EXPECT_EQ(Act(1, 3, {4, 0}), CpuShare::kMove);         // rank 0 last ran on CPU 3, as rank 1 does
   EXPECT_EQ(Act(0, 3, {0, 4}), CpuShare::kYield);          // only rank 1 is on rank 0's CPU
   EXPECT_EQ(Act(1, 3, {5, 0}), CpuShare::kNone);           // rank 0 on CPU 4
   EXPECT_EQ(Act(1, 0, {0, 1}), CpuShare::kNone);           // rank 0 has not published

@@ -4,10 +4,10 @@
 //
 // What: every transfer of the call's list (OpArgs::items) moves count elements from the sender's
 // buffer into the receiver's. Per ordered pair (sender, receiver) a ring of MailSlots(n) slots (16
-// up to 16 ranks, else 4) in the segment carries the pair's messages in issue order: the sender writes the message fingerprint
-// (dtype, count, pair number), its buffer's address and, up to MailSlot::kInline (472) bytes, the
-// payload itself (larger payloads: the buffer's descriptor instead, Split), then publishes the
-// slot (`full` = message number). The receiver compares the fingerprint with its own, copies the
+// up to 16 ranks, else 4) in the segment carries the pair's messages in issue order: the sender
+// writes the message fingerprint (dtype, count, pair number), its buffer's address and, up to
+// MailSlot::kInline (472) bytes, the payload itself (larger payloads: the buffer's descriptor
+// instead, Split), then publishes the slot (`full` = message number). The receiver compares the fingerprint with its own, copies the
 // payload (out of the slot, or for larger payloads straight out of the sender's buffer: through
 // the mapping of its device memory when the descriptor allows, else process_vm_readv; one copy,
 // any memory) and answers: the pair's `taken` count (net::MailAnswer, one line per ordered pair,
@@ -43,8 +43,8 @@
 // In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
 // Example: ping-pong of 8 bytes, rank 0 {send to 1}, rank 1 {recv from 0}: rank 0 writes one cache
 // line (message 1 in slot 0 of ring 0->1) and its send completes (eager); rank 1 sees `full` == 1,
-// copies 8 bytes, writes the pair's `taken` = 1; rank 0 reads that line when it posts message 17 into
-// slot 0 again, or at its synchronize. 64 MiB instead: rank 0 flags the slot
+// copies 8 bytes, writes the pair's `taken` = 1; rank 0 reads that line when it posts message 17
+// into slot 0 again, or at its synchronize. 64 MiB instead: rank 0 flags the slot
 // split and waits for `claim`; rank 1 claims, both take chunk numbers 0..255 from the counter
 // (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...), rank 1 waits until `done` = 256 and
 // answers.
@@ -199,8 +199,8 @@ uint64_t TakenUpTo(const net::ShmGroup* g, int from, int to) {
   return g->MailTakenWord(from, to).load(std::memory_order_acquire);
 }
 
-// Whether message m of (me -> peer) may use its slot: message m - MailSlots(n) was taken. The pair's
-// answer line is read only when what this rank read last does not say so.
+// Whether message m of (me -> peer) may use its slot: message m - MailSlots(n) was taken. The
+// pair's answer line is read only when what this rank read last does not say so.
 bool SlotFree(net::ShmGroup* g, int me, int peer, uint64_t m) {
   const uint64_t slots = g->mail_slots();
   if (m <= slots) return true;
@@ -212,7 +212,8 @@ bool SlotFree(net::ShmGroup* g, int me, int peer, uint64_t m) {
 
 // The answers of messages to `peer` up to `upto` (all taken; none of their slots reused yet) that
 // this rank has not looked at: the first that says the fingerprints differed, as the receiver
-// reported it. Runs before every post that reuses a slot (upto = m - MailSlots(n)) and at the settle.
+// reported it. Runs before every post that reuses a slot (upto = m - MailSlots(n)) and at the
+// settle.
 Status CollectAnswers(net::ShmGroup* g, int me, int peer, uint64_t upto) {
   uint64_t& checked = g->MailChecked(peer);
   for (; checked < upto; ++checked) {

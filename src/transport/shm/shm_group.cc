@@ -99,8 +99,8 @@ struct ShmSegment {
   } work[PeerMemory::kMaxWorkers];  // PeerMemory::WorkWord (one cache line each)
   // followed by ArrivalSlot[nranks][ring] (ring = ShmGroup::RingSlots(nranks); ticket t in slot
   // t % ring), SlotData[nranks], DoneLine[nranks], FpEntry[nranks][4 x ring] (each rank's block
-  // padded to 64 bytes), then (groups of at most kMailMaxRanks) MailSlot[nranks][nranks][MailSlots(nranks)]
-  // and MailAnswer[nranks][nranks]
+  // padded to 64 bytes), then (groups of at most kMailMaxRanks)
+  // MailSlot[nranks][nranks][MailSlots(nranks)] and MailAnswer[nranks][nranks]
   static size_t Ring(int n) { return static_cast<size_t>(ShmGroup::RingSlots(n)); }
   static size_t HistoryBytes(int n) { return (kHistoryPerSlot * Ring(n) * sizeof(FpEntry) + 63) & ~size_t{63}; }
   ShmGroup::ArrivalSlot* arrivals() { return reinterpret_cast<ShmGroup::ArrivalSlot*>(this + 1); }
@@ -111,7 +111,10 @@ struct ShmSegment {
                                       static_cast<size_t>(r) * HistoryBytes(static_cast<int>(nranks)));
   }
   MailSlot* mail() { return reinterpret_cast<MailSlot*>(reinterpret_cast<char*>(history(static_cast<int>(nranks)))); }
-  MailAnswer* answers() { return reinterpret_cast<MailAnswer*>(mail() + static_cast<size_t>(nranks) * nranks * ShmGroup::MailSlots(static_cast<int>(nranks))); }
+  MailAnswer* answers() {
+    const size_t n = nranks;
+    return reinterpret_cast<MailAnswer*>(mail() + n * n * ShmGroup::MailSlots(static_cast<int>(nranks)));
+  }
   static bool HasMail(int n) { return n <= ShmGroup::kMailMaxRanks; }
   static size_t Bytes(int n) {
     const size_t un = static_cast<size_t>(n);
