@@ -9,10 +9,11 @@
 // MailSlot::kInline (472) bytes, the payload itself (larger payloads: the buffer's descriptor
 // instead, Split), then publishes the slot (`full` = message number). The receiver compares the
 // fingerprint with its own, copies the payload (out of the slot, or for larger payloads straight
-// out of the sender's buffer: through the mapping of its device memory when the descriptor
-// allows, else process_vm_readv; one copy, any memory) and answers: the pair's `taken` count (net::MailAnswer, one line per ordered pair,
-// which the sender reads only when it does not know its next slot to be free), and, only when the
-// fingerprints differ, `bad` and its own fingerprint in the slot's second line.
+// out of the sender's buffer: through the mapping of its device memory when the descriptor allows,
+// else process_vm_readv; one copy, any memory) and answers: the pair's `taken` count
+// (net::MailAnswer, one line per ordered pair, which the sender reads only when it does not know
+// its next slot to be free), and, only when the fingerprints differ, `bad` and its own fingerprint
+// in the slot's second line.
 // Split copies: a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES (1 MiB) flags its slot; the
 // receiver publishes its buffer's descriptor (`claim`), and both ends take 256 KiB chunks from
 // one counter: the receiver reads chunks, the sender writes chunks into the receiver's buffer
