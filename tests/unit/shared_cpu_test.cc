@@ -49,21 +49,32 @@ bool OnThreadWithMask(const cpu_set_t& mask, F f) {
   return set;
 }
 
-TEST(SharedCpu, MoveOffCpuMovesTheThreadAndKeepsItsAffinity) {
+// The process's affinity, its first CPU, and a mask of that CPU alone.
+struct Masks {
   cpu_set_t all;
-  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
-  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "this process may run on one CPU only";
-  int first = -1;
-  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
-    if (CPU_ISSET(c, &all)) first = c;
   cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
+  int first = -1;
+  Masks() {
+    CPU_ZERO(&all);
+    CPU_ZERO(&one);
+    if (sched_getaffinity(0, sizeof all, &all) != 0) return;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+      if (CPU_ISSET(c, &all)) first = c;
+    if (first >= 0) CPU_SET(first, &one);
+  }
+};
+
+TEST(SharedCpu, MoveOffCpuMovesTheThreadAndKeepsItsAffinity) {
+  const Masks m;
+  ASSERT_GE(m.first, 0);
+  if (CPU_COUNT(&m.all) < 2) GTEST_SKIP() << "this process may run on one CPU only";
+  const cpu_set_t& all = m.all;
+  const int first = m.first;
   int before = -1, after = -1;
   bool moved = false;
   cpu_set_t kept;
   CPU_ZERO(&kept);
-  ASSERT_TRUE(OnThreadWithMask(one, [&] {
+  ASSERT_TRUE(OnThreadWithMask(m.one, [&] {
     before = CurrentCpu();  // on `first`, its only CPU
     ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof all, &all), 0);  // may run anywhere now
     moved = MoveOffCpu(before);
@@ -77,14 +88,10 @@ TEST(SharedCpu, MoveOffCpuMovesTheThreadAndKeepsItsAffinity) {
 }
 
 TEST(SharedCpu, MoveOffCpuLeavesAThreadBoundToThatCpu) {
-  cpu_set_t all;
-  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
-  int first = -1;
-  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
-    if (CPU_ISSET(c, &all)) first = c;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
+  const Masks m;
+  ASSERT_GE(m.first, 0);
+  const cpu_set_t& one = m.one;
+  const int first = m.first;
   bool moved = true;
   int after = -1;
   cpu_set_t kept;
