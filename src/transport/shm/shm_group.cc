@@ -224,7 +224,6 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   if (staging_bytes > 0) g->staging_ = reinterpret_cast<char*>(g->seg_) + control;
   if (ShmSegment::HasMail(size)) {
     g->mail_ = g->seg_->mail();
-    g->mail_slots_ = MailSlots(size);
     g->mail_sent_.assign(static_cast<size_t>(size), 0);
     g->mail_taken_.assign(static_cast<size_t>(size), 0);
     g->mail_checked_.assign(static_cast<size_t>(size), 0);

@@ -217,11 +217,12 @@ class ShmGroup : public PeerMemory {
   // copy; one answer line per pair").
   static constexpr int kMailMaxRanks = 32;
   static constexpr uint64_t MailSlots(int n) { return n <= 16 ? 16 : 4; }
-  uint64_t mail_slots() const { return mail_slots_; }
+  uint64_t mail_slots() const { return MailSlots(size_); }
   bool has_mail() const { return mail_ != nullptr; }
   MailSlot* Mail(int from, int to, uint64_t m) const {
-    return mail_ + (static_cast<size_t>(from) * static_cast<size_t>(size_) + static_cast<size_t>(to)) * mail_slots_ +
-           (m - 1) % mail_slots_;
+    const uint64_t slots = mail_slots();
+    return mail_ + (static_cast<size_t>(from) * static_cast<size_t>(size_) + static_cast<size_t>(to)) * slots +
+           (m - 1) % slots;
   }
   // This rank's message counts per peer (process memory; one thread uses the group at a time).
   uint64_t& MailSent(int peer) { return mail_sent_[static_cast<size_t>(peer)]; }
@@ -371,7 +372,6 @@ class ShmGroup : public PeerMemory {
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
   MailSlot* mail_ = nullptr;
-  uint64_t mail_slots_ = 4;  // MailSlots(size_)
   std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_, mail_known_taken_;
   MailAnswer* answers_ = nullptr;
   bool mail_ahead_ = false;
