@@ -1,4 +1,5 @@
-// copy_models: what two cores can do for the 2-rank, large-message AllGather and AllReduce cells,
+// copy_models: what two cores can do for the 2-rank, large-message AllGather, AllReduce and AlltoAll
+// cells,
 // without the library: two threads pinned to the first two CPUs of the affinity mask, buffers on
 // 2 MiB pages (madvise) touched before the first call, a spin barrier before and after each call,
 // the median of 35 timed calls after 5 warm-up ones (µs). docs/performance.md "Open gaps against
@@ -18,6 +19,14 @@
 //     pull        each folds its half into its own output; a barrier; each copies the other half
 //                 out of the other's output
 //     push_nt     push with non-temporal stores into the other's output
+//   copy_models alltoall S_MiB [piece_KiB, 256]   sendBuf = recvBuf = S per rank, blocks of S/2:
+//   block b of thread t's input goes to block t of thread b's output:
+//     pull        each thread copies both blocks of its output out of the two inputs
+//     push        each thread copies both blocks of its input into the two outputs
+//     claimed     the four blocks' pieces taken in turn, thread t the pieces t, t+2, ... of each
+//                 (the shape of hostccl's "shm" AlltoAll, algo/alltoall/alltoall_peer.cc)
+//     pull_nt     pull with non-temporal stores
+//     claimed_nt  claimed with non-temporal stores
 // Every variant of the chosen collective runs in turn, `-r R` rounds of them (default 3).
 #include <immintrin.h>
 #include <pthread.h>
@@ -122,7 +131,7 @@ double Measure(const std::vector<int>& cpus, const std::function<void(int, SpinB
 }
 
 int Usage() {
-  fprintf(stderr, "usage: copy_models allgather|allreduce SIZE_MiB [PIECE_KiB] [-r ROUNDS]\n");
+  fprintf(stderr, "usage: copy_models allgather|allreduce|alltoall SIZE_MiB [PIECE_KiB] [-r ROUNDS]\n");
   return 2;
 }
 
@@ -135,9 +144,9 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "-r" && i + 1 < argc) rounds = atoi(argv[++i]);
     else pos.emplace_back(argv[i]);
   }
-  if (pos.size() < 2 || (pos[0] != "allgather" && pos[0] != "allreduce")) return Usage();
+  if (pos.size() < 2 || (pos[0] != "allgather" && pos[0] != "allreduce" && pos[0] != "alltoall")) return Usage();
   const size_t bytes = static_cast<size_t>(atol(pos[1].c_str())) << 20;
-  const long piece_kib = pos.size() > 2 ? atol(pos[2].c_str()) : pos[0] == "allgather" ? 256 : 128;
+  const long piece_kib = pos.size() > 2 ? atol(pos[2].c_str()) : pos[0] == "allreduce" ? 128 : 256;
   const size_t piece = static_cast<size_t>(std::max(piece_kib, 0L)) << 10;
   if (bytes == 0 || piece == 0 || bytes % (2 * 64) != 0 || rounds < 1) return Usage();
   if (!__builtin_cpu_supports("avx512f")) {
@@ -176,6 +185,35 @@ int main(int argc, char** argv) {
                             CopyOnce(a, s, n);
                             CopyOnce(b, s, n);
                           });
+                        }});
+  } else if (pos[0] == "alltoall") {
+    const size_t block = bytes / 2;
+    // Block b of in[t] -> block t of out[b], pieces [lo, lo + n) of it.
+    auto move = [=](int t, int b, size_t lo, size_t n, bool nt) {
+      char* d = out[b] + t * block + lo;
+      const char* s = in[t] + b * block + lo;
+      if (nt) CopyNT(reinterpret_cast<float*>(d), reinterpret_cast<const float*>(s), n / 4);
+      else memcpy(d, s, n);
+    };
+    auto pull = [=](int me, bool nt) {
+      for (int from = 0; from < 2; ++from)
+        for (size_t lo = 0; lo < block; lo += piece) move(from, me, lo, std::min(piece, block - lo), nt);
+    };
+    variants.push_back({"pull", [=](int t, SpinBarrier*, int*) { pull(t, false); }});
+    variants.push_back({"push", [=](int t, SpinBarrier*, int*) {
+                          for (int to = 0; to < 2; ++to)
+                            for (size_t lo = 0; lo < block; lo += piece) move(t, to, lo, std::min(piece, block - lo), false);
+                        }});
+    variants.push_back({"claimed", [=](int t, SpinBarrier*, int*) {
+                          for (int k = 0; k < 4; ++k)
+                            for (size_t lo = static_cast<size_t>(t) * piece; lo < block; lo += 2 * piece)
+                              move(k / 2, k % 2, lo, std::min(piece, block - lo), false);
+                        }});
+    variants.push_back({"pull_nt", [=](int t, SpinBarrier*, int*) { pull(t, true); }});
+    variants.push_back({"claimed_nt", [=](int t, SpinBarrier*, int*) {
+                          for (int k = 0; k < 4; ++k)
+                            for (size_t lo = static_cast<size_t>(t) * piece; lo < block; lo += 2 * piece)
+                              move(k / 2, k % 2, lo, std::min(piece, block - lo), true);
                         }});
   } else {
     const size_t n = bytes / 4, pn = std::max<size_t>(piece / 4, 16);
