@@ -1,6 +1,8 @@
-// Bulk copy for results written into another rank's buffer: non-temporal (streaming) stores where
-// the CPU has AVX2, so the destination is not read first (no read-for-ownership) and does not
-// evict the source from cache; plain memcpy otherwise and for the unaligned head and tail.
+// Bulk copy for results written into another rank's buffer: non-temporal (streaming) stores, so
+// the destination is not read first (no read-for-ownership) and does not evict the source from
+// cache. The kernels' dispatch level decides how (ActiveIsa, HOSTCCL_KERNEL_ISA): avx512 one
+// 64-byte store per line, avx2 two 32-byte ones, scalar plain memcpy; memcpy also below 4 KiB and
+// for the unaligned head and the tail.
 // Whether to stream at all depends on the call's footprint (StreamStores): a call whose buffers
 // fit in the last-level cache gains from ordinary stores (the result stays in cache for the
 // caller's next read); a larger one only pays for them (every written line is read first, then

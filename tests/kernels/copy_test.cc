@@ -1,7 +1,10 @@
 // kern::CopyTo / CopyStreaming (src/kernels/copy.h): exact bytes for every size and alignment
-// around the streaming loop's 128-byte body and the 32-byte head, nothing written outside; and the
+// around the streaming loops' bodies (64 bytes for avx512, 128 for avx2) and heads (64 and 32
+// bytes), at every dispatch level this CPU has, nothing written outside; and the
 // non-temporal-store decision (StreamStores) under HOSTCCL_STREAM_STORES (ctest runs the knob test
 // three times: unset, on, off).
+#include "kernels/copy.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,29 +13,38 @@
 #include <string>
 #include <vector>
 
-#include "kernels/copy.h"
+#include "kernels/reduce.h"
 
 namespace hostccl::kern {
 namespace {
 
 TEST(CopyTo, ExactBytesEveryAlignmentAndSize) {
-  const size_t sizes[] = {0, 1, 31, 127, 4095, 4096, 4097, 4096 + 129, 65536 + 77, (1u << 20) + 5};
+  const size_t sizes[] = {0,    1,         31,         127,        4095,          4096,
+                          4097, 4096 + 63, 4096 + 129, 65536 + 77, (1u << 20) + 5};
   std::vector<unsigned char> src((1u << 20) + 256), dst(src.size() + 256);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
-  for (bool stream : {false, true}) {
-    for (size_t n : sizes) {
-      for (size_t so : {0, 1, 33}) {
-        for (size_t d0 : {0, 5, 32, 63}) {
-          std::memset(dst.data(), 0xEE, dst.size());
-          CopyTo(dst.data() + 64 + d0, src.data() + so, n, stream);
-          ASSERT_EQ(std::memcmp(dst.data() + 64 + d0, src.data() + so, n), 0)
-              << "stream " << stream << " size " << n << " src offset " << so << " dst offset " << d0;
-          for (size_t k = 0; k < 64 + d0; ++k) ASSERT_EQ(dst[k], 0xEE) << "byte before the copy written";
-          for (size_t k = 64 + d0 + n; k < dst.size(); ++k) ASSERT_EQ(dst[k], 0xEE) << "byte after the copy written";
+  for (Isa want : {Isa::kAvx512, Isa::kAvx2, Isa::kScalar}) {
+    // Clamped to what this CPU has: a lower level then runs twice.
+    const Isa isa = ForceIsa(want);
+    for (bool stream : {false, true}) {
+      for (size_t n : sizes) {
+        for (size_t so : {0, 1, 33}) {
+          for (size_t d0 : {0, 5, 32, 40, 63}) {
+            std::memset(dst.data(), 0xEE, dst.size());
+            CopyTo(dst.data() + 64 + d0, src.data() + so, n, stream);
+            ASSERT_EQ(std::memcmp(dst.data() + 64 + d0, src.data() + so, n), 0)
+                << IsaName(isa) << " stream " << stream << " size " << n << " src offset " << so
+                << " dst offset " << d0;
+            for (size_t k = 0; k < 64 + d0; ++k)
+              ASSERT_EQ(dst[k], 0xEE) << "byte before the copy written";
+            for (size_t k = 64 + d0 + n; k < dst.size(); ++k)
+              ASSERT_EQ(dst[k], 0xEE) << "byte after the copy written";
+          }
         }
       }
     }
   }
+  ResetIsa();
 }
 
 TEST(StreamStores, FollowsTheKnobAndTheCacheSize) {
