@@ -15,7 +15,8 @@ namespace {
 
 // One 64-byte load and one 64-byte non-temporal store per line. A whole line per store leaves the
 // write-combining buffer full at once; two 32-byte halves (the AVX2 loop) or an unrolled body of
-// four lines measured 7-20 % slower for 64-256 MiB copies here (docs/performance.md).
+// four lines measured 7-18 % slower in a 256 MiB AlltoAll model on an Intel host
+// (docs/performance.md "Streaming copies: one store per line").
 __attribute__((target("avx512f"))) void StreamAvx512(char* d, const char* s, size_t n) {
   size_t i = 0;
   for (; i + 64 <= n; i += 64)
