@@ -1,7 +1,9 @@
 #include "kernels/copy.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -66,6 +68,19 @@ uint64_t DetectLlc() {
   return best != 0 ? best : uint64_t{32} << 20;
 }
 
+// AMD's last level is the L3 of one core complex (what sysfs lists, 32 MiB on Zen 3 to 5), a
+// victim cache of the complex's L2s; Intel's is shared by the whole socket.
+bool IsAmd() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
+  char vendor[13];
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  vendor[12] = 0;
+  return std::strcmp(vendor, "AuthenticAMD") == 0;
+}
+
 // -1: auto, 0: off, 1: on.
 int StreamMode() {
   const std::string v = EnvString(Knob::kStreamStores, "auto");
@@ -99,10 +114,18 @@ uint64_t LastLevelCacheBytes() {
   return llc;
 }
 
+uint64_t StreamThresholdBytes() {
+  static const uint64_t t = [] {
+    const uint64_t llc = LastLevelCacheBytes();
+    return std::max(uint64_t{4} << 20, IsAmd() ? 2 * llc : llc / 4);
+  }();
+  return t;
+}
+
 bool StreamStores(uint64_t footprint) {
   static const int mode = StreamMode();
   if (mode >= 0) return mode == 1;
-  return footprint >= (uint64_t{4} << 20) && footprint > LastLevelCacheBytes() / 4;
+  return footprint > StreamThresholdBytes();
 }
 
 }  // namespace hostccl::kern

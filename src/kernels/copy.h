@@ -23,11 +23,17 @@ inline void CopyTo(void* dst, const void* src, size_t bytes, bool stream);
 // largest cache level sysfs lists), 32 MiB when sysfs says nothing. Read once.
 uint64_t LastLevelCacheBytes();
 
+// The footprint beyond which "auto" streams: 4 MiB at least, else a quarter of
+// LastLevelCacheBytes() on Intel (the socket's shared L3: on a 2-core VM with a 105 MiB L3,
+// ordinary stores measured slower than streaming ones already at 16 MiB AllReduce and AllGather
+// calls, 64 MiB of buffers) and twice it on AMD (the L3 of one core complex: on a Zen 5 VM,
+// ordinary stores were faster up to 64-96 MiB of buffers at 2 ranks and 80-128 MiB at 4, in
+// AllReduce, AllGather and AlltoAll; docs/performance.md "When to stream").
+uint64_t StreamThresholdBytes();
+
 // Whether a call touching `footprint` bytes in all (every rank's input and output buffers) should
 // write its results with non-temporal stores. HOSTCCL_STREAM_STORES: "on" always, "off" never,
-// "auto" (default) when footprint >= 4 MiB and > 1/4 of LastLevelCacheBytes(): the cache is shared
-// with the rest of the machine (on the 2-core benchmark VM with a 105 MiB LLC, ordinary stores
-// measured slower than streaming ones already at 16 MiB AllReduce and AllGather calls).
+// "auto" (default) when footprint > StreamThresholdBytes().
 bool StreamStores(uint64_t footprint);
 
 }  // namespace hostccl::kern

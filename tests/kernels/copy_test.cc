@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,14 @@ TEST(CopyTo, ExactBytesEveryAlignmentAndSize) {
   ResetIsa();
 }
 
+bool CpuinfoVendorIsAmd() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("vendor_id", 0) == 0) return line.find("AuthenticAMD") != std::string::npos;
+  return false;
+}
+
 TEST(StreamStores, FollowsTheKnobAndTheCacheSize) {
   const uint64_t llc = LastLevelCacheBytes();
   EXPECT_GE(llc, uint64_t{64} << 10) << "a last-level cache below 64 KiB: sysfs misread";
@@ -59,9 +69,15 @@ TEST(StreamStores, FollowsTheKnobAndTheCacheSize) {
     EXPECT_FALSE(StreamStores(1));
     EXPECT_FALSE(StreamStores(uint64_t{1} << 40));
   } else {
+    // The threshold: at least 4 MiB, else twice the cache on AMD (/proc/cpuinfo's vendor_id),
+    // a quarter of it elsewhere.
+    const uint64_t t = StreamThresholdBytes();
+    const uint64_t floor = uint64_t{4} << 20;
+    EXPECT_EQ(t, std::max(floor, CpuinfoVendorIsAmd() ? 2 * llc : llc / 4)) << "llc " << llc;
     EXPECT_FALSE(StreamStores(4096)) << "a 4 KiB call streamed";
-    EXPECT_FALSE(StreamStores(std::min<uint64_t>(llc / 4, uint64_t{4} << 20) - 1));
-    EXPECT_TRUE(StreamStores(std::max<uint64_t>(llc / 4 + 1, uint64_t{4} << 20))) << "llc " << llc;
+    EXPECT_FALSE(StreamStores(floor));
+    EXPECT_FALSE(StreamStores(t));
+    EXPECT_TRUE(StreamStores(t + 1)) << "llc " << llc;
     EXPECT_TRUE(StreamStores(uint64_t{1} << 40));
   }
 }

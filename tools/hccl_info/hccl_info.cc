@@ -19,6 +19,7 @@
 #include "common/ops.h"
 #include "core/selector.h"
 #include "core/profiles.h"
+#include "kernels/copy.h"
 #include "transport/shm/shm_group.h"
 #endif
 
@@ -168,6 +169,15 @@ void PrintHost() {
               __builtin_cpu_supports("avx2") ? 1 : 0, __builtin_cpu_supports("avx512f") ? 1 : 0,
               __builtin_cpu_supports("avx512bw") ? 1 : 0,
               __builtin_cpu_supports("avx512bf16") ? 1 : 0, __builtin_cpu_supports("f16c") ? 1 : 0);
+#if HOSTCCL_INFO_HAVE_CORE
+  // Where large results switch to non-temporal stores (kern::StreamStores).
+  std::printf(
+      "  streaming stores       HOSTCCL_STREAM_STORES=%s; auto: beyond %llu MiB of a call's "
+      "buffers (last-level cache %llu MiB)\n",
+      hostccl::EnvString(hostccl::Knob::kStreamStores, "auto").c_str(),
+      static_cast<unsigned long long>(hostccl::kern::StreamThresholdBytes() >> 20),
+      static_cast<unsigned long long>(hostccl::kern::LastLevelCacheBytes() >> 20));
+#endif
   uint32_t devices = 0;
   aclError rc = aclrtGetDeviceCount(&devices);
   if (rc == 0) {

@@ -4,11 +4,15 @@
 // What: after Exchange (buffers and fingerprints published, compared), the count is cut into
 //   64-byte aligned pieces (kAllReducePieceBytes; smaller for small inputs, about 4 per rank at
 //   least), which the ranks claim one at a time (ClaimPiece, algo/peer_fold.h): the rank that
-//   claims piece P folds P of all n sendBufs in rank order into a scratch piece that stays in
-//   cache, and streams it into every rank's recvBuf at P, its own first (non-temporal stores when
-//   the call's buffers, 2 n S bytes, exceed a quarter of the last-level cache: kern::StreamStores). On
-//   idle cores each rank does about 1/n of the pieces; a rank that waits for a core (2 ranks on 2
-//   busy cores) leaves its share to the running ones instead of holding them in the final
+//   claims piece P folds P of all n sendBufs in rank order and writes it into every rank's
+//   recvBuf at P. How depends on the call's footprint, 2 n S bytes (kern::StreamStores):
+//   - in cache: the fold goes straight into the claimant's own recvBuf, which is then copied into
+//     the others' with ordinary stores (the piece is still in this core's cache for the copies);
+//   - beyond it: the fold goes into a scratch piece that stays in cache, streamed from there into
+//     every recvBuf, the own first, with non-temporal stores (memory sees the n reads and the n
+//     writes of the piece and no read for ownership).
+//   On idle cores each rank does about 1/n of the pieces; a rank that waits for a core (2 ranks on
+//   2 busy cores) leaves its share to the running ones instead of holding them in the final
 //   barrier. With more processes than cores only one per core claims (PeerMemory::Workers);
 //   the others wait in the barrier. The result does not depend on who folds a piece. One final
 //   barrier.
@@ -19,8 +23,7 @@
 //   (aclrtMalloc memory); otherwise every rank (they all read the same descriptors) re-plans to
 //   "rs_ag" over TCP and logs it once.
 // Bytes in all: reads n x S, writes n x S (S = count x element size; about 1/n of it per rank on
-//   idle cores), all of it memory traffic (the writes are non-temporal: no read for ownership);
-//   no messages.
+//   idle cores); beyond the cache all of it memory traffic, none read for ownership; no messages.
 // Example: 4 ranks, count 1000 fp32 (4000 bytes): one piece of 1024 elements (4 KiB at least);
 //   the first rank to claim it folds elements [0, 1000) of x0..x3 and writes them into all four
 //   recvBufs, the others find nothing left and wait in the barrier. 2 ranks, 64 MiB: 512 pieces
@@ -58,13 +61,13 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     dsts[static_cast<size_t>(r)] = static_cast<char*>(r == ctx.rank ? a.recv : g->PeerRecv(r, &why));
     if (dsts[static_cast<size_t>(r)] == nullptr) st = Status(Code::kRemote, why);
   }
+  // Every rank's sendBuf and recvBuf: beyond the cache, non-temporal stores (kern::StreamStores).
+  const bool stream = kern::StreamStores(2 * static_cast<uint64_t>(n) * a.count * es);
   char* tmp = nullptr;
-  if (st.ok() && a.count > 0) {
+  if (st.ok() && a.count > 0 && stream) {
     tmp = static_cast<char*>(ctx.scratch->Get(std::min(a.count, piece) * es));
     if (tmp == nullptr) st = Status(Code::kMemory, "cannot allocate the allreduce piece scratch");
   }
-  // Every rank's sendBuf and recvBuf: beyond the cache, non-temporal stores (kern::StreamStores).
-  const bool stream = kern::StreamStores(2 * static_cast<uint64_t>(n) * a.count * es);
   uint64_t folded = 0;
   for (uint64_t p = st.ok() ? ClaimPiece(ctx, g, pieces) : pieces; p < pieces;
        p = ClaimPiece(ctx, g, pieces)) {
@@ -74,15 +77,17 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
       st = g->Check(ctx.fp.seq);
       if (!st.ok()) break;
     }
-    st = FoldPeersTo(ctx, g, a, lo, hi, tmp);
+    // In cache, the own recvBuf holds the folded piece (in place is safe: piece P of every
+    // sendBuf is read here before any recvBuf's P is written, and by no other rank); beyond it,
+    // the scratch piece, whose ordinary stores never leave the cache (folding into the own
+    // recvBuf would read it for ownership and write it back).
+    char* own = dsts[static_cast<size_t>(ctx.rank)] + lo * es;
+    char* folded_piece = stream ? tmp : own;
+    st = FoldPeersTo(ctx, g, a, lo, hi, folded_piece);
     if (!st.ok()) break;
-    // The piece is folded into cache-resident scratch (ordinary stores that never leave the
-    // cache), then streamed into every recvBuf, this rank's too: memory sees the n reads and the
-    // n non-temporal writes of the piece and nothing else (folding into the own recvBuf first
-    // would read it for ownership and write it back).
-    for (int k = 0; k < n; ++k) {
+    for (int k = stream ? 0 : 1; k < n; ++k) {
       const int r = (ctx.rank + k) % n;
-      kern::CopyTo(dsts[static_cast<size_t>(r)] + lo * es, tmp, (hi - lo) * es, stream);
+      kern::CopyTo(dsts[static_cast<size_t>(r)] + lo * es, folded_piece, (hi - lo) * es, stream);
     }
     folded += (hi - lo) * es;
   }
