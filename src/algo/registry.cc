@@ -38,11 +38,11 @@ const std::vector<Algorithm>& Algorithms() {
        "several hosts: pipelined chain over hosts; each host folds its ranks onto the incoming partial in shared memory",
        kNeedsNodes | kNeedsTransport, 512 << 10, &ReduceNodeChain},
       // HcclAllReduce
-      {K::kAllReduce, "direct", "threads of one process: the ranks claim pieces, fold each from all inputs and stream it into every recvBuf",
+      {K::kAllReduce, "direct", "threads of one process: the ranks claim pieces, fold each from all inputs and write it into every recvBuf (streamed beyond the cache)",
        kNeedsLocal, 0, &AllReduceDirect},
       {K::kAllReduce, "shm_inline", "processes of one host, <= 4 KiB: inputs travel in the arrival slots; one arrival, everyone folds",
        kNeedsShm, 0, &AllReduceShmInline, net::ShmGroup::kInlineBytes, net::ShmGroup::kInlineBytes},
-      {K::kAllReduce, "shm", "processes of one host: the ranks claim pieces, fold each from all mapped inputs and stream it into every recvBuf",
+      {K::kAllReduce, "shm", "processes of one host: the ranks claim pieces, fold each from all mapped inputs and write it into every recvBuf (streamed beyond the cache)",
        kNeedsShm, 0, &AllReduceShm},
       {K::kAllReduce, "flat", "small messages over TCP: every rank sends its input to all, everyone folds all in rank order",
        kNeedsTransport, 0, &AllReduceFlat},
