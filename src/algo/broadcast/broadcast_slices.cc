@@ -4,8 +4,9 @@
 // What: after Exchange (buffers and fingerprints published, compared), rank i (the root included)
 //   owns the 64-byte-aligned slice S_i = PartRange(count, n, i) and copies S_i of the root's buffer
 //   into every non-root's buffer, piece by piece (kBroadcastPieceBytes: the piece is read from the
-//   root once and stays in cache for the n-2 further writes; from 4 MiB on the copies are written
-//   with non-temporal stores). One closing barrier: no rank returns
+//   root once and stays in cache for the n-2 further writes; the copies are written with
+//   non-temporal stores when the call's n S bytes of buffers exceed the cache:
+//   kern::StreamStores). One closing barrier: no rank returns
 //   (and the root cannot reuse or free its buffer) before every copy is done.
 // The root's buffer is only read. Non-roots' buffers are only written by slice owners, each byte once.
 // Preconditions: "direct": ctx.local. "shm": ctx.shm and every rank's buffer shareable (aclrtMalloc
@@ -28,11 +29,6 @@
 namespace hostccl::algo {
 namespace {
 
-// Buffers at least this large are written with non-temporal stores: nobody reads the copies during
-// the operation, so filling the caches with them (and reading each line before writing it) only
-// costs bandwidth (here ~1.4x faster for 16-64 MiB than memcpy in 256 KiB pieces).
-constexpr uint64_t kStreamBytes = 4 << 20;
-
 Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   const uint64_t es = DataTypeSize(a.dtype);
   const int n = ctx.size;
@@ -52,7 +48,9 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
       dsts.push_back(d);
     }
     const uint64_t piece = std::max<uint64_t>(1, kBroadcastPieceBytes / es);
-    const bool stream = a.bytes() >= kStreamBytes;
+    // The root's buffer and the n-1 copies: beyond the cache nobody reads the copies during the
+    // operation, so filling the cache with them (and reading each line first) only costs bandwidth.
+    const bool stream = kern::StreamStores(a.bytes() * static_cast<uint64_t>(n));
     for (uint64_t lo = begin; lo < end && st.ok(); lo += piece) {
       const uint64_t len = (std::min(end, lo + piece) - lo) * es;
       for (char* d : dsts) kern::CopyTo(d + lo * es, src + lo * es, len, stream);

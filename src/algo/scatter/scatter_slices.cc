@@ -3,7 +3,8 @@
 //
 // What: after Exchange (buffers and fingerprints published, compared), rank r copies block r of
 //   the root's sendBuf (rank r*S .. (r+1)*S) straight into its recvBuf, in pieces with an
-//   abort/peer-death check between them (non-temporal stores from 4 MiB on); the root copies its
+//   abort/peer-death check between them (non-temporal stores when the root's sendBuf and the
+//   recvBufs, 2 n S bytes, exceed the cache: kern::StreamStores); the root copies its
 //   own block (nothing to do in place). One closing barrier: the root does not return (and reuse
 //   or free its sendBuf) before every rank has its block.
 // Bytes per rank: reads S from the root, writes S; all ranks copy at once; no messages.
@@ -14,7 +15,6 @@
 // Example: 4 ranks, root 1, 1000 fp32 each: rank 3 copies bytes [12000, 16000) of rank 1's sendBuf
 //   into its recvBuf.
 #include <algorithm>
-#include <cstring>
 
 #include "algo/peer_fold.h"
 #include "algo/scatter/scatter_algorithms.h"
@@ -34,12 +34,10 @@ Status CopyMine(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   const char* src = root ? root + static_cast<uint64_t>(ctx.rank) * bytes : nullptr;
   char* dst = static_cast<char*>(a.recv);
   if (st.ok() && src != dst) {
+    const bool stream = kern::StreamStores(2 * bytes * static_cast<uint64_t>(ctx.size));
     for (uint64_t lo = 0; lo < bytes && st.ok(); lo += kPeerFoldCheckBytes) {
       const uint64_t len = std::min(bytes - lo, kPeerFoldCheckBytes);
-      if (bytes >= (4u << 20))
-        kern::CopyStreaming(dst + lo, src + lo, len);
-      else
-        std::memcpy(dst + lo, src + lo, len);
+      kern::CopyTo(dst + lo, src + lo, len, stream);
       if (lo + len < bytes) st = g->Check(ctx.fp.seq);
     }
   }
