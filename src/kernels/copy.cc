@@ -1,6 +1,5 @@
 #include "kernels/copy.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -70,16 +69,7 @@ uint64_t DetectLlc() {
 
 // AMD's last level is the L3 of one core complex (what sysfs lists, 32 MiB on Zen 3 to 5), a
 // victim cache of the complex's L2s; Intel's is shared by the whole socket.
-bool IsAmd() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
-  char vendor[13];
-  std::memcpy(vendor, &b, 4);
-  std::memcpy(vendor + 4, &d, 4);
-  std::memcpy(vendor + 8, &c, 4);
-  vendor[12] = 0;
-  return std::strcmp(vendor, "AuthenticAMD") == 0;
-}
+bool IsAmd() { return __builtin_cpu_is("amd"); }
 
 // -1: auto, 0: off, 1: on.
 int StreamMode() {

@@ -16,8 +16,8 @@
 //   "shm_pull": rank r copies, for k = 0 .. n-1 and i = (r + k) mod n, the block rank i addressed
 //     to r into recvBuf + RecvDispl(i) (the rotation spreads the n readers over the n sources).
 //   Non-temporal stores when the call's buffers do not fit the cache (kern::StreamStores: a
-//   quarter of the last-level cache, twice it on AMD). One closing barrier: no rank returns (and reuses its sendBuf) while a
-//   peer may still read it.
+//   quarter of the last-level cache, twice it on AMD). One closing barrier: no rank returns (and
+//   reuses its sendBuf) while a peer may still read it.
 // Preconditions: "direct": ctx.local. "shm"/"shm_pull": ctx.shm, every rank's sendBuf shareable
 //   (aclrtMalloc) and, for AlltoAllV, 24 n <= 4096 bytes of arrays (n <= 170); otherwise every rank
 //   re-plans (all read the same descriptors) to "pairwise" over TCP and logs it once.
