@@ -127,6 +127,7 @@ Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t 
                       static_cast<unsigned long long>(in_bytes));
   uint64_t t = 0;
   HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, a.send, in_bytes, ctx.deadline, ctx.fp.seq, &t));
+  if (ctx.may_run_ahead) g->PrefetchNextArrival();  // calls back to back: the next one comes soon
   if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
     return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
   const uint64_t off = begin * DataTypeSize(a.dtype);

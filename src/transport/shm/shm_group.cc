@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "transport/shm/cma.h"
 #include "transport/sync/group_barrier.h"
+#include "transport/sync/prefetch_write.h"
 #include "transport/sync/shared_cpu.h"
 #include "transport/sync/wake_fence.h"
 
@@ -510,6 +511,7 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
                           bool attempt) {
   const uint64_t t = ++ticket_;
   *ticket = t;
+  announced_bytes_ = bytes;
   if (attempt && all_arrived_ + ring_ <= t && !Released(t - ring_) && !AwaitRingAttempt(t)) {
     --ticket_;  // the attempt gives up before announcing: the operation runs again from the start
     LeaveSharedCpu();
@@ -795,6 +797,15 @@ Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadlin
     if (!ready()) FutexWait(&b->wake, word, slice, true);
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
   }
+}
+
+void ShmGroup::PrefetchNextArrival() const {
+  const uint64_t t = ticket_ + 1;
+  const char* slot = reinterpret_cast<const char*>(Slot(rank_, t));
+  const size_t lines =
+      std::min((offsetof(ArrivalSlot, payload) + announced_bytes_ + 63) / 64, kPrefetchLines);
+  for (size_t i = 0; i < lines; ++i) PrefetchForWrite(slot + 64 * i);
+  PrefetchForWrite(&seg_->history(rank_)[t % (kHistoryPerSlot * ring_)]);
 }
 
 void ShmGroup::PublishCpu() {

@@ -107,6 +107,12 @@ class ShmGroup : public PeerMemory {
   // index last arrived on this thread's CPU, move this thread to another CPU; if only higher ones
   // did, yield to them (transport/sync/shared_cpu.h). Either at most once per millisecond.
   void LeaveSharedCpu();
+  // At the end of an operation: asks for this rank's lines of its next arrival (the slot's first
+  // lines, as many as the last arrival's payload filled, at most kPrefetchLines, and its history
+  // entry), so that the next Announce finds them owned instead of waiting for the peers that read
+  // them to give them back (transport/sync/prefetch_write.h). A hint: changes nothing.
+  static constexpr size_t kPrefetchLines = 2;
+  void PrefetchNextArrival() const;
   // `also_check`, when given, runs with the peer-death check while this rank sleeps (every 100 ms):
   // e.g. Transport::Progress, so peers on other hosts that wait on this rank get their probes
   // answered; a non-ok status ends the wait with it.
@@ -332,6 +338,7 @@ class ShmGroup : public PeerMemory {
   int published_cpu_ = -1;     // the CPU in this member's DoneLine (PublishCpu)
   uint64_t last_share_ns_ = 0;  // LeaveSharedCpu's last move or yield
   uint64_t ticket_ = 0;         // this rank's arrivals so far
+  size_t announced_bytes_ = 0;  // payload bytes of the last arrival (PrefetchNextArrival)
   uint64_t ring_ = 2;           // arrival slots per rank (RingSlots)
   uint64_t all_arrived_ = 0;    // the last ticket this rank saw every member arrive at
   mutable uint64_t released_known_ = 0;  // Released(u) holds for every u up to this (monotonic)
