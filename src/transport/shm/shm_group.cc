@@ -801,6 +801,8 @@ Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadlin
 
 void ShmGroup::PrefetchNextArrival() const {
   const uint64_t t = ticket_ + 1;
+  // Not while the slot's previous ticket may still be read (a full ring: the peers' unread data).
+  if (t > ring_ && all_arrived_ + ring_ <= t && released_known_ < t - ring_) return;
   const char* slot = reinterpret_cast<const char*>(Slot(rank_, t));
   const size_t lines =
       std::min((offsetof(ArrivalSlot, payload) + announced_bytes_ + 63) / 64, kPrefetchLines);

@@ -110,7 +110,9 @@ class ShmGroup : public PeerMemory {
   // At the end of an operation: asks for this rank's lines of its next arrival (the slot's first
   // lines, as many as the last arrival's payload filled, at most kPrefetchLines, and its history
   // entry), so that the next Announce finds them owned instead of waiting for the peers that read
-  // them to give them back (transport/sync/prefetch_write.h). A hint: changes nothing.
+  // them to give them back (transport/sync/prefetch_write.h). Nothing while that slot is not known
+  // to be released (a full ring: its lines still hold data a peer has to read). A hint: changes
+  // nothing.
   static constexpr size_t kPrefetchLines = 2;
   void PrefetchNextArrival() const;
   // `also_check`, when given, runs with the peer-death check while this rank sleeps (every 100 ms):
