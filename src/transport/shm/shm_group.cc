@@ -210,8 +210,13 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
         // mapping: on a VM that builds each process's mapping of a page at its first access
         // (~1.5 us read, ~6.5 us written; TouchPages), the first ring of calls paid it in every
         // call, 5-6 us per 8 B Reduce at 2 ranks instead of 0.6 (docs/performance.md "Pages of
-        // the shared segment, touched at creation"). Rank 0 wrote every page (memset above).
-        if (mine) TouchPages(p, control, true);
+        // the shared segment, touched at creation"). Read, but written where this rank writes on
+        // every call: its ring and its fingerprint history. Rank 0 wrote every page (memset).
+        if (mine) {
+          TouchPages(p, control, false);
+          TouchPages(g->Slot(rank, 0), g->ring_ * sizeof(ArrivalSlot), true);
+          TouchPages(g->seg_->history(rank), ShmSegment::HistoryBytes(size), true);
+        }
       }
     }
     if (fd < 0) failure = StrFormat("open %s: %s", path.c_str(), strerror(errno));
