@@ -341,24 +341,27 @@ int ShmGroup::FirstUnmappable(bool recv_too) const {
 }
 
 namespace {
-// Touches one word of every page of a fresh mapping of a peer's memory: for writing with an atomic
-// add of 0 (the value is unchanged even if the owner or another rank writes it meanwhile), else
-// with a load. The first access of each page through a new mapping can be costly beyond the page
+// Touches the first word of every page that [p, p + length) overlaps (a range need not start on a
+// page: an arrival ring inside the shared segment), e.g. of a fresh mapping of a peer's memory: for
+// writing with an atomic add of 0 (the value is unchanged even if the owner or another rank writes
+// it meanwhile), else with a load. The first access of each page through a new mapping can be costly beyond the page
 // tables the mmap populated: on virtual machines whose hypervisor builds its own mapping of each
 // process's pages lazily, ~1.5 us per 4 KiB page read and ~6.5 us written (bench/membw's probe
 // machine, docs/performance.md "First access through a new mapping"). Paid here, the first call
 // that maps the buffer takes it all; left to the copies, claimed pieces spread it over every call
 // until each rank has touched every page once, which took more than 10 calls of 64 MiB at 4 ranks.
 void TouchPages(void* p, size_t length, bool write) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  char* c = static_cast<char*>(p);
+  if (length == 0) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + length;
   if (write) {
-    for (size_t off = 0; off < length; off += page)
-      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(c + off)).fetch_add(0, std::memory_order_relaxed);
+    for (uintptr_t a = first; a < end; a += page)
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(a)).fetch_add(0, std::memory_order_relaxed);
   } else {
     uint64_t sink = 0;
-    for (size_t off = 0; off < length; off += page)
-      sink += std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(c + off)).load(std::memory_order_relaxed);
+    for (uintptr_t a = first; a < end; a += page)
+      sink += std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(a)).load(std::memory_order_relaxed);
     asm volatile("" : : "r"(sink));
   }
 }
