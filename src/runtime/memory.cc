@@ -21,6 +21,7 @@
 #include "common/env.h"
 #include "common/huge_pages.h"
 #include "common/log.h"
+#include "common/touch_pages.h"
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
@@ -64,8 +65,8 @@ bool IsHugePolicy(uint32_t policy) {
 }
 
 // Makes the memory backed now (like device memory): the page tables (MADV_POPULATE_WRITE, or
-// MAP_POPULATE at the mmap when no huge-page advice must come first), then one write of 0 to every
-// page of the fresh (zero) memory. The write is not redundant: on virtual machines whose
+// MAP_POPULATE at the mmap when no huge-page advice must come first), then one write to every
+// page (TouchPages, which keeps the memory's zeros). The write is not redundant: on virtual machines whose
 // hypervisor maps each process's pages lazily, the first access of a page costs ~6.5 us even with
 // populated page tables (docs/performance.md "First access through a new mapping"); paid here, it
 // is not paid inside the first collectives.
@@ -75,8 +76,7 @@ void Prefault(void* p, size_t len, bool populated) {
 #else
   (void)populated;
 #endif
-  volatile char* c = static_cast<volatile char*>(p);
-  for (size_t off = 0; off < len; off += PageSize()) c[off] = 0;
+  TouchPages(p, len, /*write=*/true);
 }
 
 }  // namespace

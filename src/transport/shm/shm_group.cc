@@ -20,6 +20,7 @@
 #include "common/futex.h"
 #include "common/huge_pages.h"
 #include "common/log.h"
+#include "common/touch_pages.h"
 #include "transport/shm/cma.h"
 #include "transport/sync/group_barrier.h"
 #include "transport/sync/prefetch_write.h"
@@ -127,10 +128,6 @@ struct ShmSegment {
 static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignment");
 static_assert(sizeof(MailSlot) == 576 && offsetof(MailSlot, bad) == 512, "a mail slot: one sender part, one receiver line");
 static_assert(sizeof(MailAnswer) == 64, "a pair's answer: one line");
-
-namespace {
-void TouchPages(void* p, size_t length, bool write);
-}  // namespace
 
 Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t, const std::vector<uint32_t>& pids,
                         size_t staging_bytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
@@ -340,33 +337,6 @@ int ShmGroup::FirstUnmappable(bool recv_too) const {
   return -1;
 }
 
-namespace {
-// Touches the first word of every page that [p, p + length) overlaps (a range need not start on a
-// page: an arrival ring inside the shared segment), e.g. of a fresh mapping of a peer's memory: for
-// writing with an atomic add of 0 (the value is unchanged even if the owner or another rank writes
-// it meanwhile), else with a load. The first access of each page through a new mapping can be costly beyond the page
-// tables the mmap populated: on virtual machines whose hypervisor builds its own mapping of each
-// process's pages lazily, ~1.5 us per 4 KiB page read and ~6.5 us written (bench/membw's probe
-// machine, docs/performance.md "First access through a new mapping"). Paid here, the first call
-// that maps the buffer takes it all; left to the copies, claimed pieces spread it over every call
-// until each rank has touched every page once, which took more than 10 calls of 64 MiB at 4 ranks.
-void TouchPages(void* p, size_t length, bool write) {
-  if (length == 0) return;
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + length;
-  if (write) {
-    for (uintptr_t a = first; a < end; a += page)
-      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(a)).fetch_add(0, std::memory_order_relaxed);
-  } else {
-    uint64_t sink = 0;
-    for (uintptr_t a = first; a < end; a += page)
-      sink += std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(a)).load(std::memory_order_relaxed);
-    asm volatile("" : : "r"(sink));
-  }
-}
-}  // namespace
-
 void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why, bool write) {
   if (d.serial == 0) {
     *why = StrFormat("rank %d's buffer %p is not device memory from aclrtMalloc", r,
@@ -401,6 +371,9 @@ void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why, bool write) {
     }
     HLOG_DEBUG(kShm, "mapped rank %d allocation #%llu (%llu bytes)", r, static_cast<unsigned long long>(d.serial),
                static_cast<unsigned long long>(d.length));
+    // Every page now (common/touch_pages.h): the first call that maps the buffer pays it all. Left
+    // to the copies, claimed pieces spread it over every call until each rank had touched every
+    // page once, which took more than 10 calls of 64 MiB at 4 ranks.
     TouchPages(p, d.length, write);
     it = maps_.insert_or_assign(key, Mapping{p, d.length, d.base, write}).first;
   } else if (write && !it->second.written) {  // first mapped to be read (an in-place buffer)
