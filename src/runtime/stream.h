@@ -160,11 +160,11 @@ class StreamImpl final : public Stream {
       while (n_ > 0) pop_front();
       if (slab_ != nullptr) munmap(slab_, slab_bytes_);
     }
-    // Maps and faults in `blocks` entries' storage (once, before the first push); without the mapping every block comes from the heap. Every page is
-    // written once here too (TouchPages): on a VM that maps each process's pages lazily, a queue
-    // first as deep as a loop of 800 calls back to back took ~0.7 ms per rank in those calls, ~3 ms
-    // of the loop at 8 ranks on 2 cores (docs/performance.md "Task storage written at stream
-    // creation").
+    // Maps and faults in `blocks` entries' storage (once, before the first push); without the
+    // mapping every block comes from the heap. Every page is also written once here (TouchPages):
+    // on a VM that maps each process's pages lazily, a queue first as deep as a loop of 800 calls
+    // back to back paid ~0.7 ms per rank inside those calls, ~3 ms of the loop at 8 ranks on 2
+    // cores (docs/performance.md "Task storage written at stream creation").
     void Reserve(size_t blocks) {
       if (blocks == 0 || slab_ != nullptr) return;
       const size_t bytes = blocks * sizeof(Entry);
