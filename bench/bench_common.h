@@ -98,7 +98,7 @@ enum { BENCH_RUN_ERROR = 1, BENCH_RUN_UNSUPPORTED = 2 };
 /* bench_main's exit status when the library does not offer the collective: every rank has printed
  * one line "n/a (<reason>)" and no rows */
 enum { BENCH_EXIT_UNSUPPORTED = 3 };
-/* -T, back to back: calls in the calibration burst that sets the loop's length. */
+/* -T, back to back: the most calls in the calibration burst that sets the loop's length. */
 #define BENCH_CAL_BURST 20
 
 typedef struct {
@@ -546,18 +546,21 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
       double per = c->max_all(c->ctx, mine);
       double n;
       /* Back to back, the count comes from a burst of calls issued back to back (one synchronize
-         at its end), the mode the loop measures, when the burst fits in the budget: a single
-         synchronized call also waits for the slowest rank to be scheduled, and one that took a
-         few ms on a busy host gave a loop of a hundred calls whose fixed cost (the wake-ups of
-         the closing synchronize) then dominated the per-call time (docs/performance.md "Short
-         timed loops"). Same rule for every library. */
-      if (!o->isolated && per > 0 && per * BENCH_CAL_BURST <= o->budget_s * 1e6) {
+         at its end), the mode the loop measures: up to 20 calls, as many as the warm-up's time
+         says fit in a quarter of the budget, when that is at least 2. A single synchronized call
+         also waits for the slowest rank to be scheduled, and one that took a few ms on a busy
+         host gave a loop of a hundred calls whose fixed cost (the wake-ups of the closing
+         synchronize) then dominated the per-call time (docs/performance.md "Short timed
+         loops"). Same rule for every library. */
+      const double fit = per > 0 ? o->budget_s * 1e6 / 4 / per : 0; /* a quarter of the budget */
+      const long burst = fit >= BENCH_CAL_BURST ? BENCH_CAL_BURST : (long)fit;
+      if (!o->isolated && burst >= 2) {
         double tb = 0;
         c->barrier(c->ctx);
         tb = bench_now_us();
-        for (i = 0; i < BENCH_CAL_BURST && rc == 0; ++i) rc = bench_call(o, c, send, recv, count, 0, &why);
+        for (i = 0; i < burst && rc == 0; ++i) rc = bench_call(o, c, send, recv, count, 0, &why);
         if (rc || (c->sync && c->sync(c->ctx))) return 2;
-        per = c->max_all(c->ctx, (bench_now_us() - tb) / BENCH_CAL_BURST);
+        per = c->max_all(c->ctx, (bench_now_us() - tb) / (double)burst);
       }
       n = per > 0 ? o->budget_s * 1e6 / per : 5000;
       iters = n < 1 ? 1 : n > 5000 ? 5000 : (long)n; /* as reduce_test: [1, 5000] */

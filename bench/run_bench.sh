@@ -19,9 +19,9 @@
 # comma list with K/M/G suffixes); every library runs the same program (bench/bench_common.h:
 # hostccl_coll_bench on hostccl's public API, mpi_coll_bench.{openmpi,mpich}, gloo_coll_bench) with
 # the same iteration rule (2 warm-up calls, then iterations calibrated to --budget seconds per size
-# from the slowest rank's time, 1..5000: of a burst of 20 calls back to back, or of the warm-up
-# when isolated or when 20 calls do not fit in the budget) and the same exact check (on the first
-# launch; later launches only time). Each configuration is launched --reps times; the tables use the median over
+# from the slowest rank's time, 1..5000: of a burst of up to 20 calls back to back that fits in a
+# quarter of the budget, or of the warm-up when isolated or when fewer than 2 fit) and the same
+# exact check (on the first launch; later launches only time). Each configuration is launched --reps times; the tables use the median over
 # launches of the per-call time (max over ranks). Libraries: hostccl, ompi-vader, ompi-tcp (only
 # when listed in --libs), mpich, gloo; hostccl-nobind (only when listed) = hostccl launched with
 # `hcclrun --bind none` (hostccl's own default is --bind auto: bound round-robin when ranks >= CPUs),
