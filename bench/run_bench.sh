@@ -21,11 +21,12 @@
 # the same iteration rule (2 warm-up calls, then iterations calibrated to --budget seconds per size
 # from the slowest rank's time, 1..5000: of a burst of up to 20 calls back to back that fits in a
 # quarter of the budget, or of the warm-up when isolated or when fewer than 2 fit) and the same
-# exact check (on the first launch; later launches only time). Each configuration is launched --reps times; the tables use the median over
-# launches of the per-call time (max over ranks). Libraries: hostccl, ompi-vader, ompi-tcp (only
-# when listed in --libs), mpich, gloo; hostccl-nobind (only when listed) = hostccl launched with
-# `hcclrun --bind none` (hostccl's own default is --bind auto: bound round-robin when ranks >= CPUs),
-# shown as a peer column, so 'x hostccl-nobind' = unbound time / bound time.
+# exact check (on the first launch; later launches only time). Each configuration is launched
+# --reps times; the tables use the median over launches of the per-call time (max over ranks).
+# Libraries: hostccl, ompi-vader, ompi-tcp (only when listed in --libs), mpich, gloo;
+# hostccl-nobind (only when listed) = hostccl launched with `hcclrun --bind none` (hostccl's own
+# default is --bind auto: bound round-robin when ranks >= CPUs), shown as a peer column, so
+# 'x hostccl-nobind' = unbound time / bound time.
 # Writes results/<date>/: machine.txt, membw.txt (bench/membw before each collective and after the
 # launches: R = streaming read, W = non-temporal write, all cores; the bound uses the best), raw/
 # (every launch's output; not committed), summary.md (every collective at 64 MiB and 8 B: hostccl

@@ -66,10 +66,10 @@ bool IsHugePolicy(uint32_t policy) {
 
 // Makes the memory backed now (like device memory): the page tables (MADV_POPULATE_WRITE, or
 // MAP_POPULATE at the mmap when no huge-page advice must come first), then one write to every
-// page (TouchPages, which keeps the memory's zeros). The write is not redundant: on virtual machines whose
-// hypervisor maps each process's pages lazily, the first access of a page costs ~6.5 us even with
-// populated page tables (docs/performance.md "First access through a new mapping"); paid here, it
-// is not paid inside the first collectives.
+// page (TouchPages, which keeps the memory's zeros). The write is not redundant: on virtual
+// machines whose hypervisor maps each process's pages lazily, the first access of a page costs
+// ~6.5 us even with populated page tables (docs/performance.md "First access through a new
+// mapping"); paid here, it is not paid inside the first collectives.
 void Prefault(void* p, size_t len, bool populated) {
 #ifdef MADV_POPULATE_WRITE
   if (!populated) (void)madvise(p, len, MADV_POPULATE_WRITE);
