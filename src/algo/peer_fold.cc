@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "algo/primitives.h"
+#include "algo/rank_scratch.h"
 #include "common/log.h"
 #include "kernels/copy.h"
 #include "kernels/reduce.h"
@@ -23,18 +24,16 @@ Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t b
   if (begin >= end) return Status::Ok();
   const uint64_t es = DataTypeSize(a.dtype);
   const size_t n = static_cast<size_t>(ctx.size);
-  // Small groups use the stack (no thread-local lookup on the 8-byte path).
-  constexpr size_t kStack = 64;
-  const char* base_stack[kStack];
-  const void* srcs_stack[kStack];
-  thread_local std::vector<const char*> base_heap;
-  thread_local std::vector<const void*> srcs_heap;
-  if (n > kStack) {
-    base_heap.resize(n);
-    srcs_heap.resize(n);
-  }
-  const char** base = n > kStack ? base_heap.data() : base_stack;
-  const void** srcs = n > kStack ? srcs_heap.data() : srcs_stack;
+  const char* base_stack[kStackRanks];
+  const void* srcs_stack[kStackRanks];
+  const char** base = RankScratch(base_stack, n, []() -> auto& {
+    thread_local std::vector<const char*> v;
+    return v;
+  });
+  const void** srcs = RankScratch(srcs_stack, n, []() -> auto& {
+    thread_local std::vector<const void*> v;
+    return v;
+  });
   std::string why;
   for (int r = 0; r < ctx.size; ++r) {
     const void* p = r == ctx.rank ? a.send : g->PeerSend(r, &why);
@@ -131,10 +130,13 @@ Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t 
   if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
     return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
   const uint64_t off = begin * DataTypeSize(a.dtype);
-  thread_local std::vector<const void*> in;
-  in.resize(static_cast<size_t>(ctx.size));
-  for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = g->ArrivedPayload(r, t) + off;
-  FoldInputs(ctx, a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
+  const void* stack[kStackRanks];
+  const void** in = RankScratch(stack, static_cast<size_t>(ctx.size), []() -> auto& {
+    thread_local std::vector<const void*> v;
+    return v;
+  });
+  for (int r = 0; r < ctx.size; ++r) in[r] = g->ArrivedPayload(r, t) + off;
+  FoldInputs(ctx, a.dtype, a.op, a.recv, in, ctx.size, a.count);
   return Status::Ok();
 }
 

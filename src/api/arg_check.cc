@@ -5,6 +5,7 @@
 
 #include "common/dtype.h"
 #include "common/log.h"
+#include "common/tls_ref.h"
 #include "common/v_arrays.h"
 #include "core/profiles.h"
 #include "runtime/memory.h"
@@ -783,7 +784,7 @@ inline bool Matches(MemoEntry& e, int i, const OpCall& c, uint64_t gen) {
 }  // namespace
 
 FastCheck::FastCheck(const OpCall& c) {
-  FastMemo& m = t_memo;
+  FastMemo& m = TlsRef(t_memo);  // one thread-local lookup for the whole check
   if (m.busy) {  // nested in a call of this thread: leave its answer alone
     if (CheckFast(c, &local_)) ok_ = &local_;
     return;
@@ -793,7 +794,8 @@ FastCheck::FastCheck(const OpCall& c) {
     const int i = k == 0 ? m.last : k - 1 < m.last ? k - 1 : k;  // the last match first
     if (!Matches(m.e[i], i, c, gen)) continue;
     m.last = i;
-    m.busy = holds_memo_ = true;
+    m.busy = true;
+    busy_ = &m.busy;
     ok_ = &m.e[i].out;
     return;
   }
@@ -803,7 +805,8 @@ FastCheck::FastCheck(const OpCall& c) {
   e.generation = 0;
   if (!CheckFast(c, &e.out)) return;
   m.last = i;
-  m.busy = holds_memo_ = true;
+  m.busy = true;
+  busy_ = &m.busy;
   ok_ = &e.out;
   e.v = !kFastRows.at[static_cast<unsigned>(c.kind)].on;
   if (e.v && !KeepArrays(c, static_cast<uint64_t>(e.out.comm->size()), &t_memo_arrays[i])) return;
@@ -812,7 +815,7 @@ FastCheck::FastCheck(const OpCall& c) {
 }
 
 FastCheck::~FastCheck() {
-  if (holds_memo_) t_memo.busy = false;
+  if (busy_ != nullptr) *busy_ = false;
 }
 
 algo::OpArgs ToArgs(const OpCall& c) {

@@ -112,7 +112,7 @@ class FastCheck {
  private:
   FastChecked local_;
   const FastChecked* ok_ = nullptr;
-  bool holds_memo_ = false;
+  bool* busy_ = nullptr;  // the thread's memo flag this check holds (cleared by the destructor)
 };
 // One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
 struct BatchItem {

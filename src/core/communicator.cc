@@ -11,6 +11,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "common/tls_ref.h"
 #include "common/v_arrays.h"
 #include "common/wait_note.h"
 #include "core/flight_recorder.h"
@@ -948,11 +949,12 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", CollKindName(args.kind), why));
   }
   const Deadline deadline = OpDeadline();
+  std::atomic<int32_t>*& wait_word = TlsRef(fr::t_wait_word);  // set and cleared: one lookup
   if (fr_seq != 0) {
     // The recorder's start time is the clock reading the deadline took (no read of its own).
     const uint64_t start_ns = deadline.infinite() ? 0 : deadline.at_ns() - static_cast<uint64_t>(exec_timeout_ms_) * 1000000ull;
     fr_->Started(seq, a->name, start_ns);
-    fr::t_wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
+    wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
   }
   algo::Context ctx = MakeContext(fp, deadline);
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
@@ -968,7 +970,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   }
   if (attempt) shm_->BeginAttempt(seq);
   Status st = a->run(ctx, args);
-  fr::t_wait_word = nullptr;
+  wait_word = nullptr;
   // Small calls back to back: the next operation's arrival lines, asked for while this call
   // returns (shm_group.h). Not after an isolated call, whose peers poll those lines at the next
   // call, nor after a larger one, whose arrivals carry no data (64 KiB Reduce: 4 % slower).
@@ -1087,7 +1089,7 @@ Communicator* LookupCommForCall(void* handle) {
   // Every call looks up its communicator: no lock, no tree walk and no reference count while the
   // registry is unchanged.
   const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
-  CachedComm& c = t_cached;
+  CachedComm& c = TlsRef(t_cached);
   if (h != 0 && h == c.handle && c.generation == g_reg_generation.load(std::memory_order_acquire))
     return c.comm.get();
   std::shared_ptr<Communicator> found;

@@ -9,20 +9,23 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/tls_ref.h"
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
 
 namespace hostccl::rt {
-namespace {
 
-std::atomic<uint64_t> g_next_stream_id{1};
 // This thread's part in the streams, in one thread_local (one TLS lookup per function).
 struct ThreadFlags {
   bool has_successor = false;  // TaskHasSuccessor(): set around each task
   bool attempting = false;     // Attempting(): set around an inline attempt
   bool running = false;        // set while this thread runs a queued task (RunFront)
 };
+
+namespace {
+
+std::atomic<uint64_t> g_next_stream_id{1};
 thread_local ThreadFlags t_flags;
 
 struct Registry {
@@ -121,12 +124,12 @@ void StreamImpl::Finished(uint64_t seq, Status st) {
   completed_ = seq;
 }
 
-void StreamImpl::StartAttempt(bool follows) {
+void StreamImpl::StartAttempt(bool follows, ThreadFlags& f) {
   executing_ = true;
   quiet_.store(false, std::memory_order_relaxed);
   ++attempts_;
-  t_flags.attempting = true;
-  t_flags.has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
+  f.attempting = true;
+  f.has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
 }
 
 void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue) {
@@ -152,7 +155,7 @@ void StreamImpl::AfterAttempts(std::unique_lock<QuickLock>& lk) {
 }
 
 bool StreamImpl::RunAttempt(std::unique_lock<QuickLock>& lk, Entry&& e) {
-  StartAttempt(e.follows);
+  StartAttempt(e.follows, t_flags);
   lk.unlock();
   Status st = e.fn();
   const bool done = st.code() != Code::kAgain;
@@ -195,10 +198,11 @@ Status StreamImpl::EnqueueAttempt(Task task) {
 }
 
 uint64_t StreamImpl::BeginAttempt() {
-  if (t_flags.attempting) return 0;
+  ThreadFlags& f = TlsRef(t_flags);
+  if (f.attempting) return 0;
   std::lock_guard lk(mu_);
   if (!AttemptFree() || !queue_.empty()) return 0;
-  StartAttempt(Follows());
+  StartAttempt(Follows(), f);
   return ++enqueued_;
 }
 

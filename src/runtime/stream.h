@@ -59,6 +59,8 @@ class CaptureModel;  // runtime/capture.cc
 // Appends a replay step to a capture (runtime/capture.cc).
 void CaptureAppend(CaptureModel& model, Stream::Replay replay);
 
+struct ThreadFlags;  // a thread's part in the streams (stream.cc)
+
 class StreamImpl final : public Stream {
  public:
   static constexpr uint64_t kWorkerGraceNs = 100 * 1000;
@@ -256,7 +258,7 @@ class StreamImpl final : public Stream {
   // An attempt starts (mu_ held; then released by the caller while it runs) and ends (mu_ held):
   // its result recorded when it completed, else (`requeue`: its task) back to the front of the
   // queue with its number.
-  void StartAttempt(bool follows);
+  void StartAttempt(bool follows, ThreadFlags& f);  // f: this thread's (stream.cc)
   void EndAttemptLocked(uint64_t seq, Status st, Task* requeue);
   // After attempts (mu_ held, released here): the worker starts or wakes for what is queued.
   void AfterAttempts(std::unique_lock<QuickLock>& lk);

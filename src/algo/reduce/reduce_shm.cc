@@ -27,6 +27,7 @@
 
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
+#include "algo/rank_scratch.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/log.h"
 #include "kernels/reduce.h"
@@ -53,10 +54,13 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   if (inline_data && ctx.rank != a.root) return Status::Ok();  // small, not ahead: its slot stays readable
   if (inline_data) {
     // Small, root: every input is in the segment; fold alone, then release the slots.
-    thread_local std::vector<const void*> in;
-    in.resize(static_cast<size_t>(ctx.size));
-    for (int r = 0; r < ctx.size; ++r) in[static_cast<size_t>(r)] = r == ctx.rank ? a.send : g->ArrivedPayload(r, t);
-    FoldInputs(ctx, a.dtype, a.op, a.recv, in.data(), ctx.size, a.count);
+    const void* stack[kStackRanks];
+    const void** in = RankScratch(stack, static_cast<size_t>(ctx.size), []() -> auto& {
+      thread_local std::vector<const void*> v;
+      return v;
+    });
+    for (int r = 0; r < ctx.size; ++r) in[r] = r == ctx.rank ? a.send : g->ArrivedPayload(r, t);
+    FoldInputs(ctx, a.dtype, a.op, a.recv, in, ctx.size, a.count);
     g->MarkDone(t);
     return Status::Ok();
   }
