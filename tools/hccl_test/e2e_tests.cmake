@@ -134,6 +134,14 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/hcclrun/CMakeLists.txt)
   set_tests_properties(hccl_test_e2e_send_recv_3ranks_tcp_host_buffers PROPERTIES ENVIRONMENT
     "LD_LIBRARY_PATH=${libdir};HOSTCCL_TRANSPORT=tcp" TIMEOUT 120 LABELS "tools;e2e")
   list(APPEND e2e hccl_test_e2e_send_recv_2ranks)
+  # More ranks than the small folds keep on the stack (algo/rank_scratch.h, 64): the root's inline
+  # Reduce, AllReduce and the inline ReduceScatter take their per-rank scratch from the heap.
+  foreach(t reduce all_reduce reduce_scatter)
+    add_test(NAME hccl_test_e2e_${t}_66ranks_small
+      COMMAND $<TARGET_FILE:hcclrun> -n 66 --timeout 90 $<TARGET_FILE:${t}_test>
+              -b 8 -e 1K -f 8 -d fp32 -o sum -n 2 -w 1 -c 1)
+    list(APPEND e2e hccl_test_e2e_${t}_66ranks_small)
+  endforeach()
   set_tests_properties(${e2e} PROPERTIES TIMEOUT 120 LABELS "tools;e2e"
     ENVIRONMENT "LD_LIBRARY_PATH=${libdir}")
   # HOSTCCL_ACCUMULATE=fp32: the checked results of fp16/bf16 sum/prod follow the variable (check.cc),
