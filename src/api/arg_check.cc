@@ -718,9 +718,14 @@ struct FastMemo {
   int last = 0;       // the entry that matched or was filled last
   int next = 0;       // the entry a new call replaces (round robin)
   bool busy = false;  // a FastCheck of this thread holds an entry's `out`
+  // Entry i's record for its communicator (core::PreparedCall, filled with `generation`): in
+  // t_memo_prepared, which has a destructor; pointed at from its first fill on, so that a hit
+  // reads no second thread_local.
+  core::PreparedCall* prepared = nullptr;
 };
 thread_local FastMemo t_memo;
 static_assert(std::is_trivially_destructible_v<FastMemo>, "t_memo's accesses must need no init guard");
+thread_local core::PreparedCall t_memo_prepared[kMemoEntries];
 // What entry i's V arrays held, in field order (the caller may change them in place); kept apart
 // from t_memo so that only V calls pay for a thread_local with a destructor.
 thread_local std::vector<uint64_t> t_memo_arrays[kMemoEntries];
@@ -797,6 +802,7 @@ FastCheck::FastCheck(const OpCall& c) {
     m.busy = true;
     busy_ = &m.busy;
     ok_ = &m.e[i].out;
+    if (m.prepared != nullptr && m.prepared[i].ok) prepared_ = &m.prepared[i];
     return;
   }
   const int i = m.next;
@@ -812,6 +818,9 @@ FastCheck::FastCheck(const OpCall& c) {
   if (e.v && !KeepArrays(c, static_cast<uint64_t>(e.out.comm->size()), &t_memo_arrays[i])) return;
   e.call = c;
   e.generation = gen;
+  if (m.prepared == nullptr) m.prepared = t_memo_prepared;
+  e.out.comm->Prepare(ToArgs(c), e.out.send_alloc, e.out.recv_alloc, &m.prepared[i]);
+  if (m.prepared[i].ok) prepared_ = &m.prepared[i];
 }
 
 FastCheck::~FastCheck() {

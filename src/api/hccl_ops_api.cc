@@ -45,7 +45,10 @@ HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
   // The success path of an ordinary call needs no Status, no message and no reference count
   // (CheckFast); anything else gets CheckOp's verdict.
   if (const hostccl::api::FastCheck fc(call); const hostccl::api::FastChecked* f = fc.get()) {
-    Status st = f->comm->Enqueue(f->stream, hostccl::api::ToArgs(call), f->send_alloc, f->recv_alloc);
+    // A remembered call reuses its record (core::PreparedCall); a new one builds it.
+    Status st = fc.prepared() != nullptr
+                    ? f->comm->EnqueuePrepared(f->stream, *fc.prepared(), f->send_alloc, f->recv_alloc)
+                    : f->comm->Enqueue(f->stream, hostccl::api::ToArgs(call), f->send_alloc, f->recv_alloc);
     if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, f->comm->rank(), st));
     return HCCL_SUCCESS;
   }

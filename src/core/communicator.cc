@@ -655,8 +655,11 @@ struct TaskArrays {
       a->*kFields[i] = at[i] < 0 ? nullptr : words.data() + at[i];
   }
 };
-// Whether the call has V arrays (they are copied at the call: the caller may reuse them).
+// Whether the call has V arrays (they are copied at the call: the caller may reuse them). Only
+// the rows with a V buffer rule carry them: every other call is answered by its row.
 bool HasArrays(const algo::OpArgs& a) {
+  const OpInfo* o = FindOp(a.kind);
+  if (o == nullptr || (o->send != BufRule::kV && o->recv != BufRule::kV)) return false;
   for (const uint64_t* algo::OpArgs::*f : TaskArrays::kFields)
     if (a.*f != nullptr) return true;
   return false;
@@ -779,11 +782,7 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
         }))
       return Status::Ok();
   }
-  if (shm_ || node_shm_) {
-    args.send_desc = Describe(args.send, send_alloc);
-    args.recv_desc = Describe(args.recv, recv_alloc);
-  }
-  args.selection_bytes = SelectionBytes(args, size_);
+  Complete(&args, send_alloc, recv_alloc);
   if (IsP2PKind(static_cast<uint8_t>(args.kind))) {
     // Point-to-point: number each transfer in its ordered pair's order; the fingerprint's seq is
     // the collective count so far (the "epoch"), not a number of its own.
@@ -824,14 +823,46 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
     const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
     return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
   }
-  uint64_t seq = next_seq_.fetch_add(1) + 1;
-  const Fingerprint fp = MakeFingerprint(args, seq, size_, check_args_, accumulate_fp32_);
-  if (fr_) RecordEnqueued(fp, args);
+  return EnqueueCollective(stream, args, MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_));
+}
+
+void Communicator::Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
+                            const std::optional<rt::Allocation>& recv_alloc) const {
+  if (shm_ || node_shm_) {
+    args->send_desc = Describe(args->send, send_alloc);
+    args->recv_desc = Describe(args->recv, recv_alloc);
+  }
+  args->selection_bytes = SelectionBytes(*args, size_);
+}
+
+void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation>& send_alloc,
+                           const std::optional<rt::Allocation>& recv_alloc, PreparedCall* out) const {
+  out->ok = false;
+  if (IsP2PKind(static_cast<uint8_t>(args.kind))) return;
+  Complete(&args, send_alloc, recv_alloc);
+  out->fp = MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_);
+  out->args = std::move(args);
+  out->ok = true;
+}
+
+Status Communicator::EnqueuePrepared(rt::Stream* stream, const PreparedCall& call,
+                                     const std::optional<rt::Allocation>& send_alloc,
+                                     const std::optional<rt::Allocation>& recv_alloc) {
+  if (!call.ok || stream->capturing()) return Enqueue(stream, call.args, send_alloc, recv_alloc);
+  if (failed()) return error();
+  return EnqueueCollective(stream, call.args, call.fp);
+}
+
+Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& call_args, Fingerprint fp) {
+  fp.seq = next_seq_.fetch_add(1) + 1;
+  if (fr_) RecordEnqueued(fp, call_args);
   // Small calls of process ranks on one host run at once when the stream is idle (Run decides
   // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
-  const bool attempt = inline_calls_ && args.selection_bytes <= net::ShmGroup::kInlineBytes;
+  const bool attempt = inline_calls_ && call_args.selection_bytes <= net::ShmGroup::kInlineBytes;
   // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
-  if (!HasArrays(args)) return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
+  if (!HasArrays(call_args))
+    return Submit(stream, fp, call_args, attempt, [&] { return RunTask(stream, fp, algo::OpArgs(call_args)); });
+  algo::OpArgs args = call_args;  // re-pointed at copies of the arrays below
   // V arrays. The caller's are valid during this call: an AllGatherV or ReduceScatterV attempt
   // reads them entry by entry in place. The AlltoAll family reads them as one block laid out as
   // TaskArrays holds them (AlltoAllV publishes all four at once; AlltoAllVC adds the arrays derived

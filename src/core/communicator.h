@@ -46,6 +46,17 @@ struct CommConfig {
   uint64_t sym_win_max_gb = 16;   // hcclSymWinMaxMemSizePerRank: bound of a symmetric window
 };
 
+// A collective's record completed for one communicator once (descriptors, selection size, its
+// fingerprint but the seq), for a caller that repeats the same call: the API's remembered argument
+// check (api::FastCheck) keeps one per remembered call, so a repeated call skips building it.
+// Valid while the allocations it describes are (rt::AllocationGeneration unchanged) and for the
+// same arguments. Point-to-point records are numbered per call and are not prepared (`ok` false).
+struct PreparedCall {
+  algo::OpArgs args;
+  Fingerprint fp;  // seq 0
+  bool ok = false;
+};
+
 class Communicator : public std::enable_shared_from_this<Communicator> {
  public:
   // Joins the communicator described by a root info (blocks until every rank joined, bounded by
@@ -86,6 +97,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                  const std::optional<rt::Allocation>& send_alloc = std::nullopt,
                  const std::optional<rt::Allocation>& recv_alloc = std::nullopt);
   Status EnqueueBarrier(rt::Stream* stream);  // Enqueue of an OpArgs of kind kBarrier
+  // Fills *out for a call this caller will repeat (PreparedCall); Enqueue of a prepared record
+  // (the allocations as for Enqueue: a capturing stream takes the general path).
+  void Prepare(algo::OpArgs args, const std::optional<rt::Allocation>& send_alloc,
+               const std::optional<rt::Allocation>& recv_alloc, PreparedCall* out) const;
+  Status EnqueuePrepared(rt::Stream* stream, const PreparedCall& call,
+                         const std::optional<rt::Allocation>& send_alloc,
+                         const std::optional<rt::Allocation>& recv_alloc);
   // Pipelined completion: operations that returned before their peers confirmed them (the
   // algorithm set algo::Context::ran_ahead) are settled here, at the stream's next synchronize
   // (rt::Stream::DeferSettle): waits, bounded by `deadline` and the exec timeout, until every
@@ -204,6 +222,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status error_;
   std::unique_ptr<FlightRecorder> fr_;  // set up by FinishSetup; its hooks are Record* below
   void RecordEnqueued(const Fingerprint& fp, const algo::OpArgs& args);
+  // Descriptors and selection size of a record (Enqueue, Prepare).
+  void Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
+                const std::optional<rt::Allocation>& recv_alloc) const;
+  // A collective's record, complete, with its fingerprint but the seq: numbered and submitted.
+  Status EnqueueCollective(rt::Stream* stream, const algo::OpArgs& args, Fingerprint fp);
 };
 
 // Handle registry for the C API.
