@@ -110,13 +110,13 @@ class FastCheck {
   const FastChecked* get() const { return ok_; }
   // The remembered call's prepared record (core::PreparedCall), or null: enqueue get()'s call
   // with Communicator::EnqueuePrepared when set.
-  const core::PreparedCall* prepared() const { return prepared_; }
+  core::PreparedCall* prepared() const { return prepared_; }
 
  private:
   FastChecked local_;
   const FastChecked* ok_ = nullptr;
   bool* busy_ = nullptr;  // the thread's memo flag this check holds (cleared by the destructor)
-  const core::PreparedCall* prepared_ = nullptr;
+  core::PreparedCall* prepared_ = nullptr;
 };
 // One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
 struct BatchItem {

@@ -784,46 +784,49 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
   }
   Complete(&args, send_alloc, recv_alloc);
   if (IsP2PKind(static_cast<uint8_t>(args.kind))) {
-    // Point-to-point: number each transfer in its ordered pair's order; the fingerprint's seq is
-    // the collective count so far (the "epoch"), not a number of its own.
     // A single HcclSend/HcclRecv numbers its one transfer in place; a batch's list is copied
     // (the checked list may be shared with a captured call).
-    std::shared_ptr<std::vector<algo::P2PItem>> list;
-    std::span<algo::P2PItem> items;
-    if (args.items) {
-      list = std::make_shared<std::vector<algo::P2PItem>>(*args.items);
-      items = *list;
-    } else {
-      algo::P2PItem& it = args.one;
-      it.send = args.kind == CollKind::kSend;
-      it.peer = args.root;
-      it.buf = it.send ? const_cast<void*>(args.send) : args.recv;
-      it.count = args.count;
-      it.dtype = args.dtype;
-      items = std::span<algo::P2PItem>(&it, 1);
+    if (!args.items) {
+      FillTransfer(&args);
+      return EnqueueTransfers(stream, args, std::span<algo::P2PItem>(&args.one, 1));
     }
-    {
-      std::lock_guard<QuickLock> lk(p2p_mu_);
-      p2p_sent_.resize(static_cast<size_t>(size_), 0);
-      p2p_received_.resize(static_cast<size_t>(size_), 0);
-      for (auto& it : items) {
-        if (it.peer == rank_) continue;
-        it.pair_seq = ++(it.send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(it.peer)];
-      }
-    }
-    if (list) args.items = std::move(list);
-    Fingerprint fp;
-    fp.kind = static_cast<uint8_t>(args.kind);
-    fp.seq = next_seq_.load();
-    fp.dtype = static_cast<uint8_t>(args.dtype);
-    fp.count = args.count;
-    fp.root = static_cast<uint32_t>(args.root);
-    // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
-    // algorithm decides; docs/runtime.md "Inline attempts").
-    const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
-    return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, std::move(args)); });
+    auto list = std::make_shared<std::vector<algo::P2PItem>>(*args.items);
+    const std::span<algo::P2PItem> items(*list);
+    args.items = std::move(list);
+    return EnqueueTransfers(stream, args, items);
   }
   return EnqueueCollective(stream, args, MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_));
+}
+
+void Communicator::FillTransfer(algo::OpArgs* args) {
+  algo::P2PItem& it = args->one;
+  it.send = args->kind == CollKind::kSend;
+  it.peer = args->root;
+  it.buf = it.send ? const_cast<void*>(args->send) : args->recv;
+  it.count = args->count;
+  it.dtype = args->dtype;
+}
+
+Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items) {
+  {
+    std::lock_guard<QuickLock> lk(p2p_mu_);
+    p2p_sent_.resize(static_cast<size_t>(size_), 0);
+    p2p_received_.resize(static_cast<size_t>(size_), 0);
+    for (auto& it : items) {
+      if (it.peer == rank_) continue;
+      it.pair_seq = ++(it.send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(it.peer)];
+    }
+  }
+  Fingerprint fp;
+  fp.kind = static_cast<uint8_t>(args.kind);
+  fp.seq = next_seq_.load();
+  fp.dtype = static_cast<uint8_t>(args.dtype);
+  fp.count = args.count;
+  fp.root = static_cast<uint32_t>(args.root);
+  // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
+  // algorithm decides; docs/runtime.md "Inline attempts").
+  const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
+  return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, algo::OpArgs(args)); });
 }
 
 void Communicator::Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
@@ -838,18 +841,22 @@ void Communicator::Complete(algo::OpArgs* args, const std::optional<rt::Allocati
 void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation>& send_alloc,
                            const std::optional<rt::Allocation>& recv_alloc, PreparedCall* out) const {
   out->ok = false;
-  if (IsP2PKind(static_cast<uint8_t>(args.kind))) return;
+  const bool p2p = IsP2PKind(static_cast<uint8_t>(args.kind));
+  if (p2p && args.items) return;  // a batch's list is copied per call
   Complete(&args, send_alloc, recv_alloc);
-  out->fp = MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_);
+  if (p2p) FillTransfer(&args);  // numbered per call (EnqueueTransfers)
+  else out->fp = MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_);
   out->args = std::move(args);
   out->ok = true;
 }
 
-Status Communicator::EnqueuePrepared(rt::Stream* stream, const PreparedCall& call,
+Status Communicator::EnqueuePrepared(rt::Stream* stream, PreparedCall& call,
                                      const std::optional<rt::Allocation>& send_alloc,
                                      const std::optional<rt::Allocation>& recv_alloc) {
   if (!call.ok || stream->capturing()) return Enqueue(stream, call.args, send_alloc, recv_alloc);
   if (failed()) return error();
+  if (IsP2PKind(static_cast<uint8_t>(call.args.kind)))
+    return EnqueueTransfers(stream, call.args, std::span<algo::P2PItem>(&call.args.one, 1));
   return EnqueueCollective(stream, call.args, call.fp);
 }
 

@@ -50,10 +50,11 @@ struct CommConfig {
 // fingerprint but the seq), for a caller that repeats the same call: the API's remembered argument
 // check (api::FastCheck) keeps one per remembered call, so a repeated call skips building it.
 // Valid while the allocations it describes are (rt::AllocationGeneration unchanged) and for the
-// same arguments. Point-to-point records are numbered per call and are not prepared (`ok` false).
+// same arguments. A single HcclSend/HcclRecv is prepared but its transfer's number, given per
+// call (in the record, which is therefore the caller's own); a batch is not (`ok` false).
 struct PreparedCall {
   algo::OpArgs args;
-  Fingerprint fp;  // seq 0
+  Fingerprint fp;  // collectives: seq 0
   bool ok = false;
 };
 
@@ -101,7 +102,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // (the allocations as for Enqueue: a capturing stream takes the general path).
   void Prepare(algo::OpArgs args, const std::optional<rt::Allocation>& send_alloc,
                const std::optional<rt::Allocation>& recv_alloc, PreparedCall* out) const;
-  Status EnqueuePrepared(rt::Stream* stream, const PreparedCall& call,
+  Status EnqueuePrepared(rt::Stream* stream, PreparedCall& call,
                          const std::optional<rt::Allocation>& send_alloc,
                          const std::optional<rt::Allocation>& recv_alloc);
   // Pipelined completion: operations that returned before their peers confirmed them (the
@@ -227,6 +228,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                 const std::optional<rt::Allocation>& recv_alloc) const;
   // A collective's record, complete, with its fingerprint but the seq: numbered and submitted.
   Status EnqueueCollective(rt::Stream* stream, const algo::OpArgs& args, Fingerprint fp);
+  // Point-to-point: a single HcclSend/HcclRecv's transfer in args->one (FillTransfer); each
+  // transfer numbered in its ordered pair's order, then submitted; the fingerprint's seq is the
+  // collective count so far (the "epoch"), not a number of its own.
+  static void FillTransfer(algo::OpArgs* args);
+  Status EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items);
 };
 
 // Handle registry for the C API.
