@@ -555,9 +555,8 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
       const double fit = per > 0 ? o->budget_s * 1e6 / 4 / per : 0; /* a quarter of the budget */
       const long burst = fit >= BENCH_CAL_BURST ? BENCH_CAL_BURST : (long)fit;
       if (!o->isolated && burst >= 2) {
-        double tb = 0;
         c->barrier(c->ctx);
-        tb = bench_now_us();
+        const double tb = bench_now_us();
         for (i = 0; i < burst && rc == 0; ++i) rc = bench_call(o, c, send, recv, count, 0, &why);
         if (rc || (c->sync && c->sync(c->ctx))) return 2;
         per = c->max_all(c->ctx, (bench_now_us() - tb) / (double)burst);
