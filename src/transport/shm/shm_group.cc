@@ -25,6 +25,7 @@
 #include "transport/sync/group_barrier.h"
 #include "transport/sync/prefetch_write.h"
 #include "transport/sync/shared_cpu.h"
+#include "transport/sync/spin_poll.h"
 #include "transport/sync/wake_fence.h"
 
 namespace hostccl::net {
@@ -425,13 +426,7 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
                            const std::function<Status()>* also_check, uint64_t missing_ticket, uint64_t seq) {
   if ((this->*ready)(arg)) return Status::Ok();
   const uint64_t start = NowNs();
-  if (!Oversubscribed(size_)) {
-    for (int i = 1;; ++i) {
-      if ((this->*ready)(arg)) return Status::Ok();
-      __builtin_ia32_pause();
-      if ((i & 63) == 0 && NowNs() - start >= 2000) break;
-    }
-  }
+  if (!Oversubscribed(size_) && SpinPoll([&] { return (this->*ready)(arg); }, start, 2000)) return Status::Ok();
   uint64_t nap_us = 20;
   uint64_t next_check = start + 100000000;
   while (true) {
@@ -551,12 +546,7 @@ template <typename F>
 bool SpinWithin(bool spin, const F& ready) {
   if (ready()) return true;
   if (!spin) return false;
-  const uint64_t start = NowNs();
-  for (int i = 1;; ++i) {
-    __builtin_ia32_pause();
-    if (ready()) return true;
-    if ((i & 63) == 0 && NowNs() - start >= ShmGroup::kAttemptSpinNs) return false;
-  }
+  return SpinPoll(ready, NowNs(), ShmGroup::kAttemptSpinNs);
 }
 }  // namespace
 
@@ -755,13 +745,7 @@ Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadlin
   // the group's abort flag and looks only at those peers' `gone` words and pidfds.
   const uint64_t start = NowNs();
   const bool spin = !Oversubscribed(size_);
-  if (spin) {
-    for (int i = 1;; ++i) {
-      if (ready()) return Status::Ok();
-      __builtin_ia32_pause();
-      if ((i & 63) == 0 && NowNs() - start >= kMailSpinNs) break;
-    }
-  }
+  if (spin && SpinPoll(ready, start, kMailSpinNs)) return Status::Ok();
   const uint64_t yield_until = start + (spin ? 90000 : 200000);
   do {
     if (ready()) return Status::Ok();

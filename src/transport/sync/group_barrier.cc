@@ -10,6 +10,7 @@
 
 #include "common/futex.h"
 #include "common/wait_note.h"
+#include "transport/sync/spin_poll.h"
 #include "transport/sync/wake_fence.h"
 
 namespace hostccl::net {
@@ -32,14 +33,8 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
   // before were 68 us): on a machine busy with other work two ranks can share one core, and a
   // rank spinning there keeps its peer from arriving; 8 B isolated calls at 2 ranks then took
   // 200-670 us instead of ~1 us in some launches, 10-12 us with this bound (docs/performance.md).
-  if (opt.spin) {
-    constexpr uint64_t kSpinNs = 2000;
-    for (int i = 1;; ++i) {
-      if (done()) return Status::Ok();
-      __builtin_ia32_pause();
-      if ((i & 63) == 0 && NowNs() - start >= kSpinNs) break;
-    }
-  }
+  constexpr uint64_t kSpinNs = 2000;
+  if (opt.spin && SpinPoll(done, start, kSpinNs)) return Status::Ok();
   // Yield for a bounded time: with more ranks than cores (or a core shared with other work) the
   // peers need our core, and a runnable peer gets it at once, while a sleeping one needs a ~24 us
   // wake-up. Past the bound (a peer that is really late), sleep on the futex so an idle rank
