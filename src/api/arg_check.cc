@@ -776,10 +776,10 @@ bool KeepArrays(const OpCall& c, uint64_t n, std::vector<uint64_t>* kept) {
 }
 
 // Whether entry `e` holds call c, with its communicator and stream still live.
-inline bool Matches(MemoEntry& e, int i, const OpCall& c, uint64_t gen) {
+inline bool Matches(MemoEntry& e, int i, const OpCall& c, uint64_t gen, ThreadState& ts) {
   if (e.generation != gen || !SameCall(e.call, c)) return false;
-  core::Communicator* comm = core::LookupCommForCall(c.comm);  // handles are never reused
-  rt::Stream* stream = rt::LookupStream(c.stream);
+  core::Communicator* comm = core::LookupCommForCall(c.comm, ts);  // handles are never reused
+  rt::Stream* stream = rt::LookupStream(c.stream, ts);
   if (comm != e.out.comm || stream == nullptr || comm->failed()) return false;
   if (e.v && !(SameVFields(e.call, c) && SameArrays(c, static_cast<uint64_t>(comm->size()), t_memo_arrays[i])))
     return false;
@@ -795,9 +795,11 @@ FastCheck::FastCheck(const OpCall& c) {
     return;
   }
   const uint64_t gen = rt::AllocationGeneration();
+  ThreadState& ts = ThisThread();  // the lookups' answers (the memo's entries hold the rest)
+  thread_ = &ts;
   for (int k = 0; k < kMemoEntries; ++k) {
     const int i = k == 0 ? m.last : k - 1 < m.last ? k - 1 : k;  // the last match first
-    if (!Matches(m.e[i], i, c, gen)) continue;
+    if (!Matches(m.e[i], i, c, gen, ts)) continue;
     m.last = i;
     m.busy = true;
     busy_ = &m.busy;

@@ -111,12 +111,15 @@ class FastCheck {
   // The remembered call's prepared record (core::PreparedCall), or null: enqueue get()'s call
   // with Communicator::EnqueuePrepared when set.
   core::PreparedCall* prepared() const { return prepared_; }
+  // The calling thread's block (common/thread_state.h), set whenever prepared() is.
+  ThreadState& thread() const { return *thread_; }
 
  private:
   FastChecked local_;
   const FastChecked* ok_ = nullptr;
   bool* busy_ = nullptr;  // the thread's memo flag this check holds (cleared by the destructor)
   core::PreparedCall* prepared_ = nullptr;
+  ThreadState* thread_ = nullptr;
 };
 // One HcclSendRecvItem as the entry point received it (type and dtype as raw ints).
 struct BatchItem {

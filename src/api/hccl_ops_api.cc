@@ -47,7 +47,7 @@ HcclResult CheckAndEnqueue(const hostccl::api::OpCall& call) {
   if (const hostccl::api::FastCheck fc(call); const hostccl::api::FastChecked* f = fc.get()) {
     // A remembered call reuses its record (core::PreparedCall); a new one builds it.
     Status st = fc.prepared() != nullptr
-                    ? f->comm->EnqueuePrepared(f->stream, *fc.prepared(), f->send_alloc, f->recv_alloc)
+                    ? f->comm->EnqueuePrepared(f->stream, *fc.prepared(), f->send_alloc, f->recv_alloc, fc.thread())
                     : f->comm->Enqueue(f->stream, hostccl::api::ToArgs(call), f->send_alloc, f->recv_alloc);
     if (!st.ok()) return ToResult(Reject(hostccl::FindOp(call.kind)->api, f->comm->rank(), st));
     return HCCL_SUCCESS;

@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/env.h"
 #include "common/status.h"
+#include "common/thread_state.h"
 
 namespace hostccl {
 namespace {
@@ -185,8 +186,6 @@ void InitLocked(LogState& s, std::vector<std::string>* warnings) {
   }
 }
 
-thread_local int t_rank = -1;
-
 void WriteLine(LogLevel level, Subsys subsys, const char* file, int line, const char* msg);
 
 void InitAndWarn(bool reset) {
@@ -233,7 +232,7 @@ void EnsureInit() {
 void WriteLine(LogLevel level, Subsys subsys, const char* file, int line, const char* msg) {
   LogState& s = State();
   char rank[16];
-  if (t_rank >= 0) snprintf(rank, sizeof(rank), "%d", t_rank);
+  if (const int r = ThisThread().log_rank; r >= 0) snprintf(rank, sizeof(rank), "%d", r);
   else snprintf(rank, sizeof(rank), "-");
   const long tid = syscall(SYS_gettid);
   const char* base = std::strrchr(file, '/');
@@ -262,8 +261,8 @@ void WriteLine(LogLevel level, Subsys subsys, const char* file, int line, const 
 
 }  // namespace
 
-void SetLogRank(int rank) { t_rank = rank; }
-int LogRank() { return t_rank; }
+void SetLogRank(int rank) { ThisThread().log_rank = rank; }
+int LogRank() { return ThisThread().log_rank; }
 
 void LogReinit() {
   bool fresh = false;  // the first read of the environment happens now: do not read (and warn) twice

@@ -604,7 +604,7 @@ Deadline Communicator::OpDeadline() const {
   return Deadline::AfterMs(exec_timeout_ms_);
 }
 
-algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline) {
+algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline, const ThreadState& ts) {
   algo::Context ctx;
   ctx.rank = rank_;
   ctx.size = size_;
@@ -621,7 +621,7 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.staging_bytes = staging_bytes_;
   // Issued back to back (rt::TaskHasSuccessor), inline attempts included: a reader that runs ahead
   // inside an attempt waits for the root only as an attempt does (ShmGroup::AwaitArrival).
-  ctx.may_run_ahead = run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && rt::TaskHasSuccessor());
+  ctx.may_run_ahead = run_ahead_ == RunAhead::kAlways || (run_ahead_ == RunAhead::kQueued && ts.has_successor);
   return ctx;
 }
 
@@ -697,11 +697,10 @@ void CopyArrays(algo::OpArgs* a, int n, int rank, TaskArrays* t) {
 namespace {
 // Set by Run on the thread that ran an operation that completed ahead of its peers; the task
 // that called Run hands the settle to its stream.
-thread_local bool t_ran_ahead = false;
 }  // namespace
 
-void Communicator::DeferSettle(rt::Stream* stream) {
-  t_ran_ahead = false;
+void Communicator::DeferSettle(rt::Stream* stream, ThreadState& ts) {
+  ts.ran_ahead = false;
   // Already pending on this stream: that settle, run later, covers this call too (it looks at what
   // ran ahead when it runs, after this call's Run).
   if (settle_on_.load(std::memory_order_acquire) == stream) return;
@@ -747,16 +746,16 @@ Status Communicator::Settle(Deadline deadline) {
 // arrays) on this stack; only when it must wait is the task built (queued at its place, to resume).
 template <typename MakeTask>
 Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt,
-                            MakeTask&& make_task) {
+                            ThreadState& ts, MakeTask&& make_task) {
   if (attempt) {
-    if (const uint64_t tseq = stream->BeginAttempt()) {
-      Status st = Run(fp, args);
+    if (const uint64_t tseq = stream->BeginAttempt(ts)) {
+      Status st = Run(fp, args, ts);
       if (st.code() != Code::kAgain) {
-        if (t_ran_ahead) DeferSettle(stream);  // e.g. an eager send (sendrecv_mailbox.cc)
-        stream->EndAttempt(tseq, std::move(st));
+        if (ts.ran_ahead) DeferSettle(stream, ts);  // e.g. an eager send (sendrecv_mailbox.cc)
+        stream->EndAttempt(tseq, std::move(st), ts);
         return Status::Ok();
       }
-      stream->RequeueAttempt(tseq, make_task());
+      stream->RequeueAttempt(tseq, make_task(), ts);
       return Status::Ok();
     }
     return stream->EnqueueAttempt(make_task());
@@ -788,14 +787,14 @@ Status Communicator::Enqueue(rt::Stream* stream, algo::OpArgs args,
     // (the checked list may be shared with a captured call).
     if (!args.items) {
       FillTransfer(&args);
-      return EnqueueTransfers(stream, args, std::span<algo::P2PItem>(&args.one, 1));
+      return EnqueueTransfers(stream, args, std::span<algo::P2PItem>(&args.one, 1), ThisThread());
     }
     auto list = std::make_shared<std::vector<algo::P2PItem>>(*args.items);
     const std::span<algo::P2PItem> items(*list);
     args.items = std::move(list);
-    return EnqueueTransfers(stream, args, items);
+    return EnqueueTransfers(stream, args, items, ThisThread());
   }
-  return EnqueueCollective(stream, args, MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_));
+  return EnqueueCollective(stream, args, MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_), ThisThread());
 }
 
 void Communicator::FillTransfer(algo::OpArgs* args) {
@@ -807,7 +806,8 @@ void Communicator::FillTransfer(algo::OpArgs* args) {
   it.dtype = args->dtype;
 }
 
-Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items) {
+Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items,
+                                      ThreadState& ts) {
   {
     std::lock_guard<QuickLock> lk(p2p_mu_);
     p2p_sent_.resize(static_cast<size_t>(size_), 0);
@@ -826,7 +826,7 @@ Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, st
   // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
   // algorithm decides; docs/runtime.md "Inline attempts").
   const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
-  return Submit(stream, fp, args, attempt, [&] { return RunTask(stream, fp, algo::OpArgs(args)); });
+  return Submit(stream, fp, args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(args)); });
 }
 
 void Communicator::Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
@@ -852,15 +852,16 @@ void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation
 
 Status Communicator::EnqueuePrepared(rt::Stream* stream, PreparedCall& call,
                                      const std::optional<rt::Allocation>& send_alloc,
-                                     const std::optional<rt::Allocation>& recv_alloc) {
+                                     const std::optional<rt::Allocation>& recv_alloc, ThreadState& ts) {
   if (!call.ok || stream->capturing()) return Enqueue(stream, call.args, send_alloc, recv_alloc);
   if (failed()) return error();
   if (IsP2PKind(static_cast<uint8_t>(call.args.kind)))
-    return EnqueueTransfers(stream, call.args, std::span<algo::P2PItem>(&call.args.one, 1));
-  return EnqueueCollective(stream, call.args, call.fp);
+    return EnqueueTransfers(stream, call.args, std::span<algo::P2PItem>(&call.args.one, 1), ts);
+  return EnqueueCollective(stream, call.args, call.fp, ts);
 }
 
-Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& call_args, Fingerprint fp) {
+Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& call_args, Fingerprint fp,
+                                       ThreadState& ts) {
   fp.seq = next_seq_.fetch_add(1) + 1;
   if (fr_) RecordEnqueued(fp, call_args);
   // Small calls of process ranks on one host run at once when the stream is idle (Run decides
@@ -868,7 +869,7 @@ Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& c
   const bool attempt = inline_calls_ && call_args.selection_bytes <= net::ShmGroup::kInlineBytes;
   // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
   if (!HasArrays(call_args))
-    return Submit(stream, fp, call_args, attempt, [&] { return RunTask(stream, fp, algo::OpArgs(call_args)); });
+    return Submit(stream, fp, call_args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(call_args)); });
   algo::OpArgs args = call_args;  // re-pointed at copies of the arrays below
   // V arrays. The caller's are valid during this call: an AllGatherV or ReduceScatterV attempt
   // reads them entry by entry in place. The AlltoAll family reads them as one block laid out as
@@ -879,7 +880,7 @@ Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& c
     thread_local TaskArrays t_call_arrays;
     CopyArrays(&args, size_, rank_, &t_call_arrays);
   }
-  return Submit(stream, fp, args, attempt, [&] {
+  return Submit(stream, fp, args, attempt, ts, [&] {
     TaskArrays arrays;
     {
       std::lock_guard<QuickLock> lk(arrays_mu_);
@@ -891,8 +892,9 @@ Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& c
     CopyArrays(&args, size_, rank_, &arrays);
     auto task = [self = shared_from_this(), fp, args = std::move(args), arrays = std::move(arrays), stream]() mutable {
       arrays.Bind(&args);
-      Status st = self->Run(fp, args);
-      if (t_ran_ahead) self->DeferSettle(stream);
+      ThreadState& ts = ThisThread();
+      Status st = self->Run(fp, args, ts);
+      if (ts.ran_ahead) self->DeferSettle(stream, ts);
       // An attempt that gave up (kAgain) is run again later, on the same copies.
       if (st.code() != Code::kAgain) self->KeepArrays(std::move(arrays.words));
       return st;
@@ -909,8 +911,9 @@ void Communicator::KeepArrays(std::vector<uint64_t>&& words) {
 
 rt::Task Communicator::RunTask(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args) {
   auto task = [self = shared_from_this(), fp, args = std::move(args), stream]() {
-    Status st = self->Run(fp, args);
-    if (t_ran_ahead) self->DeferSettle(stream);
+    ThreadState& ts = ThisThread();
+    Status st = self->Run(fp, args, ts);
+    if (ts.ran_ahead) self->DeferSettle(stream, ts);
     return st;
   };
   static_assert(rt::Task::Fits<decltype(task)>(), "a call's task must fit the stream's inline storage");
@@ -930,17 +933,17 @@ Status Communicator::EnqueueBarrier(rt::Stream* stream) {
   return Enqueue(stream, args);
 }
 
-Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
+Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts) {
   std::lock_guard<QuickLock> lk(exec_mu_);
   const uint64_t seq = fp.seq;
   // An inline attempt (rt::Stream::EnqueueAttempt): the first arrival gives up instead of waiting
   // (kAgain), and the task runs again from the stream. Not while another attempt's arrival waits
   // to be resumed (calls on one communicator from several streams).
-  const bool attempt = rt::Attempting();
+  const bool attempt = ts.attempting;
   const bool resuming = shm_ != nullptr && shm_->Resuming(seq);
   if (attempt && (shm_ == nullptr || (shm_->resume_pending() && !resuming))) return Status(Code::kAgain, "not attempted");
   running_seq_.store(seq, std::memory_order_release);
-  SetLogRank(rank_);
+  ts.log_rank = rank_;  // SetLogRank
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
   inflight_.store(1, std::memory_order_release);  // only Run changes it, under exec_mu_
@@ -987,14 +990,13 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", CollKindName(args.kind), why));
   }
   const Deadline deadline = OpDeadline();
-  std::atomic<int32_t>*& wait_word = TlsRef(fr::t_wait_word);  // set and cleared: one lookup
   if (fr_seq != 0) {
     // The recorder's start time is the clock reading the deadline took (no read of its own).
     const uint64_t start_ns = deadline.infinite() ? 0 : deadline.at_ns() - static_cast<uint64_t>(exec_timeout_ms_) * 1000000ull;
     fr_->Started(seq, a->name, start_ns);
-    wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
+    ts.wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
   }
-  algo::Context ctx = MakeContext(fp, deadline);
+  algo::Context ctx = MakeContext(fp, deadline, ts);
   ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
   if (!resuming)  // an attempt that gave up logged it
@@ -1008,7 +1010,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
   }
   if (attempt) shm_->BeginAttempt(seq);
   Status st = a->run(ctx, args);
-  wait_word = nullptr;
+  ts.wait_word = nullptr;
   // Small calls back to back: the next operation's arrival lines, asked for while this call
   // returns (shm_group.h). Not after an isolated call, whose peers poll those lines at the next
   // call, nor after a larger one, whose arrivals carry no data (64 KiB Reduce: 4 % slower).
@@ -1026,7 +1028,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args) {
     ran_ahead_ = ctx.ran_ahead;
     ran_ahead_seq_ = seq;
     ran_ahead_kind_ = args.kind;
-    t_ran_ahead = true;
+    ts.ran_ahead = true;
   }
   inflight_.store(0, std::memory_order_release);
   // A mismatch of arrays that must match: name the first differing index when both ranks' copies
@@ -1112,24 +1114,20 @@ void* RegisterComm(std::shared_ptr<Communicator> comm) {
 }
 
 namespace {
-// This thread's last lookup (LookupCommForCall). A strong reference, so a call that found its
-// communicator can use it to the end while another thread unregisters it; dropped at the
-// thread's next lookup after a registry change and by the thread's own UnregisterComm.
-struct CachedComm {
-  uintptr_t handle = 0;
-  uint64_t generation = 0;
-  std::shared_ptr<Communicator> comm;
-};
-thread_local CachedComm t_cached;
+// This thread's last lookup (LookupCommForCall): a strong reference, so a call that found its
+// communicator can use it to the end while another thread unregisters it; replaced at the
+// thread's next lookup after a registry change and dropped by the thread's own UnregisterComm.
+// Touched only when the answer changes: every call compares the handle and the registry's
+// generation in the thread's block (ThreadState::comm_*, plain data, no init guard).
+thread_local std::shared_ptr<Communicator> t_cached_ref;
 }  // namespace
 
-Communicator* LookupCommForCall(void* handle) {
+Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
   // Every call looks up its communicator: no lock, no tree walk and no reference count while the
   // registry is unchanged.
   const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
-  CachedComm& c = TlsRef(t_cached);
-  if (h != 0 && h == c.handle && c.generation == g_reg_generation.load(std::memory_order_acquire))
-    return c.comm.get();
+  if (h != 0 && h == ts.comm_handle && ts.comm_generation == g_reg_generation.load(std::memory_order_acquire))
+    return static_cast<Communicator*>(ts.comm);
   std::shared_ptr<Communicator> found;
   uint64_t generation = 0;
   {
@@ -1138,11 +1136,12 @@ Communicator* LookupCommForCall(void* handle) {
     if (it != Registry().end()) found = it->second;
     generation = g_reg_generation.load(std::memory_order_relaxed);
   }
+  ts.comm_handle = found ? h : 0;
+  ts.comm_generation = generation;
+  ts.comm = found.get();
   // The previous answer is released outside the registry's lock (it may be the last reference).
-  c.handle = found ? h : 0;
-  c.generation = generation;
-  c.comm = std::move(found);
-  return c.comm.get();
+  t_cached_ref = std::move(found);
+  return static_cast<Communicator*>(ts.comm);
 }
 
 std::shared_ptr<Communicator> LookupComm(void* handle) {
@@ -1172,7 +1171,12 @@ std::shared_ptr<Communicator> UnregisterComm(void* handle) {
   Registry().erase(it);
   g_reg_generation.fetch_add(1, std::memory_order_release);
   // This thread's lookup cache must not keep a destroyed communicator alive.
-  if (t_cached.handle == h) t_cached = CachedComm();  // (c still holds it)
+  ThreadState& ts = ThisThread();
+  if (ts.comm_handle == h) {
+    ts.comm_handle = 0;
+    ts.comm = nullptr;
+    t_cached_ref.reset();  // (c still holds it)
+  }
   return c;
 }
 

@@ -22,6 +22,7 @@
 #include "algo/context.h"
 #include "bootstrap/bootstrap.h"
 #include "common/quick_lock.h"
+#include "common/thread_state.h"
 #include "core/selector.h"
 #include "runtime/runtime.h"
 #include "transport/local/local_group.h"
@@ -102,9 +103,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // (the allocations as for Enqueue: a capturing stream takes the general path).
   void Prepare(algo::OpArgs args, const std::optional<rt::Allocation>& send_alloc,
                const std::optional<rt::Allocation>& recv_alloc, PreparedCall* out) const;
+  // `ts`: the calling thread's block (common/thread_state.h), which the caller holds.
   Status EnqueuePrepared(rt::Stream* stream, PreparedCall& call,
                          const std::optional<rt::Allocation>& send_alloc,
-                         const std::optional<rt::Allocation>& recv_alloc);
+                         const std::optional<rt::Allocation>& recv_alloc, ThreadState& ts);
   // Pipelined completion: operations that returned before their peers confirmed them (the
   // algorithm set algo::Context::ran_ahead) are settled here, at the stream's next synchronize
   // (rt::Stream::DeferSettle): waits, bounded by `deadline` and the exec timeout, until every
@@ -136,17 +138,19 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status CheckDescriptorBudget(int sockets_per_peer) const;
   uint64_t TcpBusyPollNs() const;
   Status FinishSetup(const std::string& local_key);
-  algo::Context MakeContext(const Fingerprint& fp, Deadline deadline);
+  algo::Context MakeContext(const Fingerprint& fp, Deadline deadline, const ThreadState& ts);
   Deadline OpDeadline() const;
-  // The one run path of every operator: select, log, run the algorithm, finish.
-  Status Run(const Fingerprint& fp, const algo::OpArgs& args);
+  // The one run path of every operator: select, log, run the algorithm, finish. `ts`: the
+  // running thread's block (common/thread_state.h), which the caller already holds.
+  Status Run(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts);
   // Hands this communicator's pending settle to `stream` (after a task whose operation ran ahead).
-  void DeferSettle(rt::Stream* stream);
+  void DeferSettle(rt::Stream* stream, ThreadState& ts);
   // A call's way to its stream: run at once as an inline attempt (on `args` as they are, valid
   // during the call), or queued as the task make_task() builds (RunTask, or with V arrays a task
   // that owns their copies).
   template <typename MakeTask>
-  Status Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt, MakeTask&& make_task);
+  Status Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt, ThreadState& ts,
+                MakeTask&& make_task);
   rt::Task RunTask(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args);
   // fr_seq: the flight-recorder entry to close (0: none).
   Status Finish(uint64_t fr_seq, const std::string& what, Status st);
@@ -227,12 +231,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
                 const std::optional<rt::Allocation>& recv_alloc) const;
   // A collective's record, complete, with its fingerprint but the seq: numbered and submitted.
-  Status EnqueueCollective(rt::Stream* stream, const algo::OpArgs& args, Fingerprint fp);
+  Status EnqueueCollective(rt::Stream* stream, const algo::OpArgs& args, Fingerprint fp, ThreadState& ts);
   // Point-to-point: a single HcclSend/HcclRecv's transfer in args->one (FillTransfer); each
   // transfer numbered in its ordered pair's order, then submitted; the fingerprint's seq is the
   // collective count so far (the "epoch"), not a number of its own.
   static void FillTransfer(algo::OpArgs* args);
-  Status EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items);
+  Status EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items, ThreadState& ts);
 };
 
 // Handle registry for the C API.
@@ -242,7 +246,9 @@ std::shared_ptr<Communicator> LookupComm(void* handle);
 // thread keeps it (a strong reference) until its next lookup of another handle, a change of the
 // registry, or its own HcclCommDestroy of that handle, so the pointer stays valid for the whole
 // call even if another thread destroys the handle meanwhile. nullptr for an unknown handle.
-Communicator* LookupCommForCall(void* handle);
+// `ts`: the calling thread's block (common/thread_state.h), which keeps the answer.
+Communicator* LookupCommForCall(void* handle, ThreadState& ts);
+inline Communicator* LookupCommForCall(void* handle) { return LookupCommForCall(handle, ThisThread()); }
 // The rank a destroyed communicator's handle had (-1 when the handle never was a communicator), so
 // a call on it can still name the rank.
 int DestroyedCommRank(void* handle);

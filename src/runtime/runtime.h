@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "common/clock.h"
+#include "common/thread_state.h"
 #include "common/status.h"
 
 namespace hostccl::rt {
@@ -141,14 +142,20 @@ class Stream {
   // EnqueueAttempt). The caller runs the call on this thread and then either ends it with
   // EndAttempt(seq, result), or, when it returned kAgain, hands it over with RequeueAttempt(seq,
   // task): queued at its place, as EnqueueAttempt does.
-  virtual uint64_t BeginAttempt() { return 0; }
-  virtual void EndAttempt(uint64_t seq, Status st) {
+  // `ts` is the calling thread's block (ThisThread()), which the caller already holds.
+  virtual uint64_t BeginAttempt(ThreadState& ts) {
+    (void)ts;
+    return 0;
+  }
+  virtual void EndAttempt(uint64_t seq, Status st, ThreadState& ts) {
     (void)seq;
     (void)st;
+    (void)ts;
   }
-  virtual void RequeueAttempt(uint64_t seq, Task task) {
+  virtual void RequeueAttempt(uint64_t seq, Task task, ThreadState& ts) {
     (void)seq;
     (void)task;
+    (void)ts;
   }
   // Waits until every task enqueued so far has finished (running pending ones on this thread
   // when the deadline is infinite). Returns the first task error since the last synchronize,
@@ -186,8 +193,10 @@ bool TaskHasSuccessor();
 bool Attempting();
 
 // Resolves an aclrtStream handle; nullptr when it is not a live stream (never created,
-// destroyed, or a garbage pointer). Handles are registered, never dereferenced blindly.
-Stream* LookupStream(void* handle);
+// destroyed, or a garbage pointer). Handles are registered, never dereferenced blindly. `ts`: the
+// calling thread's block, which keeps the last answer.
+Stream* LookupStream(void* handle, ThreadState& ts);
+inline Stream* LookupStream(void* handle) { return LookupStream(handle, ThisThread()); }
 
 // Describes the aclrtMalloc allocation that contains an address.
 struct Allocation {

@@ -9,24 +9,15 @@
 
 #include "common/env.h"
 #include "common/log.h"
-#include "common/tls_ref.h"
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
 
 namespace hostccl::rt {
 
-// This thread's part in the streams, in one thread_local (one TLS lookup per function).
-struct ThreadFlags {
-  bool has_successor = false;  // TaskHasSuccessor(): set around each task
-  bool attempting = false;     // Attempting(): set around an inline attempt
-  bool running = false;        // set while this thread runs a queued task (RunFront)
-};
-
 namespace {
 
 std::atomic<uint64_t> g_next_stream_id{1};
-thread_local ThreadFlags t_flags;
 
 struct Registry {
   std::mutex mu;
@@ -47,8 +38,8 @@ std::chrono::steady_clock::time_point ToSteady(Deadline d) {
 
 }  // namespace
 
-bool TaskHasSuccessor() { return t_flags.has_successor; }
-bool Attempting() { return t_flags.attempting; }
+bool TaskHasSuccessor() { return ThisThread().has_successor; }
+bool Attempting() { return ThisThread().attempting; }
 
 StreamImpl::StreamImpl(int device, uint32_t priority, uint32_t flags, int64_t depth, uint64_t worker_grace_ns)
     : device_(device),
@@ -124,25 +115,25 @@ void StreamImpl::Finished(uint64_t seq, Status st) {
   completed_ = seq;
 }
 
-void StreamImpl::StartAttempt(bool follows, ThreadFlags& f) {
+void StreamImpl::StartAttempt(bool follows, ThreadState& ts) {
   executing_ = true;
   quiet_.store(false, std::memory_order_relaxed);
   ++attempts_;
-  f.attempting = true;
-  f.has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
+  ts.attempting = true;
+  ts.has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
 }
 
-void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue) {
+void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue, ThreadState& ts) {
   executing_ = false;
   if (requeue == nullptr) {
     Finished(seq, std::move(st));
   } else {
     ++attempts_queued_;
     // Its place (later tasks have later numbers), and the same verdict on what follows it.
-    queue_.push_front(Entry{seq, 0, std::move(*requeue), true, t_flags.has_successor});
+    queue_.push_front(Entry{seq, 0, std::move(*requeue), true, ts.has_successor});
   }
-  t_flags.attempting = false;
-  t_flags.has_successor = false;
+  ts.attempting = false;
+  ts.has_successor = false;
   UpdateQuiet();
   NotifyDone();
 }
@@ -155,13 +146,14 @@ void StreamImpl::AfterAttempts(std::unique_lock<QuickLock>& lk) {
 }
 
 bool StreamImpl::RunAttempt(std::unique_lock<QuickLock>& lk, Entry&& e) {
-  StartAttempt(e.follows, t_flags);
+  ThreadState& ts = ThisThread();
+  StartAttempt(e.follows, ts);
   lk.unlock();
   Status st = e.fn();
   const bool done = st.code() != Code::kAgain;
   if (done) e.fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
-  EndAttemptLocked(e.seq, std::move(st), done ? nullptr : &e.fn);
+  EndAttemptLocked(e.seq, std::move(st), done ? nullptr : &e.fn, ts);
   return done;
 }
 
@@ -171,7 +163,7 @@ Status StreamImpl::EnqueueAttempt(Task task) {
   if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
   // Nobody runs tasks now: attempt the queued attempts first, then this one; stop at the first
   // that has to wait.
-  bool blocked = !AttemptFree() || t_flags.attempting;
+  bool blocked = !AttemptFree() || ThisThread().attempting;
   while (!blocked && !queue_.empty()) {
     if (!queue_.front().attempt) {
       blocked = true;
@@ -197,25 +189,24 @@ Status StreamImpl::EnqueueAttempt(Task task) {
   return Status::Ok();
 }
 
-uint64_t StreamImpl::BeginAttempt() {
-  ThreadFlags& f = TlsRef(t_flags);
-  if (f.attempting) return 0;
+uint64_t StreamImpl::BeginAttempt(ThreadState& ts) {
+  if (ts.attempting) return 0;
   std::lock_guard lk(mu_);
   if (!AttemptFree() || !queue_.empty()) return 0;
-  StartAttempt(Follows(), f);
+  StartAttempt(Follows(), ts);
   return ++enqueued_;
 }
 
-void StreamImpl::EndAttempt(uint64_t seq, Status st) {
+void StreamImpl::EndAttempt(uint64_t seq, Status st, ThreadState& ts) {
   if (st.code() == Code::kAgain) st = Status(Code::kInternal, "an inline attempt gave up without handing its task over");
   std::unique_lock lk(mu_);
-  EndAttemptLocked(seq, std::move(st), nullptr);
+  EndAttemptLocked(seq, std::move(st), nullptr, ts);
   AfterAttempts(lk);
 }
 
-void StreamImpl::RequeueAttempt(uint64_t seq, Task task) {
+void StreamImpl::RequeueAttempt(uint64_t seq, Task task, ThreadState& ts) {
   std::unique_lock lk(mu_);
-  EndAttemptLocked(seq, Status::Ok(), &task);
+  EndAttemptLocked(seq, Status::Ok(), &task, ts);
   AfterAttempts(lk);
 }
 
@@ -230,7 +221,8 @@ void StreamImpl::Backpressure(std::unique_lock<QuickLock>& lk) {
   // Not from inside a task or an attempt (a task that enqueues must not wait for the stream that
   // runs it), nor while capturing or stopping.
   max_queued_ = std::max(max_queued_, queue_.size());
-  if (depth_ == 0 || queue_.size() < depth_ || t_flags.running || t_flags.attempting || capture_ || stop_) return;
+  const ThreadState& ts = ThisThread();
+  if (depth_ == 0 || queue_.size() < depth_ || ts.running || ts.attempting || capture_ || stop_) return;
   ++backpressures_;
   ++claimers_;  // the worker stands back, as for a synchronizer
   while (queue_.size() > depth_ / 2) {
@@ -252,13 +244,14 @@ void StreamImpl::RunFront(std::unique_lock<QuickLock>& lk) {
   executing_ = true;
   running_host_wait_ = e->host_wait;
   quiet_.store(false, std::memory_order_relaxed);
-  t_flags.has_successor = !queue_.empty() || e->follows;
+  ThreadState& ts = ThisThread();
+  ts.has_successor = !queue_.empty() || e->follows;
   lk.unlock();
-  const bool outer = t_flags.running;
-  t_flags.running = true;
+  const bool outer = ts.running;
+  ts.running = true;
   Status st = e->fn();
-  t_flags.running = outer;
-  t_flags.has_successor = false;
+  ts.running = outer;
+  ts.has_successor = false;
   e->fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
   const uint64_t seq = e->seq;
@@ -412,22 +405,21 @@ Status StreamImpl::Synchronize(Deadline deadline) {
   return err;
 }
 
-Stream* LookupStream(void* handle) {
+Stream* LookupStream(void* handle, ThreadState& ts) {
   auto& r = Reg();
   // Every collective call looks up its stream: remember this thread's last answer until a stream
-  // is created or destroyed (one thread_local, so one TLS lookup per call).
-  struct Cached {
-    void* handle = nullptr;
-    Stream* stream = nullptr;
-    uint64_t generation = 0;
-  };
-  thread_local Cached c;
-  if (handle != nullptr && handle == c.handle && c.generation == r.generation.load(std::memory_order_acquire))
-    return c.stream;
+  // is created or destroyed, in the thread's block (common/thread_state.h).
+  if (handle != nullptr && handle == ts.stream_handle &&
+      ts.stream_generation == r.generation.load(std::memory_order_acquire))
+    return static_cast<Stream*>(ts.stream);
   std::lock_guard lk(r.mu);
   auto it = r.streams.find(handle);
   Stream* found = it == r.streams.end() ? nullptr : it->second.get();
-  if (found != nullptr) c = Cached{handle, found, r.generation.load(std::memory_order_relaxed)};
+  if (found != nullptr) {
+    ts.stream_handle = handle;
+    ts.stream = found;
+    ts.stream_generation = r.generation.load(std::memory_order_relaxed);
+  }
   return found;
 }
 

@@ -59,8 +59,6 @@ class CaptureModel;  // runtime/capture.cc
 // Appends a replay step to a capture (runtime/capture.cc).
 void CaptureAppend(CaptureModel& model, Stream::Replay replay);
 
-struct ThreadFlags;  // a thread's part in the streams (stream.cc)
-
 class StreamImpl final : public Stream {
  public:
   static constexpr uint64_t kWorkerGraceNs = 100 * 1000;
@@ -84,9 +82,9 @@ class StreamImpl final : public Stream {
   Status Enqueue(Task task) override;
   Status EnqueueHostWait(Task task) override { return Push(std::move(task), true); }
   Status EnqueueAttempt(Task task) override;
-  uint64_t BeginAttempt() override;
-  void EndAttempt(uint64_t seq, Status st) override;
-  void RequeueAttempt(uint64_t seq, Task task) override;
+  uint64_t BeginAttempt(ThreadState& ts) override;
+  void EndAttempt(uint64_t seq, Status st, ThreadState& ts) override;
+  void RequeueAttempt(uint64_t seq, Task task, ThreadState& ts) override;
   Status Synchronize(Deadline deadline) override;
   int device() const override { return device_; }
   // While a capture is set (aclmdlRICaptureBegin .. End), Enqueue records its task into it
@@ -258,8 +256,8 @@ class StreamImpl final : public Stream {
   // An attempt starts (mu_ held; then released by the caller while it runs) and ends (mu_ held):
   // its result recorded when it completed, else (`requeue`: its task) back to the front of the
   // queue with its number.
-  void StartAttempt(bool follows, ThreadFlags& f);  // f: this thread's (stream.cc)
-  void EndAttemptLocked(uint64_t seq, Status st, Task* requeue);
+  void StartAttempt(bool follows, ThreadState& ts);  // ts: this thread's
+  void EndAttemptLocked(uint64_t seq, Status st, Task* requeue, ThreadState& ts);
   // After attempts (mu_ held, released here): the worker starts or wakes for what is queued.
   void AfterAttempts(std::unique_lock<QuickLock>& lk);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.

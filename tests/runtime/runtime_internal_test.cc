@@ -388,27 +388,27 @@ TEST(Stream, AttemptRunsAtOnceOrKeepsItsPlace) {
 // of tasks enqueued while it ran, to run again from the stream (not as an attempt).
 TEST(Stream, TasklessAttemptTakesItsNumberAndKeepsItsPlace) {
   StreamImpl s(0, 0, 0);
-  const uint64_t a = s.BeginAttempt();
+  const uint64_t a = s.BeginAttempt(ThisThread());
   ASSERT_EQ(a, 1u);
   EXPECT_TRUE(Attempting());
-  EXPECT_EQ(s.BeginAttempt(), 0u);  // attempts never nest
+  EXPECT_EQ(s.BeginAttempt(ThisThread()), 0u);  // attempts never nest
   std::vector<std::string> log;
   ASSERT_TRUE(s.Enqueue([&] { log.push_back(Attempting() ? "a2" : "q2"); return Status::Ok(); }).ok());
-  s.RequeueAttempt(a, [&] { log.push_back(Attempting() ? "a1" : "q1"); return Status::Ok(); });
+  s.RequeueAttempt(a, [&] { log.push_back(Attempting() ? "a1" : "q1"); return Status::Ok(); }, ThisThread());
   EXPECT_FALSE(Attempting());
-  EXPECT_EQ(s.BeginAttempt(), 0u);  // tasks are queued: take the queue's way
+  EXPECT_EQ(s.BeginAttempt(ThisThread()), 0u);  // tasks are queued: take the queue's way
   ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
   EXPECT_EQ(log, (std::vector<std::string>{"q1", "q2"}));
   EXPECT_EQ(s.attempts_queued(), 1u);
-  const uint64_t b = s.BeginAttempt();
+  const uint64_t b = s.BeginAttempt(ThisThread());
   ASSERT_EQ(b, 3u);
-  s.EndAttempt(b, Status(Code::kPara, "bad call"));
+  s.EndAttempt(b, Status(Code::kPara, "bad call"), ThisThread());
   EXPECT_EQ(s.completed(), 3u);
   EXPECT_EQ(s.Synchronize(Deadline::Infinite()).code(), Code::kPara);
   EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
-  const uint64_t c = s.BeginAttempt();
+  const uint64_t c = s.BeginAttempt(ThisThread());
   ASSERT_EQ(c, 4u);
-  s.EndAttempt(c, Status::Ok());
+  s.EndAttempt(c, Status::Ok(), ThisThread());
   EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
   EXPECT_EQ(s.attempt_count(), 3u);
 }

@@ -61,14 +61,14 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
     if (b->aborted.load(std::memory_order_acquire) != 0) return Status(Code::kRemote, "aborted");
     if (deadline.Expired()) {
       const std::string m = missing();
-      if (fr::t_wait_word != nullptr && !m.empty() && m[0] >= '0' && m[0] <= '9') fr::NoteWaiting(static_cast<int>(strtol(m.c_str(), nullptr, 10)));
+      if (fr::Noting() && !m.empty() && m[0] >= '0' && m[0] <= '9') fr::NoteWaiting(static_cast<int>(strtol(m.c_str(), nullptr, 10)));
       return MakeStatus(Code::kTimeout, "timed out waiting for %s %s", opt.what, m.c_str());
     }
     if (opt.check) {
       Status alive = opt.check();
       if (!alive.ok()) return done() ? Status::Ok() : alive;  // a peer may finish, then exit
     }
-    if (slept && !noted && fr::t_wait_word != nullptr) {
+    if (slept && !noted && fr::Noting()) {
       const std::string m = missing();
       if (!m.empty() && m[0] >= '0' && m[0] <= '9') fr::NoteWaiting(static_cast<int>(strtol(m.c_str(), nullptr, 10)));
       noted = true;

@@ -281,7 +281,7 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
     // costs no wake-up; after that, block in poll() (until the deadline or the next probe).
     int timeout_ms = 0;
     if (spin_until == 0 || now >= spin_until) {
-      if (fr::t_wait_word != nullptr) {  // about to block: the flight recorder's "waiting for"
+      if (fr::Noting()) {  // about to block: the flight recorder's "waiting for"
         for (size_t i = 0; i < n; ++i)
           if (const ReqInfo& r = reqs_.at(ids[i]); !r.done) {
             fr::NoteWaiting(r.peer);
