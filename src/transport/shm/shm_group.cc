@@ -577,6 +577,7 @@ bool ShmGroup::SpinFor(bool (*ready)(const void*), const void* arg) const {
 
 Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
                         uint64_t* ticket, const std::function<Status()>* also_check) {
+  read_all_ = true;
   const bool attempt = TakeAttempt(seq);
   if (Resuming(seq)) {  // announced by the operation's attempt: wait for that ticket
     *ticket = resume_ticket_;
@@ -608,6 +609,7 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
 
 Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
                       bool check, uint64_t* ticket, bool reads, bool wake) {
+  read_all_ = false;
   const bool attempt = TakeAttempt(seq);
   HOSTCCL_RETURN_IF_ERROR(AfterWait(Status::Ok(), seq));  // the group gave up on this operation
   uint64_t known = 0;
@@ -649,6 +651,7 @@ Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, 
 }
 
 Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_t seq, bool attempt) {
+  read_all_ = false;
   ArrivalSlot* s = Slot(r, ticket);
   if (s->ticket.load(std::memory_order_acquire) >= ticket) return AfterWait(Status::Ok(), seq);
   if (attempt) {
@@ -783,6 +786,11 @@ void ShmGroup::PrefetchNextArrival() const {
       std::min((offsetof(ArrivalSlot, payload) + announced_bytes_ + 63) / 64, kPrefetchLines);
   for (size_t i = 0; i < lines; ++i) PrefetchForWrite(slot + 64 * i);
   PrefetchForWrite(&seg_->history(rank_)[t % (kHistoryPerSlot * ring_)]);
+  // After an Arrive, the first line of every member's slot of t (ticket, fingerprint, inline
+  // payload), for reading: a member that runs ahead has written it already.
+  if (read_all_)
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_) __builtin_prefetch(Slot(r, t), 0, 3);
 }
 
 void ShmGroup::PublishCpu() {

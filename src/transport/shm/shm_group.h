@@ -110,9 +110,12 @@ class ShmGroup : public PeerMemory {
   // At the end of an operation: asks for this rank's lines of its next arrival (the slot's first
   // lines, as many as the last arrival's payload filled, at most kPrefetchLines, and its history
   // entry), so that the next Announce finds them owned instead of waiting for the peers that read
-  // them to give them back (transport/sync/prefetch_write.h). Nothing while that slot is not known
-  // to be released (a full ring: its lines still hold data a peer has to read). A hint: changes
-  // nothing.
+  // them to give them back (transport/sync/prefetch_write.h); and, after an Arrive (which read
+  // every member's slot), the first line of every member's next slot, for reading: a member that
+  // runs ahead has written it already, and the transfer overlaps this rank's return and next call
+  // (docs/performance.md "The next arrival's lines, asked for early"). Nothing while that slot is
+  // not known to be released (a full ring: its lines still hold data a peer has to read). A hint:
+  // changes nothing.
   static constexpr size_t kPrefetchLines = 2;
   void PrefetchNextArrival() const;
   // `also_check`, when given, runs with the peer-death check while this rank sleeps (every 100 ms):
@@ -341,6 +344,7 @@ class ShmGroup : public PeerMemory {
   uint64_t last_share_ns_ = 0;  // LeaveSharedCpu's last move or yield
   uint64_t ticket_ = 0;         // this rank's arrivals so far
   size_t announced_bytes_ = 0;  // payload bytes of the last arrival (PrefetchNextArrival)
+  bool read_all_ = false;       // the last announcement was an Arrive (PrefetchNextArrival)
   uint64_t ring_ = 2;           // arrival slots per rank (RingSlots)
   uint64_t all_arrived_ = 0;    // the last ticket this rank saw every member arrive at
   mutable uint64_t released_known_ = 0;  // Released(u) holds for every u up to this (monotonic)
