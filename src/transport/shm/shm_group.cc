@@ -781,16 +781,22 @@ void ShmGroup::PrefetchNextArrival() const {
   const uint64_t t = ticket_ + 1;
   // Not while the slot's previous ticket may still be read (a full ring: the peers' unread data).
   if (t > ring_ && all_arrived_ + ring_ <= t && released_known_ < t - ring_) return;
-  const char* slot = reinterpret_cast<const char*>(Slot(rank_, t));
+  // Slot(r, t) for every r from one division: member r's ring starts ring_ slots after r - 1's.
+  const ArrivalSlot* first = Slot(0, t);
+  const char* slot = reinterpret_cast<const char*>(first + ring_ * static_cast<size_t>(rank_));
   const size_t lines =
       std::min((offsetof(ArrivalSlot, payload) + announced_bytes_ + 63) / 64, kPrefetchLines);
   for (size_t i = 0; i < lines; ++i) PrefetchForWrite(slot + 64 * i);
   PrefetchForWrite(&seg_->history(rank_)[t % (kHistoryPerSlot * ring_)]);
-  // After an Arrive, the first line of every member's slot of t (ticket, fingerprint, inline
-  // payload), for reading: a member that runs ahead has written it already.
-  if (read_all_)
-    for (int r = 0; r < size_; ++r)
-      if (r != rank_) __builtin_prefetch(Slot(r, t), 0, 3);
+  if (read_all_ && size_ > 1) PrefetchPeerSlots(first);
+}
+
+// After an Arrive, the first line of every other member's slot of the next ticket (its ticket,
+// fingerprint and inline payload), for reading: a member that runs ahead has written it already.
+// Apart from PrefetchNextArrival, whose one-rank path then stays as short as it was.
+void ShmGroup::PrefetchPeerSlots(const ArrivalSlot* first) const {
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) __builtin_prefetch(first + ring_ * static_cast<size_t>(r), 0, 3);
 }
 
 void ShmGroup::PublishCpu() {

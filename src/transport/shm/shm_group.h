@@ -295,6 +295,7 @@ class ShmGroup : public PeerMemory {
   ShmGroup() = default;
   ArrivalSlot* Slot(int r, uint64_t ticket) const;
   void PublishCpu();  // this thread's CPU into this member's DoneLine, when it changed
+  void PrefetchPeerSlots(const ArrivalSlot* first) const;  // PrefetchNextArrival's read part
   bool AllArrived(uint64_t ticket) const;
   // Every other member is done with ticket u (arrived later or marked it done): the slots of
   // ticket u + ring may be written.
