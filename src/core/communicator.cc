@@ -694,11 +694,6 @@ void CopyArrays(algo::OpArgs* a, int n, int rank, TaskArrays* t) {
 }
 }  // namespace
 
-namespace {
-// Set by Run on the thread that ran an operation that completed ahead of its peers; the task
-// that called Run hands the settle to its stream.
-}  // namespace
-
 void Communicator::DeferSettle(rt::Stream* stream, ThreadState& ts) {
   ts.ran_ahead = false;
   // Already pending on this stream: that settle, run later, covers this call too (it looks at what

@@ -21,8 +21,8 @@
 #include <utility>
 
 #include "common/clock.h"
-#include "common/thread_state.h"
 #include "common/status.h"
+#include "common/thread_state.h"
 
 namespace hostccl::rt {
 

@@ -426,7 +426,7 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
                            const std::function<Status()>* also_check, uint64_t missing_ticket, uint64_t seq) {
   if ((this->*ready)(arg)) return Status::Ok();
   const uint64_t start = NowNs();
-  if (!Oversubscribed(size_) && SpinPoll([&] { return (this->*ready)(arg); }, start, 2000)) return Status::Ok();
+  if (!Oversubscribed(size_) && SpinPoll([&] { return (this->*ready)(arg); }, start, kSpinNs)) return Status::Ok();
   uint64_t nap_us = 20;
   uint64_t next_check = start + 100000000;
   while (true) {
@@ -736,8 +736,6 @@ Status ShmGroup::PeerGone(int r) const {
   return Status(static_cast<Code>(code), std::string(s.gone_reason, strnlen(s.gone_reason, sizeof(s.gone_reason))));
 }
 
-constexpr uint64_t kMailSpinNs = 2000;
-
 Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadline deadline, const int* peer_list,
                          size_t npeers, std::string (*missing)(const void*)) {
   auto ready = [&] { return ready_fn(arg); };
@@ -748,7 +746,7 @@ Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadlin
   // the group's abort flag and looks only at those peers' `gone` words and pidfds.
   const uint64_t start = NowNs();
   const bool spin = !Oversubscribed(size_);
-  if (spin && SpinPoll(ready, start, kMailSpinNs)) return Status::Ok();
+  if (spin && SpinPoll(ready, start, kSpinNs)) return Status::Ok();
   const uint64_t yield_until = start + (spin ? 90000 : 200000);
   do {
     if (ready()) return Status::Ok();

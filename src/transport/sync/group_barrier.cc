@@ -33,7 +33,6 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
   // before were 68 us): on a machine busy with other work two ranks can share one core, and a
   // rank spinning there keeps its peer from arriving; 8 B isolated calls at 2 ranks then took
   // 200-670 us instead of ~1 us in some launches, 10-12 us with this bound (docs/performance.md).
-  constexpr uint64_t kSpinNs = 2000;
   if (opt.spin && SpinPoll(done, start, kSpinNs)) return Status::Ok();
   // Yield for a bounded time: with more ranks than cores (or a core shared with other work) the
   // peers need our core, and a runnable peer gets it at once, while a sleeping one needs a ~24 us

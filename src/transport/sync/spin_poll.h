@@ -15,6 +15,10 @@
 
 namespace hostccl::net {
 
+// The spin budget of the waits that start with SpinPoll (the inline attempt's has its own,
+// ShmGroup::kAttemptSpinNs, of the same length).
+inline constexpr uint64_t kSpinNs = 2000;
+
 // Looks at ready() until it holds (true) or budget_ns passed since `start` (false; a NowNs()
 // reading taken by the caller, who bounds its later phases from it too).
 template <typename F>
