@@ -1,5 +1,8 @@
 #include "algo/primitives.h"
 
+#include <cstring>
+#include <vector>
+
 #include "kernels/reduce.h"
 #include "transport/shm/shm_group.h"
 
@@ -83,6 +86,39 @@ Status HostArrive(Context& ctx, net::ShmGroup* g, int lo, const OpArgs& a, Deadl
 
 Deadline GraceDeadline(const Context& ctx, bool own, uint64_t grace_ns) {
   return own || ctx.deadline.infinite() ? ctx.deadline : Deadline::AtNs(ctx.deadline.at_ns() + grace_ns);
+}
+
+Status FlatFold(Context& ctx, const OpArgs& a, const void* own, uint64_t bytes, BlockRef (*block)(const OpArgs&, int),
+                const char* what) {
+  const int n = ctx.size;
+  if (n == 1) {
+    if (a.recv != own && bytes > 0) std::memcpy(a.recv, own, bytes);
+    return Status::Ok();
+  }
+  char* scratch = bytes > 0 ? static_cast<char*>(ctx.scratch->Get(bytes * static_cast<uint64_t>(n - 1))) : nullptr;
+  if (bytes > 0 && scratch == nullptr) return MakeStatus(Code::kMemory, "cannot allocate %s scratch", what);
+  thread_local std::vector<const void*> srcs;
+  srcs.resize(static_cast<size_t>(n));
+  Requests rq(ctx);
+  int slot = 0;
+  for (int r = 0; r < n; ++r) {
+    if (r == ctx.rank) {
+      srcs[static_cast<size_t>(r)] = own;
+      continue;
+    }
+    char* buf = scratch + static_cast<uint64_t>(slot++) * bytes;
+    srcs[static_cast<size_t>(r)] = buf;
+    HOSTCCL_RETURN_IF_ERROR(rq.Recv(r, buf, bytes));
+  }
+  // Sends to the ranks after this one first, so the ranks' sends are spread over their peers.
+  for (int k = 1; k < n; ++k) {
+    const int j = (ctx.rank + k) % n;
+    const BlockRef b = block(a, j);
+    HOSTCCL_RETURN_IF_ERROR(rq.Send(j, b.data, b.bytes));
+  }
+  HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
+  if (a.count > 0) FoldInputs(ctx, a.dtype, a.op, a.recv, srcs.data(), n, a.count);
+  return Status::Ok();
 }
 
 Status FinishAll(Context& ctx) {

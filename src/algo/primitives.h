@@ -34,6 +34,19 @@ void FoldInputs(const Context& ctx, DataType t, RedOp op, void* dst, const void*
 // product): chains then carry their running partials as fp32 (4 bytes per element on the wire).
 bool WidensFp32(const Context& ctx, DataType t, RedOp op);
 
+// The "flat" fold of AllReduce and ReduceScatter(V) over the transport, one message step: every
+// rank sends each peer j the block block(a, j) of its sendBuf (empty blocks travel as empty
+// messages, so every pair still compares fingerprints), receives one `bytes` block from every peer
+// into scratch and, once every message completed, folds the n blocks (its own, `own`, in its
+// place) in rank order into a.recv (a.count elements). One rank: `own` copied to a.recv. `what`
+// names the algorithm in the scratch allocation's error.
+struct BlockRef {
+  const void* data;
+  uint64_t bytes;
+};
+Status FlatFold(Context& ctx, const OpArgs& a, const void* own, uint64_t bytes, BlockRef (*block)(const OpArgs&, int),
+                const char* what);
+
 // Blocking helpers for simple steps.
 Status SendTo(Context& ctx, int peer, const void* buf, size_t len);
 Status RecvFrom(Context& ctx, int peer, void* buf, size_t len);

@@ -6,20 +6,17 @@
 //   Slots of an arrival stay readable until the owner's next arrival, so nothing else is needed:
 //   one arrival per operation. In place is safe (the inputs are read from the slots).
 // "flat": every rank sends its input to every other rank (one message step), receives the n-1
-//   others into scratch and folds all n in rank order into its recvBuf. Bytes per rank: sends and
+//   others into scratch and folds all n in rank order into its recvBuf (FlatFold,
+//   algo/primitives.h, shared with ReduceScatter's "flat"). Bytes per rank: sends and
 //   receives (n-1) x S; latency one hop. Every pair exchanges a message, so a rank whose
 //   fingerprint differs is seen by every other rank. In place is safe (peers' inputs land in
 //   scratch; the own input is read at the index being written).
 // Preconditions: "shm_inline": ctx.shm and S <= 4 KiB (its registry max_bytes: the selector
 //   gives a larger call to the default rules, even when forced; called anyway it fails with kInternal). "flat": a transport; scratch of (n-1) x S.
 // Example: 2 ranks, 8 B fp32 SUM: rank 0 arrives with {x0}, rank 1 with {x1}; both compute x0 + x1.
-#include <cstring>
-#include <vector>
-
 #include "algo/allreduce/allreduce_algorithms.h"
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
-#include "kernels/reduce.h"
 
 namespace hostccl::algo {
 
@@ -28,32 +25,9 @@ Status AllReduceShmInline(Context& ctx, const OpArgs& a) {
 }
 
 Status AllReduceFlat(Context& ctx, const OpArgs& a) {
-  const int n = ctx.size;
-  const uint64_t bytes = a.bytes();
-  if (n == 1) {
-    if (a.recv != a.send) std::memcpy(a.recv, a.send, bytes);
-    return Status::Ok();
-  }
-  char* scratch = static_cast<char*>(ctx.scratch->Get(bytes * static_cast<uint64_t>(n - 1)));
-  if (scratch == nullptr) return Status(Code::kMemory, "cannot allocate flat allreduce scratch");
-  thread_local std::vector<const void*> srcs;
-  srcs.resize(static_cast<size_t>(n));
-  Requests rq(ctx);
-  int block = 0;
-  for (int r = 0; r < n; ++r) {
-    if (r == ctx.rank) {
-      srcs[static_cast<size_t>(r)] = a.send;
-      continue;
-    }
-    char* buf = scratch + static_cast<uint64_t>(block++) * bytes;
-    srcs[static_cast<size_t>(r)] = buf;
-    HOSTCCL_RETURN_IF_ERROR(rq.Recv(r, buf, bytes));
-  }
-  // Sends to the ranks after this one first, so rank r's sends are spread over its peers.
-  for (int k = 1; k < n; ++k) HOSTCCL_RETURN_IF_ERROR(rq.Send((ctx.rank + k) % n, a.send, bytes));
-  HOSTCCL_RETURN_IF_ERROR(rq.WaitAll());
-  FoldInputs(ctx, a.dtype, a.op, a.recv, srcs.data(), n, a.count);
-  return Status::Ok();
+  // Every peer gets the whole sendBuf.
+  auto whole = [](const OpArgs& x, int) { return BlockRef{x.send, x.bytes()}; };
+  return FlatFold(ctx, a, a.send, a.bytes(), whole, "flat allreduce");
 }
 
 }  // namespace hostccl::algo
