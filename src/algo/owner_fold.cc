@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "algo/primitives.h"
+#include "common/thread_state.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
@@ -49,7 +50,7 @@ Status OwnerFold(Context& ctx, const OpArgs& a, const OwnerSlices& s, char* out,
     HOSTCCL_RETURN_IF_ERROR(hooks.all_posted());
   }
 
-  thread_local std::vector<const void*> srcs;
+  thread_local ExitMarked<std::vector<const void*>> srcs;
   srcs.resize(static_cast<size_t>(n));
   for (uint64_t c = 0; c < mine; ++c) {
     for (int r = 0; r < n; ++r) {

@@ -6,6 +6,7 @@
 #include "algo/primitives.h"
 #include "algo/rank_scratch.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 #include "kernels/reduce.h"
 
@@ -27,11 +28,11 @@ Status FoldPeersTo(Context& ctx, net::PeerMemory* g, const OpArgs& a, uint64_t b
   const char* base_stack[kStackRanks];
   const void* srcs_stack[kStackRanks];
   const char** base = RankScratch(base_stack, n, []() -> auto& {
-    thread_local std::vector<const char*> v;
+    thread_local ExitMarked<std::vector<const char*>> v;
     return v;
   });
   const void** srcs = RankScratch(srcs_stack, n, []() -> auto& {
-    thread_local std::vector<const void*> v;
+    thread_local ExitMarked<std::vector<const void*>> v;
     return v;
   });
   std::string why;
@@ -132,7 +133,7 @@ Status ShmInlineFold(Context& ctx, const OpArgs& a, uint64_t in_bytes, uint64_t 
   const uint64_t off = begin * DataTypeSize(a.dtype);
   const void* stack[kStackRanks];
   const void** in = RankScratch(stack, static_cast<size_t>(ctx.size), []() -> auto& {
-    thread_local std::vector<const void*> v;
+    thread_local ExitMarked<std::vector<const void*>> v;
     return v;
   });
   for (int r = 0; r < ctx.size; ++r) in[r] = g->ArrivedPayload(r, t) + off;

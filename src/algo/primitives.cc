@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/thread_state.h"
 #include "kernels/reduce.h"
 #include "transport/shm/shm_group.h"
 
@@ -97,7 +98,7 @@ Status FlatFold(Context& ctx, const OpArgs& a, const void* own, uint64_t bytes, 
   }
   char* scratch = bytes > 0 ? static_cast<char*>(ctx.scratch->Get(bytes * static_cast<uint64_t>(n - 1))) : nullptr;
   if (bytes > 0 && scratch == nullptr) return MakeStatus(Code::kMemory, "cannot allocate %s scratch", what);
-  thread_local std::vector<const void*> srcs;
+  thread_local ExitMarked<std::vector<const void*>> srcs;
   srcs.resize(static_cast<size_t>(n));
   Requests rq(ctx);
   int slot = 0;

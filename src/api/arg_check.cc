@@ -5,6 +5,7 @@
 
 #include "common/dtype.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "common/tls_ref.h"
 #include "common/v_arrays.h"
 #include "core/profiles.h"
@@ -725,10 +726,10 @@ struct FastMemo {
 };
 thread_local FastMemo t_memo;
 static_assert(std::is_trivially_destructible_v<FastMemo>, "t_memo's accesses must need no init guard");
-thread_local core::PreparedCall t_memo_prepared[kMemoEntries];
+thread_local ExitMarked<core::PreparedCall> t_memo_prepared[kMemoEntries];
 // What entry i's V arrays held, in field order (the caller may change them in place); kept apart
 // from t_memo so that only V calls pay for a thread_local with a destructor.
-thread_local std::vector<uint64_t> t_memo_arrays[kMemoEntries];
+thread_local ExitMarked<std::vector<uint64_t>> t_memo_arrays[kMemoEntries];
 
 // Arrays longer than this (all of a call's together, in words) are checked every time.
 constexpr uint64_t kMemoArrayWords = 4096;
@@ -796,6 +797,7 @@ FastCheck::FastCheck(const OpCall& c) {
   }
   const uint64_t gen = rt::AllocationGeneration();
   ThreadState& ts = ThisThread();  // the lookups' answers (the memo's entries hold the rest)
+  if (ts.exiting) return;  // CheckOp refuses the call
   thread_ = &ts;
   for (int k = 0; k < kMemoEntries; ++k) {
     const int i = k == 0 ? m.last : k - 1 < m.last ? k - 1 : k;  // the last match first
@@ -853,7 +855,15 @@ algo::OpArgs ToArgs(const OpCall& c) {
   };
 }
 
+Status RefuseAtThreadExit(const char* fn) {
+  if (!ThisThread().exiting) return Status::Ok();
+  return Reject(fn, -1, Status(Code::kInternal, "called while this thread exits, from a thread_local destructor that runs after "
+                                                "hostccl's per-thread state was destroyed; nothing was enqueued (issue operations "
+                                                "before the thread ends; HcclCommDestroy still works there)"));
+}
+
 Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
+  HOSTCCL_RETURN_IF_ERROR(RefuseAtThreadExit(FindOp(c.kind)->api));
   if (FastChecked f; !group_entry && CheckFast(c, &f)) {
     *out = Checked{f.comm->shared_from_this(), f.stream, std::move(f.send_alloc), std::move(f.recv_alloc), false};
     return Status::Ok();
@@ -952,6 +962,7 @@ Status CheckBatch(const BatchItem* items, uint32_t n, void* comm_handle, void* s
                   algo::OpArgs* args) {
   const char* fn = "HcclBatchSendRecv";
   *out = Checked();
+  HOSTCCL_RETURN_IF_ERROR(RefuseAtThreadExit(fn));
   if (n == 0) {
     out->done = true;
     return Status::Ok();

@@ -143,5 +143,10 @@ algo::OpArgs ToArgs(const OpCall& c);
 
 // Logs and returns `st` (one line, error level): "<fn>(rank r): <message>".
 Status Reject(const char* fn, int rank, Status st);
+// An operation called while its thread exits, from a thread_local destructor of the program that
+// runs after the library's per-thread state was destroyed (common/thread_state.h, ExitMarked):
+// kInternal, named through Reject; nothing is enqueued. Ok otherwise. CheckOp, CheckBatch,
+// HcclBarrier and HcclGroupStart ask first.
+Status RefuseAtThreadExit(const char* fn);
 
 }  // namespace hostccl::api

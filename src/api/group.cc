@@ -9,6 +9,7 @@
 #include "api/result.h"
 #include "common/log.h"
 #include "common/ops.h"
+#include "common/thread_state.h"
 
 namespace hostccl::api {
 namespace {
@@ -26,7 +27,7 @@ struct GroupState {
   std::vector<Deferred> calls;
 };
 
-thread_local GroupState t_group;
+thread_local ExitMarked<GroupState> t_group;
 // Threads whose group is open (depth > 0): while none is, GroupDepth answers without touching
 // thread-local storage (every operator call asks). A thread always sees its own increment.
 std::atomic<int> g_open_groups{0};
@@ -110,6 +111,7 @@ Status RunGroup(std::vector<Deferred>& calls, bool p2p) {
 int GroupDepth() { return g_open_groups.load(std::memory_order_relaxed) == 0 ? 0 : t_group.depth; }
 
 HcclResult GroupStart() {
+  if (Status st = RefuseAtThreadExit("HcclGroupStart"); !st.ok()) return ToResult(st);
   if (t_group.depth++ == 0) g_open_groups.fetch_add(1, std::memory_order_relaxed);
   return HCCL_SUCCESS;
 }

@@ -276,6 +276,7 @@ HOSTCCL_API HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult* asyncErr
 HOSTCCL_API HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
   return Guard(__func__, [&] {
     if (hostccl::api::GroupDepth() > 0) return hostccl::api::GroupRejectCall("HcclBarrier", comm);
+    if (Status st = hostccl::api::RefuseAtThreadExit("HcclBarrier"); !st.ok()) return hostccl::api::ToResult(st);
     if (comm == nullptr || stream == nullptr) return Fail("HcclBarrier", -1, Status(Code::kPtr, "comm or stream is NULL"));
     auto c = core::LookupComm(comm);
     if (!c) return Fail("HcclBarrier", -1, Status(Code::kPara, "comm is not a live communicator"));

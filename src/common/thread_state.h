@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "common/tls_ref.h"
 
@@ -39,11 +40,38 @@ struct ThreadState {
   void* stream_handle = nullptr;
   void* stream = nullptr;
   uint64_t stream_generation = 0;
+  // ExitMarked below: a thread_local of the library with a destructor was destroyed (the thread
+  // is exiting); api/hccl_ops_api.cc then refuses operations.
+  bool exiting = false;
 };
 
 inline thread_local constinit ThreadState t_thread_state;
 
 // This thread's block: one descriptor call; keep the reference for the rest of the function.
 inline ThreadState& ThisThread() { return TlsRef(t_thread_state); }
+
+// The type of every thread_local of the library that has a destructor. At a thread's exit the
+// C++ runtime destroys its thread_locals in the reverse order of their construction, so one of
+// the program's, constructed before the thread's first HCCL call, is destroyed after the
+// library's, and its destructor may still call the library (an RAII wrapper that destroys its
+// communicator). Going, an ExitMarked object leaves itself empty (a later use finds an empty
+// container or reference, not freed memory) and marks the thread `exiting`: operations are then
+// refused with an error, while HcclCommDestroy, aclrtDestroyStream, aclrtSynchronizeStream and
+// aclrtFree still work (docs/runtime.md "Calls at thread exit").
+template <typename T>
+struct ExitMarked : T {
+  using T::T;
+  using T::operator=;
+  ExitMarked() = default;
+  ExitMarked(const ExitMarked&) = delete;
+  ExitMarked& operator=(const ExitMarked&) = delete;
+  ~ExitMarked() {
+    // Swapped with a new object, which frees what this one held, rather than assigned: a moved-to
+    // std::string keeps its buffer, which its destructor would then free under it.
+    T fresh;
+    std::swap(static_cast<T&>(*this), fresh);
+    t_thread_state.exiting = true;
+  }
+};
 
 }  // namespace hostccl

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/status.h"
 #include "common/tls_ref.h"
+#include "common/thread_state.h"
 #include "common/v_arrays.h"
 #include "common/wait_note.h"
 #include "core/flight_recorder.h"
@@ -872,7 +873,7 @@ Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& c
   // from its matrix): its attempt reads this thread's copy, made now. A queued task (also one whose
   // attempt gave up) takes its own copy, from the communicator's pool, before the call returns.
   if (args.kind == CollKind::kAlltoAllV || args.kind == CollKind::kAlltoAllVC) {
-    thread_local TaskArrays t_call_arrays;
+    thread_local ExitMarked<TaskArrays> t_call_arrays;
     CopyArrays(&args, size_, rank_, &t_call_arrays);
   }
   return Submit(stream, fp, args, attempt, ts, [&] {
@@ -1114,7 +1115,7 @@ namespace {
 // thread's next lookup after a registry change and dropped by the thread's own UnregisterComm.
 // Touched only when the answer changes: every call compares the handle and the registry's
 // generation in the thread's block (ThreadState::comm_*, plain data, no init guard).
-thread_local std::shared_ptr<Communicator> t_cached_ref;
+thread_local ExitMarked<std::shared_ptr<Communicator>> t_cached_ref;
 }  // namespace
 
 Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
@@ -1140,6 +1141,11 @@ Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
 }
 
 std::shared_ptr<Communicator> LookupComm(void* handle) {
+  if (ThisThread().exiting) {  // nothing cached: t_cached_ref is gone (common/thread_state.h ExitMarked)
+    std::lock_guard<std::mutex> lk(g_reg_mu);
+    auto it = Registry().find(reinterpret_cast<uintptr_t>(handle));
+    return it != Registry().end() ? it->second : nullptr;
+  }
   Communicator* c = LookupCommForCall(handle);
   return c != nullptr ? c->shared_from_this() : nullptr;
 }

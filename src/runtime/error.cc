@@ -5,11 +5,12 @@
 #include <cstdio>
 
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "runtime/runtime.h"
 
 namespace hostccl::rt {
 namespace {
-thread_local std::string tl_recent_error;
+thread_local ExitMarked<std::string> tl_recent_error;
 }  // namespace
 
 void SetRecentError(const std::string& msg) { tl_recent_error = msg; }

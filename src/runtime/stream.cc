@@ -9,6 +9,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
@@ -460,7 +461,7 @@ struct SyncCached {
   uint64_t generation = 0;
   std::shared_ptr<StreamImpl> stream;
 };
-thread_local SyncCached t_sync_cached;
+thread_local ExitMarked<SyncCached> t_sync_cached;
 }  // namespace
 
 int DestroyStream(void* handle) {
@@ -503,7 +504,7 @@ int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* o
     uint64_t generation = 0;
     std::weak_ptr<StreamImpl> stream;
   };
-  thread_local Cached cached;
+  thread_local ExitMarked<Cached> cached;
   if (handle == cached.handle && cached.generation == r.generation.load(std::memory_order_acquire)) {
     if (auto s = cached.stream.lock()) {
       *out = std::move(s);
@@ -532,7 +533,8 @@ int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
     const uint64_t generation = Reg().generation.load(std::memory_order_acquire);
     if (int rc = ResolveStream(handle, func, &held); rc != kAclSuccess) return rc;
     s = held.get();
-    if (handle != nullptr) {
+    // Not while the thread exits: the emptied cache would keep the stream alive (ExitMarked).
+    if (handle != nullptr && !ThisThread().exiting) {
       c.handle = handle;
       c.generation = generation;
       c.stream = held;

@@ -27,6 +27,7 @@
 
 #include "algo/allgather/allgather_algorithms.h"
 #include "algo/primitives.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 
 namespace hostccl::algo {
@@ -70,8 +71,8 @@ Status AllGatherNode(Context& ctx, const OpArgs& in) {
   }
   HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
   if (leader && K > 1) {
-    thread_local std::vector<int> members;
-    thread_local std::vector<uint64_t> off, len;
+    thread_local ExitMarked<std::vector<int>> members;
+    thread_local ExitMarked<std::vector<uint64_t>> off, len;
     members.resize(static_cast<size_t>(K));
     off.resize(static_cast<size_t>(K));
     len.resize(static_cast<size_t>(K));

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "algo/allgather/allgather_algorithms.h"
+#include "common/thread_state.h"
 
 namespace hostccl::algo {
 
@@ -39,8 +40,8 @@ Status RingGather(Context& ctx, const int* members, int m, int me, const uint64_
     int block;
     uint64_t lo, n;
   };
-  thread_local std::vector<Piece> pieces;
-  thread_local std::vector<net::RequestId> recvs, sends;
+  thread_local ExitMarked<std::vector<Piece>> pieces;
+  thread_local ExitMarked<std::vector<net::RequestId>> recvs, sends;
   pieces.clear();
   recvs.clear();
   sends.clear();
@@ -81,8 +82,8 @@ Status AllGatherRing(Context& ctx, const OpArgs& in) {
   char* own = recv + static_cast<uint64_t>(ctx.rank) * bytes;
   if (a.send != own) std::memcpy(own, a.send, bytes);
   if (n == 1) return Status::Ok();
-  thread_local std::vector<int> members;
-  thread_local std::vector<uint64_t> off, len;
+  thread_local ExitMarked<std::vector<int>> members;
+  thread_local ExitMarked<std::vector<uint64_t>> off, len;
   members.resize(static_cast<size_t>(n));
   off.resize(static_cast<size_t>(n));
   len.assign(static_cast<size_t>(n), bytes);

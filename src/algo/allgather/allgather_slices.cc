@@ -36,6 +36,7 @@
 #include "algo/allgather/allgather_algorithms.h"
 #include "algo/peer_fold.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 #include "transport/peer_memory.h"
 
@@ -103,8 +104,8 @@ Status PushBlocks(Context& ctx, net::PeerMemory* g, const void* send, char* recv
   if (!TakesPieces(ctx, g)) return g->Barrier(ctx.rank, ctx.deadline, ctx.fp.seq);
   const int n = ctx.size;
   const size_t un = static_cast<size_t>(n);
-  thread_local std::vector<char*> recvs, dsts;
-  thread_local std::vector<ClaimCopy> items;
+  thread_local ExitMarked<std::vector<char*>> recvs, dsts;
+  thread_local ExitMarked<std::vector<ClaimCopy>> items;
   recvs.assign(un, nullptr);
   dsts.assign(un * un, nullptr);
   items.assign(un, ClaimCopy{});
@@ -147,7 +148,7 @@ enum class Dir { kPush, kPull };
 
 Status Gather(Context& ctx, net::PeerMemory* g, const OpArgs& a, Dir dir) {
   const size_t n = static_cast<size_t>(ctx.size);
-  thread_local std::vector<uint64_t> off, len;
+  thread_local ExitMarked<std::vector<uint64_t>> off, len;
   off.resize(n);
   len.assign(n, a.bytes());
   for (size_t r = 0; r < n; ++r) off[r] = r * a.bytes();

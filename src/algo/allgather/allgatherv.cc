@@ -31,6 +31,7 @@
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 
 namespace hostccl::algo {
 void VBlocks(const Context& ctx, const OpArgs& a, std::vector<uint64_t>* off, std::vector<uint64_t>* len) {
@@ -47,7 +48,7 @@ void VBlocks(const Context& ctx, const OpArgs& a, std::vector<uint64_t>* off, st
 Status AllGatherVDirect(Context& ctx, const OpArgs& a) {
   net::LocalGroup* g = ctx.local;
   HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct allgatherv needs every rank in this process"));
-  thread_local std::vector<uint64_t> off, len;
+  thread_local ExitMarked<std::vector<uint64_t>> off, len;
   VBlocks(ctx, a, &off, &len);
   return PushBlocks(ctx, g, a.send, static_cast<char*>(a.recv), off.data(), len.data());
 }
@@ -57,7 +58,7 @@ namespace {
 Status Shm(Context& ctx, const OpArgs& a, bool push) {
   net::ShmGroup* g = ctx.shm;
   HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm allgatherv needs a shared segment"));
-  thread_local std::vector<uint64_t> off, len;
+  thread_local ExitMarked<std::vector<uint64_t>> off, len;
   VBlocks(ctx, a, &off, &len);
   int unshared = -1;
   for (int r = 0; r < ctx.size && unshared < 0; ++r)
@@ -83,7 +84,7 @@ Status AllGatherVShmPull(Context& ctx, const OpArgs& a) { return Shm(ctx, a, fal
 Status AllGatherVShmInline(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
   if (g == nullptr) return Status(Code::kInternal, "shm_inline allgatherv needs a shared segment");
-  thread_local std::vector<uint64_t> off, len;
+  thread_local ExitMarked<std::vector<uint64_t>> off, len;
   VBlocks(ctx, a, &off, &len);
   if (*std::max_element(len.begin(), len.end()) > net::ShmGroup::kInlineBytes) {
     if (g->FirstUse("allgatherv shm_inline -> shm"))
@@ -105,7 +106,7 @@ Status AllGatherVShmInline(Context& ctx, const OpArgs& a) {
 
 Status AllGatherVFlat(Context& ctx, const OpArgs& a) {
   const int n = ctx.size;
-  thread_local std::vector<uint64_t> off, len;
+  thread_local ExitMarked<std::vector<uint64_t>> off, len;
   VBlocks(ctx, a, &off, &len);
   char* recv = static_cast<char*>(a.recv);
   const size_t me = static_cast<size_t>(ctx.rank);
@@ -122,8 +123,8 @@ Status AllGatherVFlat(Context& ctx, const OpArgs& a) {
 
 Status AllGatherVRing(Context& ctx, const OpArgs& a) {
   const int n = ctx.size;
-  thread_local std::vector<uint64_t> off, len;
-  thread_local std::vector<int> members;
+  thread_local ExitMarked<std::vector<uint64_t>> off, len;
+  thread_local ExitMarked<std::vector<int>> members;
   VBlocks(ctx, a, &off, &len);
   char* recv = static_cast<char*>(a.recv);
   const size_t me = static_cast<size_t>(ctx.rank);

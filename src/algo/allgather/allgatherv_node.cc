@@ -34,6 +34,7 @@
 
 #include "algo/allgather/allgather_algorithms.h"
 #include "algo/primitives.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 
 namespace hostccl::algo {
@@ -46,7 +47,7 @@ Status AllGatherVNode(Context& ctx, const OpArgs& a) {
   const int K = L.nodes(), j = L.mine, n = ctx.size;
   const int lo = L.first[static_cast<size_t>(j)], hi = L.first[static_cast<size_t>(j) + 1];
   const bool leader = ctx.rank == lo;
-  thread_local std::vector<uint64_t> off, len;
+  thread_local ExitMarked<std::vector<uint64_t>> off, len;
   VBlocks(ctx, a, &off, &len);
   const size_t me = static_cast<size_t>(ctx.rank);
   char* recv = static_cast<char*>(a.recv);

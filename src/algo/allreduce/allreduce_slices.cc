@@ -36,6 +36,7 @@
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 
 namespace hostccl::algo {
@@ -54,7 +55,7 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
   piece = (piece + align - 1) / align * align;
   const uint64_t pieces = (a.count + piece - 1) / piece;
   Status st;
-  thread_local std::vector<char*> dsts;
+  thread_local ExitMarked<std::vector<char*>> dsts;
   dsts.assign(static_cast<size_t>(n), nullptr);
   std::string why;
   for (int r = 0; r < n && st.ok(); ++r) {

@@ -26,6 +26,7 @@
 
 #include "algo/alltoall/alltoall_algorithms.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 
 namespace hostccl::algo {
 
@@ -45,7 +46,7 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   uint64_t send_total = 0;
   for (int j = 0; j < n; ++j) send_total += b.SendCount(j);
   const bool fits = send_total <= (limit - header) / (es ? es : 1);
-  thread_local std::vector<uint64_t> stage;  // 8-byte aligned: the arrays are read in place
+  thread_local ExitMarked<std::vector<uint64_t>> stage;  // 8-byte aligned: the arrays are read in place
   stage.resize((limit + sizeof(uint64_t) - 1) / sizeof(uint64_t));
   char* p = reinterpret_cast<char*>(stage.data());
   const uint64_t flag = fits ? 1 : 0;
@@ -76,7 +77,7 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   }
   constexpr int kStack = 64;
   const uint64_t* rows_stack[kStack];
-  thread_local std::vector<const uint64_t*> rows_heap;
+  thread_local ExitMarked<std::vector<const uint64_t*>> rows_heap;
   const uint64_t** rows = rows_stack;
   if (v) {
     if (n > kStack) {

@@ -38,6 +38,7 @@
 #include "algo/alltoall/alltoall_algorithms.h"
 #include "algo/peer_fold.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 #include "transport/peer_memory.h"
 
@@ -56,10 +57,10 @@ Status Push(Context& ctx, net::PeerMemory* g, const OpArgs& a, const uint64_t* c
   const int n = ctx.size;
   const size_t un = static_cast<size_t>(n);
   const uint64_t es = DataTypeSize(a.dtype);
-  thread_local std::vector<const char*> sends;
-  thread_local std::vector<char*> recvs, dsts;
-  thread_local std::vector<ClaimCopy> items;
-  thread_local std::vector<uint64_t> col;  // AlltoAllVC: rank j's receive displacement of the next source
+  thread_local ExitMarked<std::vector<const char*>> sends;
+  thread_local ExitMarked<std::vector<char*>> recvs, dsts;
+  thread_local ExitMarked<std::vector<ClaimCopy>> items;
+  thread_local ExitMarked<std::vector<uint64_t>> col;  // AlltoAllVC: rank j's receive displacement of the next source
   sends.assign(un, nullptr);
   recvs.assign(un, nullptr);
   items.assign(un * un, ClaimCopy{});
@@ -140,7 +141,7 @@ Status Copy(Context& ctx, net::PeerMemory* g, const OpArgs& a, size_t offset, si
   // AlltoAllV: the rows published in the exchange, checked pair by pair on every rank.
   constexpr int kStack = 64;
   const uint64_t* rows_stack[kStack];
-  thread_local std::vector<const uint64_t*> rows_heap;
+  thread_local ExitMarked<std::vector<const uint64_t*>> rows_heap;
   const uint64_t** rows = rows_stack;
   if (a.kind == CollKind::kAlltoAllV) {
     if (n > kStack) {

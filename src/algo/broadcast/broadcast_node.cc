@@ -24,6 +24,7 @@
 #include "algo/broadcast/broadcast_algorithms.h"
 #include "algo/pipeline.h"
 #include "algo/primitives.h"
+#include "common/thread_state.h"
 
 namespace hostccl::algo {
 namespace {
@@ -37,7 +38,7 @@ Status Acknowledge(Context& ctx, const OpArgs& a, int K, int jr, const LeaderOf&
     HOSTCCL_RETURN_IF_ERROR(SendTo(ctx, a.root, &kByte, 1));
     return AwaitRootDone(ctx, a.root);
   }
-  thread_local std::vector<uint8_t> acks;
+  thread_local ExitMarked<std::vector<uint8_t>> acks;
   acks.assign(static_cast<size_t>(K), 0);
   Requests rq(ctx);
   for (int h = 0; h < K; ++h)

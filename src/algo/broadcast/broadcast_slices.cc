@@ -23,6 +23,7 @@
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 #include "transport/peer_memory.h"
 
@@ -39,7 +40,7 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
     std::string why;
     const char* src = static_cast<const char*>(a.root == ctx.rank ? a.send : g->PeerSend(a.root, &why));
     if (src == nullptr) st = Status(Code::kRemote, why);
-    thread_local std::vector<char*> dsts;
+    thread_local ExitMarked<std::vector<char*>> dsts;
     dsts.clear();
     for (int r = 0; r < n && st.ok(); ++r) {
       if (r == a.root) continue;

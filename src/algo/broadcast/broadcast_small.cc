@@ -29,6 +29,7 @@
 #include "algo/broadcast/broadcast_algorithms.h"
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
+#include "common/thread_state.h"
 
 namespace hostccl::algo {
 
@@ -49,7 +50,7 @@ Status BroadcastFlat(Context& ctx, const OpArgs& a) {
   Requests rq(ctx);
   static const uint8_t kAck = 1;
   if (ctx.rank == a.root) {
-    thread_local std::vector<uint8_t> acks;
+    thread_local ExitMarked<std::vector<uint8_t>> acks;
     acks.assign(static_cast<size_t>(n), 0);
     for (int k = 1; k < n; ++k) HOSTCCL_RETURN_IF_ERROR(rq.Send((a.root + k) % n, a.send, bytes));
     for (int k = 1; k < n; ++k) {

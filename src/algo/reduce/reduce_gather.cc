@@ -16,6 +16,7 @@
 
 #include "algo/primitives.h"
 #include "algo/reduce/reduce_algorithms.h"
+#include "common/thread_state.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
@@ -40,7 +41,7 @@ Status ReduceGather(Context& ctx, const ReduceArgs& a) {
   }
   char* scratch = static_cast<char*>(ctx.scratch->Get(chunk * es * static_cast<uint64_t>(n - 1)));
   if (scratch == nullptr) return Status(Code::kMemory, "cannot allocate gather scratch");
-  thread_local std::vector<const void*> srcs;
+  thread_local ExitMarked<std::vector<const void*>> srcs;
   srcs.resize(static_cast<size_t>(n));
   for (uint64_t off = 0; off < a.count; off += chunk) {
     uint64_t len = std::min(chunk, a.count - off);

@@ -26,6 +26,7 @@
 #include "algo/primitives.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
@@ -131,7 +132,7 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
     return st;
   }
   HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq, &progress));
-  thread_local std::vector<const void*> srcs;
+  thread_local ExitMarked<std::vector<const void*>> srcs;
   for (uint64_t c = 0; c < nchunks; ++c) {
     uint64_t b = 0, e = 0;
     PartRange(len(c), m, li, std::max<uint64_t>(1, 64 / es), &b, &e);

@@ -30,6 +30,7 @@
 #include "algo/rank_scratch.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
@@ -56,7 +57,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
     // Small, root: every input is in the segment; fold alone, then release the slots.
     const void* stack[kStackRanks];
     const void** in = RankScratch(stack, static_cast<size_t>(ctx.size), []() -> auto& {
-      thread_local std::vector<const void*> v;
+      thread_local ExitMarked<std::vector<const void*>> v;
       return v;
     });
     for (int r = 0; r < ctx.size; ++r) in[r] = r == ctx.rank ? a.send : g->ArrivedPayload(r, t);

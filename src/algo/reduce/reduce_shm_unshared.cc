@@ -31,6 +31,7 @@
 #include "algo/primitives.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/reduce.h"
 #include "transport/shm/cma.h"
 
@@ -67,8 +68,8 @@ Status ReduceCma(Context& ctx, const ReduceArgs& a) {
   const int n = ctx.size;
   const uint64_t es = DataTypeSize(a.dtype);
   std::string why;
-  thread_local std::vector<const char*> direct;
-  thread_local std::vector<const void*> srcs;
+  thread_local ExitMarked<std::vector<const char*>> direct;
+  thread_local ExitMarked<std::vector<const void*>> srcs;
   direct.assign(static_cast<size_t>(n), nullptr);
   srcs.resize(static_cast<size_t>(n));
   int remote = 0;
@@ -130,8 +131,8 @@ Status ReduceStaging(Context& ctx, const ReduceArgs& a) {
   auto in_slot = [&](int r, uint64_t c) { return g->Staging() + (2 * static_cast<uint64_t>(r) + c % 2) * slot_bytes; };
   auto out_slot = [&](uint64_t c) { return g->Staging() + (2 * static_cast<uint64_t>(n) + c % 2) * slot_bytes; };
   std::string why;
-  thread_local std::vector<const char*> direct;
-  thread_local std::vector<const void*> srcs;
+  thread_local ExitMarked<std::vector<const char*>> direct;
+  thread_local ExitMarked<std::vector<const void*>> srcs;
   direct.assign(static_cast<size_t>(n), nullptr);
   srcs.resize(static_cast<size_t>(n));
   // Staged: every rank whose sendBuf is not shareable (the same set on every rank).

@@ -40,6 +40,7 @@
 #include "algo/primitives.h"
 #include "algo/reducescatter/reducescatter_algorithms.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::algo {
@@ -74,7 +75,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   uint64_t ticket = 0;
   HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket));
   const uint8_t mappable = g->FirstUnmappable(/*recv_too=*/false) < 0 ? 1 : 0;
-  thread_local std::vector<uint8_t> flags;
+  thread_local ExitMarked<std::vector<uint8_t>> flags;
   flags.assign(static_cast<size_t>(om), 0);
   {
     Requests rq(ctx);
@@ -106,7 +107,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   auto piece = [&](uint64_t len, uint64_t c) { return std::min(chunk, len - c * chunk); };
 
   // Every rank's sendBuf of this host, mapped (index = rank - lo).
-  thread_local std::vector<const char*> base;
+  thread_local ExitMarked<std::vector<const char*>> base;
   base.assign(static_cast<size_t>(m), nullptr);
   for (int k = 0; k < m; ++k) {
     std::string why;
@@ -115,7 +116,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
     base[static_cast<size_t>(k)] = static_cast<const char*>(p);
   }
   // Left fold of `pre` (if given) then this host's inputs at element e, into dst.
-  thread_local std::vector<const void*> srcs;
+  thread_local ExitMarked<std::vector<const void*>> srcs;
   auto fold_host = [&](char* dst, const char* pre, uint64_t e, uint64_t cnt) {
     srcs.clear();
     if (pre != nullptr) srcs.push_back(pre);
@@ -130,7 +131,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   }
   char* out = staged ? staged.get() : static_cast<char*>(a.recv);
   const uint64_t own_at = BlockAt(a, r), own_len = BlockLen(a, r);
-  thread_local std::vector<net::RequestId> sends, recvs;
+  thread_local ExitMarked<std::vector<net::RequestId>> sends, recvs;
   sends.clear();
   recvs.clear();
   Status st;
@@ -183,7 +184,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
       p += l * es;
     }
     // Part B: P0 and the raw inputs in rank order, chunk by chunk as they land.
-    thread_local std::vector<const void*> in;
+    thread_local ExitMarked<std::vector<const void*>> in;
     for (uint64_t c = 0; c < pieces(bl) && st.ok(); ++c) {
       const uint64_t e = own_at + al + c * chunk, cnt = piece(bl, c);
       in.clear();

@@ -26,6 +26,7 @@
 
 #include "algo/primitives.h"
 #include "algo/scatter/scatter_algorithms.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 
 namespace hostccl::algo {
@@ -71,7 +72,7 @@ Status ScatterNode(Context& ctx, const OpArgs& a) {
   if (root) {
     const char* send = static_cast<const char*>(a.send);
     CopyBlock(static_cast<char*>(a.recv), send + static_cast<uint64_t>(a.root) * bytes, bytes);
-    thread_local std::vector<uint8_t> acks;
+    thread_local ExitMarked<std::vector<uint8_t>> acks;
     acks.assign(static_cast<size_t>(n), 0);
     Requests rq(ctx);
     for (int k = 1; k < n; ++k) {

@@ -26,6 +26,7 @@
 #include "algo/primitives.h"
 #include "algo/scatter/scatter_algorithms.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 
 namespace hostccl::algo {
 
@@ -53,7 +54,7 @@ Status ScatterFlat(Context& ctx, const OpArgs& a) {
     const char* mine = send + static_cast<uint64_t>(a.root) * bytes;
     if (mine != a.recv) std::memcpy(a.recv, mine, bytes);
     if (n == 1) return Status::Ok();
-    thread_local std::vector<uint8_t> acks;
+    thread_local ExitMarked<std::vector<uint8_t>> acks;
     acks.assign(static_cast<size_t>(n), 0);
     Requests rq(ctx);
     for (int k = 1; k < n; ++k) {

@@ -60,6 +60,7 @@
 #include "algo/sendrecv/sendrecv_algorithms.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "common/thread_state.h"
 #include "kernels/copy.h"
 #include "transport/shm/cma.h"
 #include "transport/shm/shm_group.h"
@@ -502,7 +503,7 @@ Status P2PMailbox(Context& ctx, const OpArgs& a) {
   if (!one && g->Attempting(ctx.fp.seq)) return Status(Code::kAgain, "not a single transfer");
   if (HasSelfItems(ctx, items)) HOSTCCL_RETURN_IF_ERROR(P2PSelfCopies(ctx, a));
   if (one) return RunOne(ctx, g, a, items[0]);
-  thread_local Call c;
+  thread_local ExitMarked<Call> c;
   c.ctx = &ctx;
   c.g = g;
   c.items = items;
