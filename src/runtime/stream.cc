@@ -516,6 +516,9 @@ int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* o
   if (it == r.streams.end())
     return Fail(kAclInvalidParam, "%s: stream %p is not a live stream (never created or destroyed)", func, handle);
   *out = it->second;
+  // Not while the thread exits: a weak reference kept in the emptied cache would keep the
+  // stream's memory (ExitMarked, common/thread_state.h).
+  if (ThisThread().exiting) return kAclSuccess;
   cached.handle = handle;
   cached.generation = r.generation.load(std::memory_order_relaxed);
   cached.stream = it->second;
@@ -533,7 +536,8 @@ int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
     const uint64_t generation = Reg().generation.load(std::memory_order_acquire);
     if (int rc = ResolveStream(handle, func, &held); rc != kAclSuccess) return rc;
     s = held.get();
-    // Not while the thread exits: the emptied cache would keep the stream alive (ExitMarked).
+    // Not while the thread exits: the emptied cache would keep the stream alive (ExitMarked,
+    // common/thread_state.h).
     if (handle != nullptr && !ThisThread().exiting) {
       c.handle = handle;
       c.generation = generation;
