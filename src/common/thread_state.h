@@ -41,7 +41,7 @@ struct ThreadState {
   void* stream = nullptr;
   uint64_t stream_generation = 0;
   // ExitMarked below: a thread_local of the library with a destructor was destroyed (the thread
-  // is exiting); api/hccl_ops_api.cc then refuses operations.
+  // is exiting); api::RefuseAtThreadExit (api/arg_check.h) then refuses operations.
   bool exiting = false;
 };
 
