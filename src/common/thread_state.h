@@ -68,7 +68,7 @@ struct ExitMarked : T {
   ~ExitMarked() {
     // Swapped with a new object, which frees what this one held, rather than assigned: a moved-to
     // std::string keeps its buffer, which its destructor would then free under it.
-    T fresh;
+    T fresh{};  // value-initialized: an aggregate's plain members are zero, as in the thread_local
     std::swap(static_cast<T&>(*this), fresh);
     t_thread_state.exiting = true;
   }
