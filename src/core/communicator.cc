@@ -1116,6 +1116,15 @@ namespace {
 // Touched only when the answer changes: every call compares the handle and the registry's
 // generation in the thread's block (ThreadState::comm_*, plain data, no init guard).
 thread_local ExitMarked<std::shared_ptr<Communicator>> t_cached_ref;
+
+// The registered communicator of handle `h` (null if none), and the registry's generation it was
+// read at, under the registry's lock.
+std::shared_ptr<Communicator> FindRegistered(uintptr_t h, uint64_t* generation) {
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  *generation = g_reg_generation.load(std::memory_order_relaxed);
+  auto it = Registry().find(h);
+  return it != Registry().end() ? it->second : nullptr;
+}
 }  // namespace
 
 Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
@@ -1124,14 +1133,8 @@ Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
   const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
   if (h != 0 && h == ts.comm_handle && ts.comm_generation == g_reg_generation.load(std::memory_order_acquire))
     return static_cast<Communicator*>(ts.comm);
-  std::shared_ptr<Communicator> found;
   uint64_t generation = 0;
-  {
-    std::lock_guard<std::mutex> lk(g_reg_mu);
-    auto it = Registry().find(h);
-    if (it != Registry().end()) found = it->second;
-    generation = g_reg_generation.load(std::memory_order_relaxed);
-  }
+  std::shared_ptr<Communicator> found = FindRegistered(h, &generation);
   ts.comm_handle = found ? h : 0;
   ts.comm_generation = generation;
   ts.comm = found.get();
@@ -1141,11 +1144,9 @@ Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
 }
 
 std::shared_ptr<Communicator> LookupComm(void* handle) {
-  if (ThisThread().exiting) {  // nothing cached: t_cached_ref is gone (common/thread_state.h ExitMarked)
-    std::lock_guard<std::mutex> lk(g_reg_mu);
-    auto it = Registry().find(reinterpret_cast<uintptr_t>(handle));
-    return it != Registry().end() ? it->second : nullptr;
-  }
+  uint64_t generation = 0;
+  // Nothing cached while the thread exits: t_cached_ref is gone (common/thread_state.h ExitMarked).
+  if (ThisThread().exiting) return FindRegistered(reinterpret_cast<uintptr_t>(handle), &generation);
   Communicator* c = LookupCommForCall(handle);
   return c != nullptr ? c->shared_from_this() : nullptr;
 }

@@ -100,16 +100,21 @@ void RunThread(bool wrapper_first, bool op_in_destructor, Seen* seen, bool* ok) 
   th.join();
 }
 
+// Everything the destructor owned was destroyed or freed without an error.
+void ExpectTornDown(const Seen& seen) {
+  EXPECT_EQ(seen.destroy, HCCL_SUCCESS);
+  EXPECT_EQ(seen.destroy_stream, ACL_SUCCESS);
+  EXPECT_EQ(seen.free_send, ACL_SUCCESS);
+  EXPECT_EQ(seen.free_recv, ACL_SUCCESS);
+}
+
 TEST(ThreadExit, DestroyingFromADestructorThatRunsAfterTheLibrarysWorks) {
   Seen seen;
   bool ok = false;
   RunThread(/*wrapper_first=*/true, /*op_in_destructor=*/false, &seen, &ok);
   ASSERT_TRUE(ok);
   EXPECT_EQ(seen.sync, ACL_SUCCESS);
-  EXPECT_EQ(seen.destroy, HCCL_SUCCESS);
-  EXPECT_EQ(seen.destroy_stream, ACL_SUCCESS);
-  EXPECT_EQ(seen.free_send, ACL_SUCCESS);
-  EXPECT_EQ(seen.free_recv, ACL_SUCCESS);
+  ExpectTornDown(seen);
 }
 
 TEST(ThreadExit, AnOperationFromADestructorThatRunsAfterTheLibrarysIsRefused) {
@@ -126,8 +131,7 @@ TEST(ThreadExit, AnOperationFromADestructorThatRunsAfterTheLibrarysIsRefused) {
   uint32_t fill;
   std::memset(&fill, 0x5a, sizeof(fill));
   for (float v : seen.recv) EXPECT_EQ(std::memcmp(&v, &fill, sizeof(v)), 0);
-  EXPECT_EQ(seen.destroy, HCCL_SUCCESS);
-  EXPECT_EQ(seen.destroy_stream, ACL_SUCCESS);
+  ExpectTornDown(seen);
 }
 
 TEST(ThreadExit, ADestructorThatRunsBeforeTheLibrarysStillRunsOperations) {
@@ -139,7 +143,7 @@ TEST(ThreadExit, ADestructorThatRunsBeforeTheLibrarysStillRunsOperations) {
   EXPECT_EQ(seen.sync, ACL_SUCCESS);
   ASSERT_EQ(seen.recv.size(), kCount);
   for (float v : seen.recv) EXPECT_EQ(v, 1.0f);  // the 1-rank sum of ones
-  EXPECT_EQ(seen.destroy, HCCL_SUCCESS);
+  ExpectTornDown(seen);
 }
 
 }  // namespace
