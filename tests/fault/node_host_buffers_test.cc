@@ -1,8 +1,8 @@
 // Buffers not from aclrtMalloc across hosts (HostcclCommAllowHostBuffers; 4 processes on 2 emulated
 // hosts, HOSTCCL_NODE_ID, each operator's "node" plan forced). A node plan whose ranks copy through a
 // host leader's mapped buffer cannot run on malloc'd memory: every rank of the call must fail at
-// once (well before the execution timeout) with HCCL_E_NOT_SUPPORT, and the rank that found it
-// names aclrtMalloc. The plans that need no mapping there (Scatter, AlltoAll: such blocks go over
+// once (well before the execution timeout) with HCCL_E_NOT_SUPPORT naming aclrtMalloc and the
+// HOSTCCL_ALGO plan that avoids it, and that plan must then run. The plans that need no mapping there (Scatter, AlltoAll: such blocks go over
 // TCP; ReduceScatter: re-plans to "owner") must give every rank the right result.
 #include <gtest/gtest.h>
 
@@ -27,13 +27,14 @@ constexpr uint64_t kCount = 4096;  // int32 elements per block
 
 // One operator on malloc'd buffers: `send` holds kRanks blocks of kCount, `recv` as many.
 struct NodeCall {
-  const char* op;  // HOSTCCL_ALGO's operator name; its plan is "node" ("node_chain" for reduce)
+  const char* op;        // HOSTCCL_ALGO's operator name; its plan is "node" ("node_chain" for reduce)
+  const char* fallback;  // the plan the error message suggests
   std::function<HcclResult(RankContext&, int32_t* send, int32_t* recv)> run;
 };
 
-RunOptions NodeOptions(const char* op) {
+RunOptions NodeOptions(const char* op, std::string plan = "") {
   RunOptions o;
-  const std::string plan = std::string(op) == "reduce" ? "node_chain" : "node";
+  if (plan.empty()) plan = std::string(op) == "reduce" ? "node_chain" : "node";
   o.env = {{"HOSTCCL_ALGO", std::string(op) + "=" + plan}, {"HOSTCCL_EXEC_TIMEOUT_MS", "60000"}};
   o.timeout_s = 60;
   o.rank_env = [](int rank) {
@@ -46,19 +47,19 @@ std::vector<NodeCall> Unsupported() {
   static uint64_t counts[kRanks], displs[kRanks];
   for (int r = 0; r < kRanks; ++r) counts[r] = kCount, displs[r] = static_cast<uint64_t>(r) * kCount;
   return {
-      {"reduce",
+      {"reduce", "chain",
        [](RankContext& c, int32_t* s, int32_t* r) {
          return HcclReduce(s, r, kCount, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 0, c.comm, c.stream);
        }},
-      {"allreduce",
+      {"allreduce", "rs_ag",
        [](RankContext& c, int32_t* s, int32_t* r) {
          return HcclAllReduce(s, r, kCount, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c.comm, c.stream);
        }},
-      {"broadcast",
+      {"broadcast", "chain",
        [](RankContext& c, int32_t* s, int32_t*) { return HcclBroadcast(s, kCount, HCCL_DATA_TYPE_INT32, 0, c.comm, c.stream); }},
-      {"allgather",
+      {"allgather", "ring",
        [](RankContext& c, int32_t* s, int32_t* r) { return HcclAllGather(s, r, kCount, HCCL_DATA_TYPE_INT32, c.comm, c.stream); }},
-      {"allgatherv",
+      {"allgatherv", "ring",
        [](RankContext& c, int32_t* s, int32_t* r) {
          return HcclAllGatherV(s, kCount, r, counts, displs, HCCL_DATA_TYPE_INT32, c.comm, c.stream);
        }},
@@ -67,7 +68,7 @@ std::vector<NodeCall> Unsupported() {
 
 class NodeHostBuffersUnsupported : public ::testing::TestWithParam<int> {};
 
-TEST_P(NodeHostBuffersUnsupported, EveryRankFailsAtOnceNamingAclrtMalloc) {
+TEST_P(NodeHostBuffersUnsupported, EveryRankFailsAtOnceNamingAclrtMallocAndAPlanThatRuns) {
   const NodeCall call = Unsupported()[static_cast<size_t>(GetParam())];
   auto body = [&call](RankContext& ctx) -> bool {
     if (!hostccl::test::AllowHostBuffers(ctx)) return false;
@@ -85,10 +86,23 @@ TEST_P(NodeHostBuffersUnsupported, EveryRankFailsAtOnceNamingAclrtMalloc) {
     if (async != HCCL_E_NOT_SUPPORT)
       return ctx.Fail("HcclGetCommAsyncError reported " + std::to_string(async) + ", expected HCCL_E_NOT_SUPPORT (5): " + msg);
     if (msg.find("aclrtMalloc") == std::string::npos) return ctx.Fail("the message does not name aclrtMalloc: " + msg);
+    const std::string hint = std::string("HOSTCCL_ALGO=") + call.op + "=" + call.fallback;
+    if (msg.find(hint) == std::string::npos) return ctx.Fail("the message does not suggest " + hint + ": " + msg);
     return true;
   };
   auto res = RunRanks(kRanks, Mode::kProcesses, body, NodeOptions(call.op));
   EXPECT_TRUE(res.ok) << call.op << ": " << res.message;
+  // The plan the message suggests runs on the same buffers.
+  auto hinted = [&call](RankContext& ctx) -> bool {
+    if (!hostccl::test::AllowHostBuffers(ctx)) return false;
+    std::vector<int32_t> send(kRanks * kCount, ctx.rank + 1), recv(kRanks * kCount, 0);
+    const HcclResult enq = call.run(ctx, send.data(), recv.data());
+    if (enq != HCCL_SUCCESS || aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
+      return ctx.Fail(std::string(call.op) + "=" + call.fallback + " failed: " + aclGetRecentErrMsg());
+    return true;
+  };
+  res = RunRanks(kRanks, Mode::kProcesses, hinted, NodeOptions(call.op, call.fallback));
+  EXPECT_TRUE(res.ok) << call.op << "=" << call.fallback << ": " << res.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(, NodeHostBuffersUnsupported, ::testing::Range(0, 5), [](const auto& info) {

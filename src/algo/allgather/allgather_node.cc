@@ -21,55 +21,40 @@
 //   rank 3 into rank 2's at 3 MiB; ranks 0 and 2 exchange 2 MiB host blocks; ranks 1 and 3 copy
 //   3 MiB from their leader.
 #include <algorithm>
-#include <cstring>
-#include <functional>
 #include <vector>
 
 #include "algo/allgather/allgather_algorithms.h"
+#include "algo/host_stage.h"
 #include "algo/primitives.h"
 #include "common/thread_state.h"
-#include "kernels/copy.h"
 
 namespace hostccl::algo {
 
 Status AllGatherNode(Context& ctx, const OpArgs& in) {
-  const NodeLayout& L = *ctx.nodes;
-  net::ShmGroup* g = ctx.node_shm;
-  net::Transport* t = ctx.transport;
-  if (g == nullptr || L.nodes() < 1 || t == nullptr) return Status(Code::kInternal, "node allgather needs per-host groups");
+  HostStage host(ctx);
+  HOSTCCL_RETURN_IF_ERROR(host.Ready("node allgather"));
   const OpArgs a = AllGatherInPlace(ctx, in);
-  const int K = L.nodes(), j = L.mine, n = ctx.size;
-  const int lo = L.first[static_cast<size_t>(j)];
-  const bool leader = ctx.rank == lo;
+  const int K = host.hosts(), j = host.host(), n = ctx.size;
+  const bool leader = ctx.rank == host.lo();
   const uint64_t bytes = a.bytes();
   char* recv = static_cast<char*>(a.recv);
   char* own = recv + static_cast<uint64_t>(ctx.rank) * bytes;
-  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
   // The leader's TCP waits end at ctx.deadline and its abort names the rank it found stopped; the
   // other ranks of this host give that abort a second to arrive before blaming the leader.
   const Deadline step = GraceDeadline(ctx, leader, 1000000000ull);
-  auto fail = [&](Status st) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  };
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, step, &progress, &ticket));
-  const bool big = bytes >= (4u << 20);
+  HOSTCCL_RETURN_IF_ERROR(host.Arrive(a, step, &ticket));
   char* lead = nullptr;  // the leader's recvBuf (non-leaders)
   if (!leader) {
-    std::string why;
-    lead = static_cast<char*>(g->PeerRecv(0, &why));
-    if (lead == nullptr)
-      return fail(Status(Code::kNotSupport, why + "; across hosts hostccl needs the host leaders' recvBufs from aclrtMalloc"));
-    char* dst = lead + static_cast<uint64_t>(ctx.rank) * bytes;
-    if (big)
-      kern::CopyStreaming(dst, a.send, bytes);
-    else
-      std::memcpy(dst, a.send, bytes);
-  } else if (a.send != own) {
-    std::memcpy(own, a.send, bytes);
+    Status st;
+    lead = host.PeerRecv(0, "the host leaders' recvBufs from aclrtMalloc (or force HOSTCCL_ALGO=allgather=ring)",
+                         &st);
+    if (lead == nullptr) return st;
+    CopyHostBlock(lead + static_cast<uint64_t>(ctx.rank) * bytes, a.send, bytes);
+  } else {
+    CopyHostBlock(own, a.send, bytes);
   }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
+  HOSTCCL_RETURN_IF_ERROR(host.Barrier(step));
   if (leader && K > 1) {
     thread_local ExitMarked<std::vector<int>> members;
     thread_local ExitMarked<std::vector<uint64_t>> off, len;
@@ -77,30 +62,24 @@ Status AllGatherNode(Context& ctx, const OpArgs& in) {
     off.resize(static_cast<size_t>(K));
     len.resize(static_cast<size_t>(K));
     for (int h = 0; h < K; ++h) {
-      const int f = L.first[static_cast<size_t>(h)], e = L.first[static_cast<size_t>(h) + 1];
+      const int f = host.first_of(h), e = host.first_of(h + 1);
       members[static_cast<size_t>(h)] = f;
       off[static_cast<size_t>(h)] = static_cast<uint64_t>(f) * bytes;
       len[static_cast<size_t>(h)] = static_cast<uint64_t>(e - f) * bytes;
     }
     Status st = RingGather(ctx, members.data(), K, j, off.data(), len.data(), recv, ctx.chunk_bytes);
-    if (!st.ok()) return fail(st);
+    if (!st.ok()) return host.Fail(st);
   }
   // Non-leaders wait for the leaders' ring; give a failure found on another host a second more
   // to arrive as an abort.
-  const Deadline late = GraceDeadline(ctx, leader, 2000000000ull);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(late, ctx.fp.seq, &progress));
+  HOSTCCL_RETURN_IF_ERROR(host.Barrier(GraceDeadline(ctx, leader, 2000000000ull)));
   if (!leader) {
     const uint64_t me = static_cast<uint64_t>(ctx.rank) * bytes, total = static_cast<uint64_t>(n) * bytes;
-    if (big) {
-      kern::CopyStreaming(recv, lead, me);
-      kern::CopyStreaming(own + bytes, lead + me + bytes, total - me - bytes);
-    } else {
-      std::memcpy(recv, lead, me);
-      std::memcpy(own + bytes, lead + me + bytes, total - me - bytes);
-    }
-    if (a.send != own) std::memcpy(own, a.send, bytes);
+    CopyHostBlock(recv, lead, me);
+    CopyHostBlock(own + bytes, lead + me + bytes, total - me - bytes);
+    CopyHostBlock(own, a.send, bytes);
   }
-  return g->Barrier(ctx.deadline, ctx.fp.seq, &progress);
+  return host.Barrier(ctx.deadline);
 }
 
 }  // namespace hostccl::algo

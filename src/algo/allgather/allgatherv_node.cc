@@ -27,82 +27,65 @@
 //   nothing into rank 0 (empty block); rank 3 writes its 4 bytes at byte 8 of rank 2's recvBuf; rank
 //   0 sends rank 0's and rank 1's blocks (4 and 0 bytes) to rank 2 and receives rank 2's (8 bytes at
 //   byte 0) and rank 3's (4 bytes at byte 8); rank 1 copies bytes 0..12 and 16..20 out of rank 0.
-#include <cstring>
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "algo/allgather/allgather_algorithms.h"
+#include "algo/host_stage.h"
 #include "algo/primitives.h"
 #include "common/thread_state.h"
-#include "kernels/copy.h"
 
 namespace hostccl::algo {
 
 Status AllGatherVNode(Context& ctx, const OpArgs& a) {
-  const NodeLayout& L = *ctx.nodes;
-  net::ShmGroup* g = ctx.node_shm;
-  net::Transport* t = ctx.transport;
-  if (g == nullptr || L.nodes() < 1 || t == nullptr) return Status(Code::kInternal, "node allgatherv needs per-host groups");
-  const int K = L.nodes(), j = L.mine, n = ctx.size;
-  const int lo = L.first[static_cast<size_t>(j)], hi = L.first[static_cast<size_t>(j) + 1];
+  HostStage host(ctx);
+  HOSTCCL_RETURN_IF_ERROR(host.Ready("node allgatherv"));
+  const int K = host.hosts(), j = host.host(), n = ctx.size;
+  const int lo = host.lo(), hi = host.hi();
   const bool leader = ctx.rank == lo;
   thread_local ExitMarked<std::vector<uint64_t>> off, len;
   VBlocks(ctx, a, &off, &len);
   const size_t me = static_cast<size_t>(ctx.rank);
   char* recv = static_cast<char*>(a.recv);
-  auto copy = [](char* dst, const char* src, uint64_t bytes) {
-    if (bytes >= (4u << 20))  // as AllGatherNode: large copies stream past the cache
-      kern::CopyStreaming(dst, src, bytes);
-    else if (bytes > 0)
-      std::memcpy(dst, src, bytes);
-  };
-  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
   // As AllGatherNode: a non-leader gives an abort from another host a second (then two) to arrive
   // before blaming its leader.
   const Deadline step = GraceDeadline(ctx, leader, 1000000000ull);
-  auto fail = [&](Status st) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  };
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, step, &progress, &ticket));
+  HOSTCCL_RETURN_IF_ERROR(host.Arrive(a, step, &ticket));
   char* lead = nullptr;  // the leader's recvBuf (non-leaders)
   if (!leader) {
-    std::string why;
-    lead = static_cast<char*>(g->PeerRecv(0, &why));
-    if (lead == nullptr)
-      return fail(Status(Code::kNotSupport, why + "; across hosts hostccl needs the host leaders' recvBufs from aclrtMalloc"));
-    copy(lead + off[me], static_cast<const char*>(a.send), len[me]);
+    Status st;
+    lead = host.PeerRecv(0, "the host leaders' recvBufs from aclrtMalloc (or force HOSTCCL_ALGO=allgatherv=ring)",
+                         &st);
+    if (lead == nullptr) return st;
+    CopyHostBlock(lead + off[me], a.send, len[me]);
   }
-  copy(recv + off[me], static_cast<const char*>(a.send), len[me]);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
+  CopyHostBlock(recv + off[me], a.send, len[me]);
+  HOSTCCL_RETURN_IF_ERROR(host.Barrier(step));
   if (leader && K > 1) {
     Requests rq(ctx);
     for (int k = 1; k < K; ++k) {
-      const size_t h = static_cast<size_t>((j + K - k) % K);
-      for (int r = L.first[h]; r < L.first[h + 1]; ++r) {
+      const int h = (j + K - k) % K;
+      for (int r = host.first_of(h); r < host.first_of(h + 1); ++r) {
         const size_t q = static_cast<size_t>(r);
-        Status st = rq.Recv(L.first[h], len[q] > 0 ? recv + off[q] : nullptr, len[q]);
-        if (!st.ok()) return fail(st);
+        Status st = rq.Recv(host.first_of(h), len[q] > 0 ? recv + off[q] : nullptr, len[q]);
+        if (!st.ok()) return host.Fail(st);
       }
     }
     for (int k = 1; k < K; ++k) {
-      const int peer = L.first[static_cast<size_t>((j + k) % K)];
+      const int peer = host.first_of((j + k) % K);
       for (int r = lo; r < hi; ++r) {
         const size_t q = static_cast<size_t>(r);
         Status st = rq.Send(peer, recv + off[q], len[q]);
-        if (!st.ok()) return fail(st);
+        if (!st.ok()) return host.Fail(st);
       }
     }
-    if (Status st = rq.WaitAll(); !st.ok()) return fail(st);
+    if (Status st = rq.WaitAll(); !st.ok()) return host.Fail(st);
   }
-  const Deadline late = GraceDeadline(ctx, leader, 2000000000ull);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(late, ctx.fp.seq, &progress));
+  HOSTCCL_RETURN_IF_ERROR(host.Barrier(GraceDeadline(ctx, leader, 2000000000ull)));
   if (!leader)
     for (int r = 0; r < n; ++r)
-      if (static_cast<size_t>(r) != me) copy(recv + off[static_cast<size_t>(r)], lead + off[static_cast<size_t>(r)], len[static_cast<size_t>(r)]);
-  return g->Barrier(ctx.deadline, ctx.fp.seq, &progress);
+      if (const size_t q = static_cast<size_t>(r); q != me) CopyHostBlock(recv + off[q], lead + off[q], len[q]);
+  return host.Barrier(ctx.deadline);
 }
 
 }  // namespace hostccl::algo

@@ -22,9 +22,9 @@
 //   (.. ⊕ x2) ⊕ x3 into rank 2's recvBuf, rank 2 sends that chunk to rank 0; ranks 1 and 3 copy
 //   from ranks 0 and 2 at the end.
 #include <cstring>
-#include <functional>
 
 #include "algo/allreduce/allreduce_algorithms.h"
+#include "algo/host_stage.h"
 #include "algo/pipeline.h"
 #include "algo/primitives.h"
 #include "algo/reduce/reduce_algorithms.h"
@@ -32,40 +32,29 @@
 namespace hostccl::algo {
 
 Status AllReduceNode(Context& ctx, const OpArgs& a) {
-  const NodeLayout& L = *ctx.nodes;
-  net::ShmGroup* g = ctx.node_shm;
-  if (g == nullptr || L.nodes() < 1) return Status(Code::kInternal, "node allreduce needs per-host groups");
+  HostStage host(ctx);
+  HOSTCCL_RETURN_IF_ERROR(host.Ready("node allreduce"));
   OpArgs r = a;
   r.root = 0;
   HOSTCCL_RETURN_IF_ERROR(ReduceNodeChainKeepLast(ctx, r));
-  const int K = L.nodes(), j = L.mine;
-  const int lo = L.first[static_cast<size_t>(j)];
-  const bool leader = ctx.rank == lo;
+  const int K = host.hosts(), j = host.host();
+  const bool leader = ctx.rank == host.lo();
   if (leader && K > 2 && j < K - 1) {  // H0 -> H1 -> ... -> H(K-2); H(K-1) has the result
     ChunkPipeline pipe(ctx, a.dtype, a.op, a.count, ChunkElems(ctx, a));
-    const int prev = j > 0 ? L.first[static_cast<size_t>(j) - 1] : -1;
-    const int next = j + 2 < K ? L.first[static_cast<size_t>(j) + 1] : -1;
+    const int prev = j > 0 ? host.first_of(j - 1) : -1;
+    const int next = j + 2 < K ? host.first_of(j + 1) : -1;
     Status st = prev < 0 ? pipe.Send(next, a.recv) : next < 0 ? pipe.Recv(prev, a.recv) : pipe.RecvCopySend(prev, next, a.recv);
-    if (!st.ok()) {
-      g->Abort(st.code(), st.message(), ctx.fp.seq);
-      return st;
-    }
+    if (!st.ok()) return host.Fail(st);
   }
-  net::Transport* t = ctx.transport;
-  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
   const Deadline step = GraceDeadline(ctx, leader, 1000000000ull);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
+  HOSTCCL_RETURN_IF_ERROR(host.Barrier(step));
   if (!leader) {
-    std::string why;
-    const void* src = g->PeerRecv(0, &why);
-    if (src == nullptr) {
-      Status st(Code::kNotSupport, why + "; across hosts hostccl needs recvBufs from aclrtMalloc");
-      g->Abort(st.code(), st.message(), ctx.fp.seq);
-      return st;
-    }
+    Status st;
+    const char* src = host.PeerRecv(0, "recvBufs from aclrtMalloc (or force HOSTCCL_ALGO=allreduce=rs_ag)", &st);
+    if (src == nullptr) return st;
     std::memcpy(a.recv, src, a.bytes());
   }
-  return g->Barrier(step, ctx.fp.seq, &progress);
+  return host.Barrier(step);
 }
 
 }  // namespace hostccl::algo

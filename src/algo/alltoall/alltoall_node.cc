@@ -30,23 +30,21 @@
 //   2 and 3 over TCP and receives theirs, and copies rank 0's block for 1 (and its own) out of the
 //   mapped sendBufs; host 0's link carries 4 blocks each way.
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "algo/alltoall/alltoall_algorithms.h"
+#include "algo/host_stage.h"
 #include "algo/primitives.h"
 #include "common/log.h"
 
 namespace hostccl::algo {
 
 Status AlltoAllNode(Context& ctx, const OpArgs& a) {
-  const NodeLayout* L = ctx.nodes;
-  net::ShmGroup* g = ctx.node_shm;
-  net::Transport* t = ctx.transport;
-  if (L == nullptr || g == nullptr || L->nodes() < 1 || t == nullptr)
-    return Status(Code::kInternal, "node alltoall needs per-host groups and a transport");
+  HostStage host(ctx);
+  HOSTCCL_RETURN_IF_ERROR(host.Ready("node alltoall"));
+  net::ShmGroup* g = host.group();
   const int n = ctx.size, r = ctx.rank;
-  const int lo = L->first[static_cast<size_t>(L->mine)], hi = L->first[static_cast<size_t>(L->mine) + 1];
+  const int lo = host.lo(), hi = host.hi();
   auto local = [&](int i) { return i >= lo && i < hi; };
   const bool v = a.kind == CollKind::kAlltoAllV;
   const uint64_t words = 3 * static_cast<uint64_t>(n);
@@ -58,36 +56,31 @@ Status AlltoAllNode(Context& ctx, const OpArgs& a) {
   }
   const uint64_t es = DataTypeSize(a.dtype);
   const Blocks b{a};
-  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
-  auto fail = [&](const Status& st) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  };
   // 1. AlltoAllV: the arrays of every rank on another host.
   uint64_t* all = nullptr;
   Requests arr(ctx);
   if (v) {
     all = static_cast<uint64_t*>(ctx.scratch->Get(words * static_cast<uint64_t>(n) * sizeof(uint64_t)));
-    if (all == nullptr) return fail(Status(Code::kMemory, "cannot allocate the alltoallv arrays' scratch"));
+    if (all == nullptr) return host.Fail(Status(Code::kMemory, "cannot allocate the alltoallv arrays' scratch"));
     for (int k = 1; k < n; ++k) {
       const int from = (r - k + n) % n;
       if (!local(from))
         if (Status st = arr.Recv(from, all + static_cast<uint64_t>(from) * words, words * sizeof(uint64_t)); !st.ok())
-          return fail(st);
+          return host.Fail(st);
     }
     for (int k = 1; k < n; ++k) {
       const int to = (r + k) % n;
       if (!local(to))
-        if (Status st = arr.Send(to, a.send_counts, words * sizeof(uint64_t)); !st.ok()) return fail(st);
+        if (Status st = arr.Send(to, a.send_counts, words * sizeof(uint64_t)); !st.ok()) return host.Fail(st);
     }
   }
   // 2. The host's arrival.
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket, v ? a.send_counts : nullptr,
-                                     v ? words * sizeof(uint64_t) : 0));
+  HOSTCCL_RETURN_IF_ERROR(
+      host.Arrive(a, ctx.deadline, &ticket, v ? a.send_counts : nullptr, v ? words * sizeof(uint64_t) : 0));
   std::vector<const uint64_t*> rows;
   if (v) {
-    if (Status st = arr.WaitAll(); !st.ok()) return fail(st);
+    if (Status st = arr.WaitAll(); !st.ok()) return host.Fail(st);
     rows.resize(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i)
       rows[static_cast<size_t>(i)] =
@@ -119,15 +112,15 @@ Status AlltoAllNode(Context& ctx, const OpArgs& a) {
   // 4. The host's blocks out of the mapped sendBufs (only its own block when over TCP).
   if (st.ok()) {
     if (unshared < 0) {
-      st = PullBlocks(ctx, g, a, lo, hi, v ? rows.data() : nullptr, &progress);
+      st = PullBlocks(ctx, g, a, lo, hi, v ? rows.data() : nullptr, host.progress());
     } else if (const uint64_t len = b.RecvCount(r) * es; len) {
       std::memmove(recv + b.RecvDispl(r) * es, send + b.SendDispl(r) * es, len);
     }
   }
   // 5. The messages, then the host barrier.
   if (st.ok()) st = rq.WaitAll();
-  if (!st.ok()) return fail(st);
-  return g->Barrier(ctx.deadline, ctx.fp.seq, &progress);
+  if (!st.ok()) return host.Fail(st);
+  return host.Barrier(ctx.deadline);
 }
 
 }  // namespace hostccl::algo

@@ -18,10 +18,10 @@
 // Example: 2 hosts x 2 ranks, root 3: rank 3 (leader of host 1) sends to rank 0 (leader of host 0);
 //   rank 2 copies from rank 3, rank 1 from rank 0; rank 0 acknowledges to rank 3.
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "algo/broadcast/broadcast_algorithms.h"
+#include "algo/host_stage.h"
 #include "algo/pipeline.h"
 #include "algo/primitives.h"
 #include "common/thread_state.h"
@@ -53,61 +53,45 @@ Status Acknowledge(Context& ctx, const OpArgs& a, int K, int jr, const LeaderOf&
 }  // namespace
 
 Status BroadcastNode(Context& ctx, const OpArgs& a) {
-  const NodeLayout& L = *ctx.nodes;
-  net::ShmGroup* g = ctx.node_shm;
-  net::Transport* t = ctx.transport;
-  if (g == nullptr || L.nodes() < 1 || t == nullptr) return Status(Code::kInternal, "node broadcast needs per-host groups");
-  const int K = L.nodes(), j = L.mine;
+  HostStage host(ctx);
+  HOSTCCL_RETURN_IF_ERROR(host.Ready("node broadcast"));
+  const int K = host.hosts(), j = host.host();
   auto host_of = [&](int r) {
     int h = 0;
-    while (r >= L.first[static_cast<size_t>(h) + 1]) ++h;
+    while (r >= host.first_of(h + 1)) ++h;
     return h;
   };
   const int jr = host_of(a.root);
-  auto leader_of = [&](int h) { return h == jr ? a.root : L.first[static_cast<size_t>(h)]; };
-  const int lo = L.first[static_cast<size_t>(j)];
+  auto leader_of = [&](int h) { return h == jr ? a.root : host.first_of(h); };
   const int me_leader = leader_of(j);
   const bool leader = ctx.rank == me_leader;
   const int pos = (j - jr + K) % K;  // position of this host in the chain
-  Status st;
   if (leader && K > 1) {
     ChunkPipeline pipe(ctx, a.dtype, a.op, a.count, ChunkElems(ctx, a));
     const int prev = pos > 0 ? leader_of((j + K - 1) % K) : -1;
     const int next = pos + 1 < K ? leader_of((j + 1) % K) : -1;
-    st = prev < 0 ? pipe.Send(next, a.send) : next < 0 ? pipe.Recv(prev, a.recv) : pipe.RecvCopySend(prev, next, a.recv);
-    if (!st.ok()) {
-      g->Abort(st.code(), st.message(), ctx.fp.seq);
-      return st;
-    }
+    Status st = prev < 0 ? pipe.Send(next, a.send) : next < 0 ? pipe.Recv(prev, a.recv) : pipe.RecvCopySend(prev, next, a.recv);
+    if (!st.ok()) return host.Fail(st);
   }
-  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
   // The leader's TCP waits end at ctx.deadline and its abort names the rank it found stopped; the
   // other ranks of this host give that abort a second to arrive before blaming the leader.
   const Deadline step = GraceDeadline(ctx, leader, 1000000000ull);
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, step, &progress, &ticket));
+  HOSTCCL_RETURN_IF_ERROR(host.Arrive(a, step, &ticket));
   if (!leader && a.bytes() > 0) {
-    std::string why;
-    const void* src = g->PeerSend(me_leader - lo, &why);
-    if (src == nullptr) {
-      st = Status(Code::kNotSupport, why + "; across hosts hostccl needs the host leaders' buffers from aclrtMalloc");
-      g->Abort(st.code(), st.message(), ctx.fp.seq);
-      return st;
-    }
+    Status st;
+    const char* src = host.PeerSend(
+        me_leader - host.lo(), "the host leaders' buffers from aclrtMalloc (or force HOSTCCL_ALGO=broadcast=chain)", &st);
+    if (src == nullptr) return st;
     std::memcpy(a.recv, src, a.bytes());
   }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step, ctx.fp.seq, &progress));
+  HOSTCCL_RETURN_IF_ERROR(host.Barrier(step));
   if (K == 1) return Status::Ok();
-  if (leader) {
-    st = Acknowledge(ctx, a, K, jr, leader_of);
-    if (!st.ok()) {
-      g->Abort(st.code(), st.message(), ctx.fp.seq);
-      return st;
-    }
-  }
+  if (leader)
+    if (Status st = Acknowledge(ctx, a, K, jr, leader_of); !st.ok()) return host.Fail(st);
   // Non-leaders wait for their leader's notice; give a failure found on another host a second
   // more to arrive as an abort.
-  return g->Barrier(GraceDeadline(ctx, leader, 2000000000ull), ctx.fp.seq, &progress);
+  return host.Barrier(GraceDeadline(ctx, leader, 2000000000ull));
 }
 
 }  // namespace hostccl::algo

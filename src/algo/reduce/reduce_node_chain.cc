@@ -20,9 +20,9 @@
 //   sends the result to rank 0, whose receive lands in recvBuf.
 #include <algorithm>
 #include <cstring>
-#include <functional>
 #include <vector>
 
+#include "algo/host_stage.h"
 #include "algo/primitives.h"
 #include "algo/reduce/reduce_algorithms.h"
 #include "common/log.h"
@@ -36,11 +36,12 @@ namespace {
 // keep_last: AllReduce "node" (allreduce_node.cc): the last host also keeps the result, folded
 // straight into its leader's recvBuf and sent to a root on another host from there.
 Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
-  const NodeLayout& L = *ctx.nodes;
-  net::ShmGroup* g = ctx.node_shm;
+  HostStage host(ctx);
+  HOSTCCL_RETURN_IF_ERROR(host.Ready("node_chain reduce"));
+  net::ShmGroup* g = host.group();
   net::Transport* t = ctx.transport;
-  const int K = L.nodes(), j = L.mine;
-  const int lo = L.first[static_cast<size_t>(j)], hi = L.first[static_cast<size_t>(j) + 1], m = hi - lo;
+  const int K = host.hosts(), j = host.host();
+  const int lo = host.lo(), hi = host.hi(), m = hi - lo;
   const int li = ctx.rank - lo;
   const bool leader = li == 0;
   const bool last = j == K - 1;
@@ -64,40 +65,40 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
   // probes are answered (and fingerprints compared) while this rank sleeps here, and in the host
   // barriers below (so a leader asleep there is not taken for stopped, and an ABORT from another
   // host reaches the ranks that only wait in shared memory).
-  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
-  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket));
-  std::string why;
+  HOSTCCL_RETURN_IF_ERROR(host.Arrive(a, ctx.deadline, &ticket));
+  Status st;
+  const char* need_send = keep_last ? "sendBufs from aclrtMalloc (or force HOSTCCL_ALGO=allreduce=rs_ag)"
+                                    : "sendBufs from aclrtMalloc (or force HOSTCCL_ALGO=reduce=chain)";
   std::vector<const char*> peers(static_cast<size_t>(m));
   for (int r = 0; r < m; ++r) {
-    const void* p = r == li ? a.send : g->PeerSend(r, &why);
-    if (p == nullptr)
-      return Status(Code::kNotSupport, why + "; across hosts hostccl needs sendBufs from aclrtMalloc "
-                                             "(or force HOSTCCL_ALGO=reduce=chain)");
-    peers[static_cast<size_t>(r)] = static_cast<const char*>(p);
+    const char* p = r == li ? static_cast<const char*>(a.send)
+                            : host.PeerSend(r, need_send, &st);
+    if (p == nullptr) return st;
+    peers[static_cast<size_t>(r)] = p;
   }
   // The final result goes straight into the root's recvBuf when the root is on the last host and
   // its recvBuf is mapped; otherwise into the output slot, which the root copies out.
   char* final_dst = nullptr;
   if (last && root_here) {
+    std::string why;  // not mapped: the output slot instead
     void* p = a.root == ctx.rank ? a.recv : g->PeerRecv(a.root - lo, &why);
     final_dst = static_cast<char*>(p);
   } else if (last && keep_last) {
-    void* p = leader ? a.recv : g->PeerRecv(0, &why);
-    if (p == nullptr)
-      return Status(Code::kNotSupport, why + "; across hosts hostccl needs recvBufs from aclrtMalloc");
-    final_dst = static_cast<char*>(p);
+    final_dst = leader ? static_cast<char*>(a.recv)
+                       : host.PeerRecv(0, "recvBufs from aclrtMalloc (or force HOSTCCL_ALGO=allreduce=rs_ag)", &st);
+    if (final_dst == nullptr) return st;
   }
 
   // Leaders' receives of partials (posted ahead) and the root's receives of final chunks.
   std::vector<net::RequestId> in_reqs(nchunks), out_reqs(nchunks), finals;
   std::vector<bool> out_pending(nchunks, false);
-  const int prev_leader = j > 0 ? L.first[static_cast<size_t>(j) - 1] : -1;
-  const int next = last ? a.root : L.first[static_cast<size_t>(j) + 1];
+  const int prev_leader = j > 0 ? host.first_of(j - 1) : -1;
+  const int next = last ? a.root : host.first_of(j + 1);
   const bool send_out = leader && !(last && root_here);
   if (ctx.rank == a.root && !(last && root_here)) {
     finals.resize(nchunks);
     for (uint64_t c = 0; c < nchunks; ++c)
-      HOSTCCL_RETURN_IF_ERROR(t->Irecv(L.first[static_cast<size_t>(K) - 1], static_cast<char*>(a.recv) + off(c) * es,
+      HOSTCCL_RETURN_IF_ERROR(t->Irecv(host.first_of(K - 1), static_cast<char*>(a.recv) + off(c) * es,
                                        len(c) * es, ctx.fp, &finals[c]));
   }
   auto post_in = [&](uint64_t c) -> Status {
@@ -122,16 +123,12 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
   // another host); the other ranks of this host, who can only see that the leader is late, give
   // that abort a second to arrive before blaming the leader.
   const Deadline step_deadline = GraceDeadline(ctx, leader, 1000000000ull);
-  Status st;
   if (leader && j > 0)
     for (uint64_t c = 0; c < std::min<uint64_t>(kNodeChainSlots - 2, nchunks); ++c)
       if (st.ok()) st = post_in(c);
   if (st.ok() && nchunks > 0) st = prepare(0);
-  if (!st.ok()) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  }
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq, &progress));
+  if (!st.ok()) return host.Fail(st);
+  HOSTCCL_RETURN_IF_ERROR(host.Barrier(step_deadline));
   thread_local ExitMarked<std::vector<const void*>> srcs;
   for (uint64_t c = 0; c < nchunks; ++c) {
     uint64_t b = 0, e = 0;
@@ -149,11 +146,8 @@ Status NodeChain(Context& ctx, const ReduceArgs& a, bool keep_last) {
       }
     }
     if (c + 1 < nchunks) st = prepare(c + 1);
-    if (!st.ok()) {
-      g->Abort(st.code(), st.message(), ctx.fp.seq);
-      return st;
-    }
-    HOSTCCL_RETURN_IF_ERROR(g->Barrier(step_deadline, ctx.fp.seq, &progress));  // chunk c folded; chunk c+1 ready
+    if (!st.ok()) return host.Fail(st);
+    HOSTCCL_RETURN_IF_ERROR(host.Barrier(step_deadline));  // chunk c folded; chunk c+1 ready
     if (last && root_here && final_dst == nullptr && ctx.rank == a.root)
       std::memcpy(static_cast<char*>(a.recv) + off(c) * es, out_slot(c), len(c) * es);
     if (send_out) {

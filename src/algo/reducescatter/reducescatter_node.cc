@@ -33,10 +33,10 @@
 //   inputs of block 0's last 8 MiB; rank 2 returns ((P0 ⊕ x2) ⊕ x3) of the first 8 MiB.
 #include <algorithm>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <vector>
 
+#include "algo/host_stage.h"
 #include "algo/primitives.h"
 #include "algo/reducescatter/reducescatter_algorithms.h"
 #include "common/log.h"
@@ -46,34 +46,28 @@
 namespace hostccl::algo {
 
 Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
-  const NodeLayout* L = ctx.nodes;
-  net::ShmGroup* g = ctx.node_shm;
+  HostStage host(ctx);
+  HOSTCCL_RETURN_IF_ERROR(host.Ready("node reducescatter"));
+  net::ShmGroup* g = host.group();
   net::Transport* t = ctx.transport;
-  if (L == nullptr || g == nullptr || t == nullptr || L->nodes() < 1)
-    return Status(Code::kInternal, "node reducescatter needs per-host groups and a transport");
   const unsigned long long seq = static_cast<unsigned long long>(ctx.fp.seq);
-  if (L->nodes() != 2) {
+  if (host.hosts() != 2) {
     if (g->FirstUse("reducescatter node -> owner (hosts)"))
       HLOG_INFO(kAlgo, "%s #%llu: %d hosts (node folds across two); re-plan node -> owner", CollKindName(a.kind), seq,
-                L->nodes());
+                host.hosts());
     return ReduceScatterOwner(ctx, a);
   }
   const int n = ctx.size, r = ctx.rank;
-  const int m0 = L->first[1], m1 = n - m0;
+  const int m0 = host.first_of(1), m1 = n - m0;
   const bool h0 = r < m0;
   const int lo = h0 ? 0 : m0, m = h0 ? m0 : m1, olo = h0 ? m0 : 0, om = h0 ? m1 : m0;
   const uint64_t es = DataTypeSize(a.dtype);
   const uint64_t align = std::max<uint64_t>(1, 64 / es);
   const uint64_t chunk = std::max<uint64_t>(align, std::max<uint64_t>(ctx.chunk_bytes, 64) / es / align * align);
-  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
-  auto fail = [&](const Status& st) {
-    g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  };
 
   // 1. The host's arrival, then one byte with every rank of the other host.
   uint64_t ticket = 0;
-  HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket));
+  HOSTCCL_RETURN_IF_ERROR(host.Arrive(a, ctx.deadline, &ticket));
   const uint8_t mappable = g->FirstUnmappable(/*recv_too=*/false) < 0 ? 1 : 0;
   thread_local ExitMarked<std::vector<uint8_t>> flags;
   flags.assign(static_cast<size_t>(om), 0);
@@ -83,7 +77,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
     for (int k = 0; k < om && st.ok(); ++k) st = rq.Recv(olo + k, &flags[static_cast<size_t>(k)], 1);
     for (int k = 0; k < om && st.ok(); ++k) st = rq.Send(olo + k, &mappable, 1);
     if (st.ok()) st = rq.WaitAll();
-    if (!st.ok()) return fail(st);
+    if (!st.ok()) return host.Fail(st);
   }
   bool all = mappable != 0;
   for (uint8_t f : flags) all = all && f != 0;
@@ -112,7 +106,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   for (int k = 0; k < m; ++k) {
     std::string why;
     const void* p = lo + k == r ? a.send : g->PeerSend(k, &why);
-    if (p == nullptr) return fail(Status(Code::kRemote, why));
+    if (p == nullptr) return host.Fail(Status(Code::kRemote, why));
     base[static_cast<size_t>(k)] = static_cast<const char*>(p);
   }
   // Left fold of `pre` (if given) then this host's inputs at element e, into dst.
@@ -127,7 +121,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   std::unique_ptr<char[]> staged;
   if (OutputCoversOtherBlocks(a, r, n)) {
     staged.reset(new (std::nothrow) char[a.bytes()]);
-    if (!staged) return fail(Status(Code::kMemory, "cannot allocate reduce-scatter staging"));
+    if (!staged) return host.Fail(Status(Code::kMemory, "cannot allocate reduce-scatter staging"));
   }
   char* out = staged ? staged.get() : static_cast<char*>(a.recv);
   const uint64_t own_at = BlockAt(a, r), own_len = BlockLen(a, r);
@@ -147,7 +141,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
   };
   auto tick = [&]() {
     if (st.ok()) st = g->Check(ctx.fp.seq);
-    if (st.ok()) st = progress();
+    if (st.ok()) st = host.Progress();
   };
 
   if (h0) {
@@ -157,7 +151,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
     for (int j = m0 + r; j < n; j += m0) h1_elems += BlockLen(a, j);
     const uint64_t need = (al + h1_elems + static_cast<uint64_t>(m1) * bl) * es;
     char* scratch = static_cast<char*>(ctx.scratch->Get(std::max<uint64_t>(need, 64)));
-    if (scratch == nullptr) return fail(Status(Code::kMemory, "cannot allocate the node reduce-scatter staging"));
+    if (scratch == nullptr) return host.Fail(Status(Code::kMemory, "cannot allocate the node reduce-scatter staging"));
     char* p0a = scratch;
     char* p0h1 = p0a + al * es;
     char* raw = p0h1 + h1_elems * es;  // m1 x bl: H1 rank k's part B at raw + k x bl
@@ -203,7 +197,7 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
     for (int j = r - m0; j < m0; j += m1) help_elems += alen(j);
     const uint64_t need = (own_len + help_elems) * es;
     char* scratch = static_cast<char*>(ctx.scratch->Get(std::max<uint64_t>(need, 64)));
-    if (scratch == nullptr) return fail(Status(Code::kMemory, "cannot allocate the node reduce-scatter staging"));
+    if (scratch == nullptr) return host.Fail(Status(Code::kMemory, "cannot allocate the node reduce-scatter staging"));
     char* p0own = scratch;
     char* p0a = p0own + own_len * es;
     // Receives: the part-A partials of the helped blocks (their owners send them first), then P0
@@ -245,8 +239,8 @@ Status ReduceScatterNode(Context& ctx, const OpArgs& a) {
     }
   }
   if (st.ok() && !sends.empty()) st = t->WaitAll(sends.data(), sends.size(), ctx.deadline);
-  if (!st.ok()) return fail(st);
-  HOSTCCL_RETURN_IF_ERROR(g->Barrier(ctx.deadline, ctx.fp.seq, &progress));
+  if (!st.ok()) return host.Fail(st);
+  HOSTCCL_RETURN_IF_ERROR(host.Barrier(ctx.deadline));
   if (staged) std::memcpy(a.recv, out, a.bytes());
   return FinishAll(ctx);
 }

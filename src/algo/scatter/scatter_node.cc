@@ -19,59 +19,40 @@
 // Example: 2 hosts x 2 ranks, root 1, 1 MiB blocks: rank 0 copies bytes [0, 1 MiB) out of rank 1's
 //   mapped sendBuf; rank 1 sends [2, 3) MiB to rank 2 and [3, 4) MiB to rank 3 over TCP and waits
 //   for both acknowledgements before the host barrier.
-#include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "algo/host_stage.h"
 #include "algo/primitives.h"
 #include "algo/scatter/scatter_algorithms.h"
 #include "common/thread_state.h"
-#include "kernels/copy.h"
 
 namespace hostccl::algo {
-namespace {
-
-void CopyBlock(char* dst, const char* src, uint64_t bytes) {
-  if (dst == src || bytes == 0) return;
-  if (bytes >= (4u << 20))
-    kern::CopyStreaming(dst, src, bytes);
-  else
-    std::memcpy(dst, src, bytes);
-}
-
-}  // namespace
 
 Status ScatterNode(Context& ctx, const OpArgs& a) {
-  const NodeLayout& L = *ctx.nodes;
-  net::ShmGroup* g = ctx.node_shm;
-  net::Transport* t = ctx.transport;
-  if (g == nullptr || L.nodes() < 1 || t == nullptr) return Status(Code::kInternal, "node scatter needs per-host groups");
+  HostStage host(ctx);
+  HOSTCCL_RETURN_IF_ERROR(host.Ready("node scatter"));
   const int n = ctx.size;
   const uint64_t bytes = a.bytes();
   int root_host = 0;
-  while (L.first[static_cast<size_t>(root_host) + 1] <= a.root) ++root_host;
-  const int lo = L.first[static_cast<size_t>(root_host)], hi = L.first[static_cast<size_t>(root_host) + 1];
-  const bool on_root_host = L.mine == root_host;
+  while (host.first_of(root_host + 1) <= a.root) ++root_host;
+  const int lo = host.first_of(root_host), hi = host.first_of(root_host + 1);
+  const bool on_root_host = host.host() == root_host;
   const bool root = ctx.rank == a.root;
-  const std::function<Status()> progress = [t, &ctx] { return t->Progress(ctx.fp); };
-  auto fail = [&](Status st) {
-    if (on_root_host) g->Abort(st.code(), st.message(), ctx.fp.seq);
-    return st;
-  };
+  auto fail = [&](const Status& st) { return on_root_host ? host.Fail(st) : st; };
   // The root's host arrives first: its ranks learn whether the root's sendBuf is shareable.
   bool shared = false;
   if (on_root_host) {
     uint64_t ticket = 0;
-    HOSTCCL_RETURN_IF_ERROR(HostArrive(ctx, g, lo, a, ctx.deadline, &progress, &ticket));
-    shared = g->SendDesc(a.root - lo).serial != 0;
+    HOSTCCL_RETURN_IF_ERROR(host.Arrive(a, ctx.deadline, &ticket));
+    shared = host.group()->SendDesc(a.root - lo).serial != 0;
   }
   // Ranks the root serves over TCP: every rank of another host, and its own host's when not shared.
   auto over_tcp = [&](int r) { return r != a.root && (r < lo || r >= hi || !shared); };
   static const uint8_t kAck = 1, kDone = 1;
   if (root) {
     const char* send = static_cast<const char*>(a.send);
-    CopyBlock(static_cast<char*>(a.recv), send + static_cast<uint64_t>(a.root) * bytes, bytes);
+    CopyHostBlock(a.recv, send + static_cast<uint64_t>(a.root) * bytes, bytes);
     thread_local ExitMarked<std::vector<uint8_t>> acks;
     acks.assign(static_cast<size_t>(n), 0);
     Requests rq(ctx);
@@ -97,14 +78,13 @@ Status ScatterNode(Context& ctx, const OpArgs& a) {
     HOSTCCL_RETURN_IF_ERROR(AwaitRootDone(ctx, a.root));
   } else {
     std::string why;
-    const char* src = static_cast<const char*>(g->PeerSend(a.root - lo, &why));
+    const char* src = static_cast<const char*>(host.group()->PeerSend(a.root - lo, &why));
     if (src == nullptr) return fail(Status(Code::kRemote, why));
-    CopyBlock(static_cast<char*>(a.recv), src + static_cast<uint64_t>(ctx.rank) * bytes, bytes);
+    CopyHostBlock(a.recv, src + static_cast<uint64_t>(ctx.rank) * bytes, bytes);
   }
   if (!on_root_host) return Status::Ok();
   // The root passes only after the other hosts' part succeeded: give its abort time to arrive.
-  const Deadline late = GraceDeadline(ctx, root, 2000000000ull);
-  return g->Barrier(late, ctx.fp.seq, &progress);
+  return host.Barrier(GraceDeadline(ctx, root, 2000000000ull));
 }
 
 }  // namespace hostccl::algo
