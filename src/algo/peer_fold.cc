@@ -208,4 +208,22 @@ Status ReplanOverTransport(Context& ctx, net::ShmGroup* g, const OpArgs& a, int 
   return fallback(ctx, a);
 }
 
+Status DirectPass(Context& ctx, const OpArgs& a, const char* missing, PeerPass pass) {
+  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, ctx.local, a, missing));
+  return pass(ctx, ctx.local, a);
+}
+
+Status ShmPass(Context& ctx, const OpArgs& a, const char* missing, PeerPass pass, const ShmReplan& replan) {
+  net::ShmGroup* g = ctx.shm;
+  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, missing));
+  int unshared = -1;
+  switch (replan.needs) {
+    case PeerBuffers::kSendBufs: unshared = g->FirstUnmappable(/*recv_too=*/false); break;
+    case PeerBuffers::kAllBuffers: unshared = g->FirstUnmappable(/*recv_too=*/true); break;
+    case PeerBuffers::kRootSendBuf: unshared = g->SendDesc(a.root).serial != 0 ? -1 : a.root; break;
+  }
+  if (unshared < 0) return pass(ctx, g, a);
+  return ReplanOverTransport(ctx, g, a, unshared, replan.buffer, replan.plan, replan.fallback);
+}
+
 }  // namespace hostccl::algo

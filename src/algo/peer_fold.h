@@ -23,6 +23,23 @@ Status ExchangeArgs(Context& ctx, net::PeerMemory* g, const OpArgs& a, const cha
 Status ReplanOverTransport(Context& ctx, net::ShmGroup* g, const OpArgs& a, int who, const char* buffer,
                            const char* plan, Status (*fallback)(Context&, const OpArgs&));
 
+// A single pass over peer memory (after ExchangeArgs, on either group) and its two entries:
+// "direct" (thread ranks, ctx.local) and "shm" (process ranks of one host, ctx.shm). `missing`
+// names the group a placement lacks ("direct allreduce needs every rank in this process"). The
+// shm entry first checks that the peers can map the buffers the pass uses (`needs`); when a rank's
+// cannot, every rank (all read the same descriptors) re-plans to `fallback` over the transport
+// (ReplanOverTransport with `buffer` and `plan`).
+using PeerPass = Status (*)(Context&, net::PeerMemory*, const OpArgs&);
+enum class PeerBuffers { kSendBufs, kAllBuffers, kRootSendBuf };
+struct ShmReplan {
+  PeerBuffers needs;
+  const char* buffer;  // "sendBuf", "buffers": the log line's and the error's name for them
+  const char* plan;    // "allreduce shm -> rs_ag" (a string literal: also the log-once key)
+  Status (*fallback)(Context&, const OpArgs&);
+};
+Status DirectPass(Context& ctx, const OpArgs& a, const char* missing, PeerPass pass);
+Status ShmPass(Context& ctx, const OpArgs& a, const char* missing, PeerPass pass, const ShmReplan& replan);
+
 // After Exchange: folds elements [begin, end) of every rank's sendBuf, in rank order (the
 // canonical fold), into dst + begin (dst = element 0 of the output), checking g between pieces.
 // kRemote when a peer's sendBuf cannot be mapped.

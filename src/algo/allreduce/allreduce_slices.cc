@@ -35,7 +35,6 @@
 #include "algo/allreduce/allreduce_algorithms.h"
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
-#include "common/log.h"
 #include "common/thread_state.h"
 #include "kernels/copy.h"
 
@@ -98,18 +97,12 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
 }  // namespace
 
 Status AllReduceDirect(Context& ctx, const OpArgs& a) {
-  net::LocalGroup* g = ctx.local;
-  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct allreduce needs every rank in this process"));
-  return Slices(ctx, g, a);
+  return DirectPass(ctx, a, "direct allreduce needs every rank in this process", &Slices);
 }
 
 Status AllReduceShm(Context& ctx, const OpArgs& a) {
-  net::ShmGroup* g = ctx.shm;
-  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm allreduce needs a shared segment"));
-  const int unshared = g->FirstUnmappable(/*recv_too=*/true);
-  if (unshared < 0) return Slices(ctx, g, a);
-  // Re-plan (identical on every rank: all read the same descriptors): "rs_ag" over TCP.
-  return ReplanOverTransport(ctx, g, a, unshared, "buffers", "allreduce shm -> rs_ag", &AllReduceRsAg);
+  static constexpr ShmReplan kReplan{PeerBuffers::kAllBuffers, "buffers", "allreduce shm -> rs_ag", &AllReduceRsAg};
+  return ShmPass(ctx, a, "shm allreduce needs a shared segment", &Slices, kReplan);
 }
 
 }  // namespace hostccl::algo

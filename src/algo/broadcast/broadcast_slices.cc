@@ -22,7 +22,6 @@
 #include "algo/broadcast/broadcast_algorithms.h"
 #include "algo/peer_fold.h"
 #include "algo/primitives.h"
-#include "common/log.h"
 #include "common/thread_state.h"
 #include "kernels/copy.h"
 #include "transport/peer_memory.h"
@@ -64,18 +63,12 @@ Status Slices(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
 }  // namespace
 
 Status BroadcastDirect(Context& ctx, const OpArgs& a) {
-  net::LocalGroup* g = ctx.local;
-  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct broadcast needs every rank in this process"));
-  return Slices(ctx, g, a);
+  return DirectPass(ctx, a, "direct broadcast needs every rank in this process", &Slices);
 }
 
 Status BroadcastShm(Context& ctx, const OpArgs& a) {
-  net::ShmGroup* g = ctx.shm;
-  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm broadcast needs a shared segment"));
-  const int unshared = g->FirstUnmappable(/*recv_too=*/false);
-  if (unshared < 0) return Slices(ctx, g, a);
-  // Re-plan (identical on every rank: all read the same descriptors): "chain" over TCP.
-  return ReplanOverTransport(ctx, g, a, unshared, "buffer", "broadcast shm -> chain", &BroadcastChain);
+  static constexpr ShmReplan kReplan{PeerBuffers::kSendBufs, "buffer", "broadcast shm -> chain", &BroadcastChain};
+  return ShmPass(ctx, a, "shm broadcast needs a shared segment", &Slices, kReplan);
 }
 
 }  // namespace hostccl::algo

@@ -18,7 +18,6 @@
 
 #include "algo/peer_fold.h"
 #include "algo/reducescatter/reducescatter_algorithms.h"
-#include "common/log.h"
 
 namespace hostccl::algo {
 namespace {
@@ -36,18 +35,13 @@ Status OwnBlock(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
 }  // namespace
 
 Status ReduceScatterDirect(Context& ctx, const OpArgs& a) {
-  net::LocalGroup* g = ctx.local;
-  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct reducescatter needs every rank in this process"));
-  return OwnBlock(ctx, g, a);
+  return DirectPass(ctx, a, "direct reducescatter needs every rank in this process", &OwnBlock);
 }
 
 Status ReduceScatterShm(Context& ctx, const OpArgs& a) {
-  net::ShmGroup* g = ctx.shm;
-  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm reducescatter needs a shared segment"));
-  const int unshared = g->FirstUnmappable(/*recv_too=*/false);
-  if (unshared < 0) return OwnBlock(ctx, g, a);
-  // Re-plan (identical on every rank: all read the same descriptors): "owner" over TCP.
-  return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "reducescatter shm -> owner", &ReduceScatterOwner);
+  static constexpr ShmReplan kReplan{PeerBuffers::kSendBufs, "sendBuf", "reducescatter shm -> owner",
+                                     &ReduceScatterOwner};
+  return ShmPass(ctx, a, "shm reducescatter needs a shared segment", &OwnBlock, kReplan);
 }
 
 }  // namespace hostccl::algo

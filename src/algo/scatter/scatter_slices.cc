@@ -18,7 +18,6 @@
 
 #include "algo/peer_fold.h"
 #include "algo/scatter/scatter_algorithms.h"
-#include "common/log.h"
 #include "kernels/copy.h"
 #include "transport/peer_memory.h"
 
@@ -47,18 +46,13 @@ Status CopyMine(Context& ctx, net::PeerMemory* g, const OpArgs& a) {
 }  // namespace
 
 Status ScatterDirect(Context& ctx, const OpArgs& a) {
-  net::LocalGroup* g = ctx.local;
-  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "direct scatter needs every rank in this process"));
-  return CopyMine(ctx, g, a);
+  return DirectPass(ctx, a, "direct scatter needs every rank in this process", &CopyMine);
 }
 
 Status ScatterShm(Context& ctx, const OpArgs& a) {
-  net::ShmGroup* g = ctx.shm;
-  HOSTCCL_RETURN_IF_ERROR(ExchangeArgs(ctx, g, a, "shm scatter needs a shared segment"));
-  // Every rank reads the same descriptor, so every rank takes the same plan.
-  if (g->SendDesc(a.root).serial != 0) return CopyMine(ctx, g, a);
-  // Re-plan (identical on every rank): "flat" over TCP.
-  return ReplanOverTransport(ctx, g, a, a.root, "sendBuf (the root's)", "scatter shm -> flat", &ScatterFlat);
+  static constexpr ShmReplan kReplan{PeerBuffers::kRootSendBuf, "sendBuf (the root's)", "scatter shm -> flat",
+                                     &ScatterFlat};
+  return ShmPass(ctx, a, "shm scatter needs a shared segment", &CopyMine, kReplan);
 }
 
 }  // namespace hostccl::algo
