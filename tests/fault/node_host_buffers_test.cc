@@ -33,13 +33,10 @@ struct NodeCall {
 };
 
 RunOptions NodeOptions(const char* op, std::string plan = "") {
-  RunOptions o;
+  RunOptions o = hostccl::faulttest::PlacementOptions("nodes", "hb", /*exec_ms=*/60000, /*connect_ms=*/20000,
+                                                      /*run_s=*/60);
   if (plan.empty()) plan = std::string(op) == "reduce" ? "node_chain" : "node";
-  o.env = {{"HOSTCCL_ALGO", std::string(op) + "=" + plan}, {"HOSTCCL_EXEC_TIMEOUT_MS", "60000"}};
-  o.timeout_s = 60;
-  o.rank_env = [](int rank) {
-    return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "hb-a" : "hb-b"}};
-  };
+  o.env.push_back({"HOSTCCL_ALGO", std::string(op) + "=" + plan});
   return o;
 }
 
