@@ -115,18 +115,21 @@ bool ExpectStopsAt(RankContext& ctx, int calls, int limit, const std::function<H
       return ctx.Fail("aclrtMemsetAsync failed");
   }
   int done = 0;
-  for (int round = 0; round < 30 && done < limit; ++round) {  // up to 3 s for the worker to get there
+  // Up to 3 s (x3 under the sanitizers) for the worker to get there.
+  for (int round = 0; round < 30 * hostccl::faulttest::kSlowdown && done < limit; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     done = Completed(marks, calls);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // stays there
   const int again = Completed(marks, calls);
-  hostccl::faulttest::WriteMark("ahead", again);
+  hostccl::faulttest::WriteMark("ahead", again);  // lets the peer start
+  // Synchronize before judging: the queued calls read the caller's buffers and the markers write
+  // into `marks`, all freed on a failed check's return (the worker then read freed memory).
+  const aclError rc = aclrtSynchronizeStream(ctx.stream);
   if (done != limit || again != limit)
     return ctx.Fail("completed " + std::to_string(done) + " then " + std::to_string(again) +
                     " calls with the peer absent; expected exactly " + std::to_string(limit));
-  if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS)
-    return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
+  if (rc != ACL_SUCCESS) return ctx.Fail(std::string("synchronize failed: ") + aclGetRecentErrMsg());
   return true;
 }
 

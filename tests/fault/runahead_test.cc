@@ -130,7 +130,8 @@ TEST(RunAhead, BoundedRunAhead) {
       }
       auto completed = [&] { return hostccl::faulttest::MarkersSet(marks.ptr, kCalls); };
       int done = 0;
-      for (int round = 0; round < 30 && done < kRing; ++round) {  // up to 3 s for the worker to get there
+      // Up to 3 s (x3 under the sanitizers) for the worker to get there.
+      for (int round = 0; round < 30 * hostccl::faulttest::kSlowdown && done < kRing; ++round) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         done = completed();
       }
