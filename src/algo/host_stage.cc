@@ -1,6 +1,5 @@
 #include "algo/host_stage.h"
 
-#include <cstring>
 #include <string>
 
 #include "algo/primitives.h"
@@ -56,11 +55,7 @@ const char* HostStage::PeerSend(int i, const char* need, Status* st) {
 }
 
 void CopyHostBlock(void* dst, const void* src, uint64_t bytes) {
-  if (dst == src || bytes == 0) return;
-  if (bytes >= (4u << 20))
-    kern::CopyStreaming(dst, src, bytes);
-  else
-    std::memcpy(dst, src, bytes);
+  if (dst != src && bytes > 0) kern::CopyTo(dst, src, bytes, /*stream=*/bytes >= (4u << 20));
 }
 
 }  // namespace hostccl::algo
