@@ -8,12 +8,18 @@
 #include <numeric>
 #include <thread>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
 #include "mesh_fixture.h"
+#include "transport/tcp/socket.h"
 
 namespace hostccl::net {
 namespace {
 
 using testing::Fp;
+using testing::MakeListeners;
 using testing::MakeMesh;
 using testing::Mesh;
 using testing::OnRanks;
@@ -341,6 +347,128 @@ TEST(TcpTransport, AbortInTheMiddleOfAFrameStillReachesItsReader) {
   if (got.ok()) got = m.t[1]->Wait(recv_id, Deadline::AfterMs(10000));
   EXPECT_EQ(got.code(), Code::kPara) << got.ToString();
   EXPECT_EQ(got.message(), "rank 0 aborted: op 1 failed on rank 0");
+}
+
+// A relay between two ranks that passes one direction on at `bytes_per_tick` per 25 ms: a slow
+// link, or a reader that keeps reading, only slowly (an oversubscribed host, a sanitizer).
+class SlowLink {
+ public:
+  // Listens on loopback; connect to address() instead of `to`.
+  SlowLink(const std::string& to, size_t bytes_per_tick) : to_(to), per_tick_(bytes_per_tick) {
+    int held = static_cast<int>(bytes_per_tick / 2);  // the kernel doubles it: one tick's worth
+    EXPECT_TRUE(ListenOn("127.0.0.1", 0, &listen_, &port_).ok());
+    setsockopt(listen_.get(), SOL_SOCKET, SO_RCVBUF, &held, sizeof(held));
+    relay_ = std::thread([this] { Relay(); });
+  }
+  ~SlowLink() {
+    stop_ = true;
+    relay_.join();
+  }
+  std::string address() const { return FormatHostPort("127.0.0.1", port_); }
+
+ private:
+  void Relay() {
+    pollfd pl{listen_.get(), POLLIN, 0};
+    while (!stop_ && ::poll(&pl, 1, 10) <= 0) {}
+    if (stop_) return;
+    Fd up(::accept(listen_.get(), nullptr, nullptr));  // the connecting rank's side
+    SockAddr addr;
+    bool pending = false;
+    Fd down;
+    ASSERT_TRUE(ParseHostPort(to_, &addr).ok());
+    ASSERT_TRUE(StartConnect(addr, &down, &pending).ok());
+    pollfd pc{down.get(), POLLOUT, 0};
+    ASSERT_EQ(::poll(&pc, 1, 5000), 1);
+    const int flags = ::fcntl(down.get(), F_GETFL);
+    ::fcntl(down.get(), F_SETFL, flags & ~O_NONBLOCK);
+    std::vector<uint8_t> buf(per_tick_);
+    bool up_open = true, down_open = true;
+    while (!stop_ && (up_open || down_open)) {
+      pollfd p[2] = {{up_open ? up.get() : -1, POLLIN, 0}, {down_open ? down.get() : -1, POLLIN, 0}};
+      if (::poll(p, 2, 10) <= 0) continue;
+      if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {  // the slow direction
+        const ssize_t n = ::recv(up.get(), buf.data(), buf.size(), 0);
+        if (n <= 0) {
+          up_open = false;
+          ::shutdown(down.get(), SHUT_WR);
+        } else {
+          Forward(down.get(), buf.data(), static_cast<size_t>(n));
+          std::this_thread::sleep_for(std::chrono::milliseconds(25));
+        }
+      }
+      if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        uint8_t back[4096];
+        const ssize_t n = ::recv(down.get(), back, sizeof(back), 0);
+        if (n <= 0) {
+          down_open = false;
+          ::shutdown(up.get(), SHUT_WR);
+        } else {
+          Forward(up.get(), back, static_cast<size_t>(n));
+        }
+      }
+    }
+  }
+  static void Forward(int fd, const uint8_t* p, size_t n) {
+    while (n > 0) {
+      const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+      if (w < 0 && errno == EAGAIN) {
+        pollfd pf{fd, POLLOUT, 0};
+        ::poll(&pf, 1, 10);
+        continue;
+      }
+      if (w <= 0) return;
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+
+  std::string to_;
+  size_t per_tick_;
+  Fd listen_;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread relay_;
+};
+
+// The same over a slow link (about 40 MB/s): the frame's tail takes far longer than the 250 ms an
+// abort grants a reader that takes nothing. The abort waits as long as the bytes keep going (up
+// to 2 s), so the reader still learns the reason instead of seeing only "closed the connection in
+// the middle of a message", which names the aborting rank rather than the failure it passes on.
+TEST(TcpTransport, AbortInTheMiddleOfAFrameReachesASlowReader) {
+  Mesh m;
+  MakeListeners(2, &m);
+  SlowLink link(m.addrs[1], 1 << 20);  // rank 0 connects to rank 1 (lower ranks connect)
+  std::vector<std::string> via = m.addrs;
+  via[1] = link.address();
+  m.t.resize(2);
+  OnRanks(2, [&](int r) {
+    const Status st = CreateTcpMesh(r, 2, m.listeners[r].get(), r == 0 ? via : m.addrs, testing::kTestToken, 7,
+                                    Deadline::AfterMs(20000), &m.t[r], 1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  });
+  ASSERT_TRUE(m.t[0] && m.t[1]);
+  const size_t kBig = 32ull << 20;
+  std::vector<uint8_t> out = Pattern(kBig, 9), in(kBig);
+  RequestId send_id, recv_id;
+  ASSERT_TRUE(m.t[0]->Isend(1, out.data(), out.size(), Fp(1), &send_id).ok());
+  EXPECT_EQ(m.t[0]->Wait(send_id, Deadline::AfterMs(100)).code(), Code::kTimeout);
+  ASSERT_TRUE(m.t[1]->Irecv(0, in.data(), in.size(), Fp(1), &recv_id).ok());
+  Status got;
+  std::thread reader([&] { got = m.t[1]->Wait(recv_id, Deadline::AfterMs(20000)); });
+  const auto t0 = std::chrono::steady_clock::now();
+  m.t[0]->Abort("op 1 failed on rank 2", Code::kRemote);
+  m.t[0].reset();
+  const int64_t abort_ms = ElapsedMs(t0);
+  reader.join();
+  ASSERT_TRUE(got.ok()) << got.ToString() << " (the abort took " << abort_ms << " ms)";
+  EXPECT_EQ(Checksum(in), Checksum(out));
+  EXPECT_GT(abort_ms, 300) << "the link was not slow: this run shows nothing";
+  EXPECT_LT(abort_ms, 5000);  // bounded: 2 s for the frame, 2 s for the acknowledgements
+  uint64_t more = 0;
+  got = m.t[1]->Irecv(0, &more, 8, Fp(1), &recv_id);
+  if (got.ok()) got = m.t[1]->Wait(recv_id, Deadline::AfterMs(10000));
+  EXPECT_EQ(got.code(), Code::kRemote) << got.ToString();
+  EXPECT_EQ(got.message(), "rank 0 aborted: op 1 failed on rank 2");
 }
 
 TEST(TcpTransport, AbortReachesWaitingPeers) {

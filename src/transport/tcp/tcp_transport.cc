@@ -59,19 +59,24 @@ TcpTransport::~TcpTransport() {
     if (p == rank_) continue;
     for (int l = 0; l < static_cast<int>(peers_[p].lanes.size()); ++l) SendControl(p, l, FrameType::kClose, Code::kSuccess, "");
   }
-  // Close only once the peer has acknowledged every byte we sent (bounded by kAbortFlushMs in
-  // all), reading and dropping its input meanwhile. A socket closed with bytes still in flight
-  // answers any segment the peer sends after the close (a stall PROBE while it reads our last
-  // frame) with a reset, and the kernel then drops the bytes not yet delivered: the tail of a
-  // frame an abort just finished, and the ABORT after it.
+  // Close only once the peer has acknowledged every byte we sent, reading and dropping its input
+  // meanwhile; bounded as FinishThenAbort is (a peer that acknowledges nothing for kAbortStallMs,
+  // kAbortFlushMs in all). A socket closed with bytes still in flight answers any segment the
+  // peer sends after the close (a stall PROBE while it reads our last frame) with a reset, and the
+  // kernel then drops the bytes not yet delivered: the tail of a frame an abort just finished, and
+  // the ABORT after it.
   uint8_t sink[16 << 10];
   const Deadline deadline = Deadline::AfterMs(kAbortFlushMs);
+  Deadline stall = Deadline::AfterMs(kAbortStallMs);  // for all lanes together, as the deadline
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     for (Lane& ln : peers_[p].lanes) {
       const int fd = ln.fd.get();
-      int unacked = 0;
+      int unacked = 0, last = -1;
       while (fd >= 0 && ::ioctl(fd, SIOCOUTQ, &unacked) == 0 && unacked > 0 && !deadline.Expired()) {
+        if (last >= 0 && unacked < last) stall = Deadline::AfterMs(kAbortStallMs);  // still reading
+        if (stall.Expired()) break;
+        last = unacked;
         pollfd pf{fd, POLLIN, 0};
         if (::poll(&pf, 1, 1) > 0 && (pf.revents & POLLIN) &&
             ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) == 0)
@@ -743,11 +748,14 @@ void TcpTransport::Abort(const std::string& reason, Code code, uint64_t seq) {
 }
 
 // Finishes each listed lane's half-written DATA frame, drops what was queued behind it, and sends
-// the ABORT, within kAbortFlushMs in all. The frame's payload is the one the operation posted
-// (still the caller's: Abort runs inside the failing operation), so a reader that completes its
-// receive before it reads the ABORT received true data, never filler. Input on those lanes is read
-// and dropped meanwhile, so two ranks aborting at each other both finish. A lane not finished in
-// time is shut down: its reader sees the close, as before.
+// the ABORT. The frame's payload is the one the operation posted (still the caller's: Abort runs
+// inside the failing operation), so a reader that completes its receive before it reads the ABORT
+// received true data, never filler. Input on those lanes is read and dropped meanwhile, so two
+// ranks aborting at each other both finish. The bound is on stalling, not on the frame's size: the
+// lanes are given up once none of them took a byte for kAbortStallMs (their readers stopped), or
+// after kAbortFlushMs in all (readers that keep reading, only slowly, as on an oversubscribed host
+// or under a sanitizer, still learn the reason instead of seeing the close of a rank that is only
+// passing on another rank's failure). A lane given up is shut down: its reader sees the close.
 void TcpTransport::FinishThenAbort(const std::vector<std::pair<int, int>>& lanes, Code code, const std::string& reason) {
   uint8_t sink[16 << 10];
   std::vector<std::pair<int, int>> left = lanes;
@@ -756,16 +764,24 @@ void TcpTransport::FinishThenAbort(const std::vector<std::pair<int, int>>& lanes
     ln.sends.erase(ln.sends.begin() + 1, ln.sends.end());
   }
   const Deadline deadline = Deadline::AfterMs(kAbortFlushMs);
+  Deadline stall = Deadline::AfterMs(kAbortStallMs);
+  // Progress: bytes the socket took, or bytes of its queue the reader acknowledged (a full send
+  // queue reports writable only once a third of it has gone).
+  std::vector<int> queued(left.size(), -1);
   while (!left.empty()) {
     std::vector<pollfd> pfds;
     for (auto [p, l] : left) pfds.push_back(pollfd{peers_[p].lanes[static_cast<size_t>(l)].fd.get(), POLLIN | POLLOUT, 0});
-    const int ms = deadline.RemainingMsForPoll();
+    const int ms = std::min(deadline.RemainingMsForPoll(), stall.RemainingMsForPoll());
     if (ms <= 0) break;
     int n = ::poll(pfds.data(), pfds.size(), std::min(ms, 10));
     if (n < 0 && errno != EINTR) break;
     for (size_t i = pfds.size(); i-- > 0;) {
       auto [p, l] = left[i];
       Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
+      if (int q = 0; ::ioctl(ln.fd.get(), SIOCOUTQ, &q) == 0) {
+        if (queued[i] >= 0 && q < queued[i]) stall = Deadline::AfterMs(kAbortStallMs);  // its reader reads
+        queued[i] = q;
+      }
       bool gone = (pfds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0;
       if (!gone && (pfds[i].revents & POLLIN)) {
         ssize_t r = ::recv(ln.fd.get(), sink, sizeof(sink), MSG_DONTWAIT);
@@ -782,25 +798,30 @@ void TcpTransport::FinishThenAbort(const std::vector<std::pair<int, int>>& lanes
           w = ::send(ln.fd.get(), s.Payload() + poff, s.len - poff, MSG_NOSIGNAL | MSG_DONTWAIT);
         }
         if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) gone = true;
-        if (w > 0) s.done += static_cast<size_t>(w);
+        if (w > 0) {
+          s.done += static_cast<size_t>(w);
+          stall = Deadline::AfterMs(kAbortStallMs);  // this reader still reads
+        }
         if (!gone && s.done == kFrameHeaderBytes + s.len) {
           ln.sends.clear();
           if (!SendControl(p, l, FrameType::kAbort, code, reason))
             HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent after its frame", rank_, p, peers_[p].addr.c_str());
           left.erase(left.begin() + static_cast<ptrdiff_t>(i));
+          queued.erase(queued.begin() + static_cast<ptrdiff_t>(i));
           continue;
         }
       }
       if (gone) {
         ln.sends.clear();
         left.erase(left.begin() + static_cast<ptrdiff_t>(i));
+        queued.erase(queued.begin() + static_cast<ptrdiff_t>(i));
       }
     }
   }
   for (auto [p, l] : left) {
     Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
-    HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (frame unfinished after %d ms)", rank_, p,
-               peers_[p].addr.c_str(), kAbortFlushMs);
+    HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (frame unfinished: no progress for %d ms, or %d ms in all)",
+               rank_, p, peers_[p].addr.c_str(), kAbortStallMs, kAbortFlushMs);
     ln.sends.clear();
     ::shutdown(ln.fd.get(), SHUT_RDWR);
   }

@@ -209,8 +209,11 @@ class TcpTransport final : public Transport {
   const RequestId* waiting_ids_ = nullptr;  // the requests of the wait in progress (for replies)
   size_t waiting_n_ = 0;
   std::vector<char> probe_want_;  // scratch for ProbeTick
-  // Abort's bound for finishing half-written frames before their ABORT (FinishThenAbort).
-  static constexpr int kAbortFlushMs = 250;
+  // Abort's bounds for finishing half-written frames before their ABORT (FinishThenAbort): a
+  // lane's reader that takes nothing for kAbortStallMs has stopped; a slow one that keeps taking
+  // bytes gets at most kAbortFlushMs in all.
+  static constexpr int kAbortStallMs = 250;
+  static constexpr int kAbortFlushMs = 2000;
   bool draining_ = false;         // WriteLane reads a failed socket's last frames (no recursion)
 };
 
