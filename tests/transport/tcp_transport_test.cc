@@ -365,12 +365,20 @@ class SlowLink {
     relay_.join();
   }
   std::string address() const { return FormatHostPort("127.0.0.1", port_); }
+  // Resets both connections at once, as the death of the rank behind the link would.
+  void Cut() {
+    cut_ = true;
+    while (!gone_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 
  private:
   void Relay() {
     pollfd pl{listen_.get(), POLLIN, 0};
     while (!stop_ && ::poll(&pl, 1, 10) <= 0) {}
-    if (stop_) return;
+    if (stop_) {
+      gone_ = true;
+      return;
+    }
     Fd up(::accept(listen_.get(), nullptr, nullptr));  // the connecting rank's side
     SockAddr addr;
     bool pending = false;
@@ -383,7 +391,15 @@ class SlowLink {
     ::fcntl(down.get(), F_SETFL, flags & ~O_NONBLOCK);
     std::vector<uint8_t> buf(per_tick_);
     bool up_open = true, down_open = true;
+    const linger reset{1, 0};
     while (!stop_ && (up_open || down_open)) {
+      if (cut_) {
+        setsockopt(up.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+        setsockopt(down.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+        up.Reset(-1);
+        down.Reset(-1);
+        break;
+      }
       pollfd p[2] = {{up_open ? up.get() : -1, POLLIN, 0}, {down_open ? down.get() : -1, POLLIN, 0}};
       if (::poll(p, 2, 10) <= 0) continue;
       if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {  // the slow direction
@@ -407,6 +423,7 @@ class SlowLink {
         }
       }
     }
+    gone_ = true;
   }
   static void Forward(int fd, const uint8_t* p, size_t n) {
     while (n > 0) {
@@ -426,7 +443,7 @@ class SlowLink {
   size_t per_tick_;
   Fd listen_;
   uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, cut_{false}, gone_{false};
   std::thread relay_;
 };
 
@@ -469,6 +486,39 @@ TEST(TcpTransport, AbortInTheMiddleOfAFrameReachesASlowReader) {
   if (got.ok()) got = m.t[1]->Wait(recv_id, Deadline::AfterMs(10000));
   EXPECT_EQ(got.code(), Code::kRemote) << got.ToString();
   EXPECT_EQ(got.message(), "rank 0 aborted: op 1 failed on rank 2");
+}
+
+// A rank that aborts in the middle of a frame to a reader busy elsewhere gets no progress and can
+// only close; the reader then sees that close, while the failure the abort passes on is another
+// rank's death (here the reset of the link to rank 2). The reader's error names both.
+TEST(TcpTransport, ACloseNamesTheOtherPeersThatHungUp) {
+  Mesh m;
+  MakeListeners(3, &m);
+  SlowLink link(m.addrs[2], 8 << 20);  // rank 1 reaches rank 2 through it (lower ranks connect)
+  std::vector<std::string> via = m.addrs;
+  via[2] = link.address();
+  m.t.resize(3);
+  OnRanks(3, [&](int r) {
+    const Status st = CreateTcpMesh(r, 3, m.listeners[r].get(), r == 1 ? via : m.addrs, testing::kTestToken, 7,
+                                    Deadline::AfterMs(20000), &m.t[r], 1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  });
+  ASSERT_TRUE(m.t[0] && m.t[1] && m.t[2]);
+  link.Cut();  // rank 2, as rank 1 sees it, is dead
+  const size_t kBig = 32ull << 20;
+  std::vector<uint8_t> out = Pattern(kBig, 3), in(kBig);
+  RequestId send_id, recv_id;
+  ASSERT_TRUE(m.t[0]->Isend(1, out.data(), out.size(), Fp(1), &send_id).ok());
+  EXPECT_EQ(m.t[0]->Wait(send_id, Deadline::AfterMs(100)).code(), Code::kTimeout);
+  m.t[0]->Abort("op 1 failed on rank 0: rank 2 died", Code::kRemote);  // rank 1 does not read: 250 ms
+  m.t[0].reset();
+  ASSERT_TRUE(m.t[1]->Irecv(0, in.data(), in.size(), Fp(1), &recv_id).ok());
+  const Status got = m.t[1]->Wait(recv_id, Deadline::AfterMs(10000));
+  EXPECT_EQ(got.code(), Code::kRemote) << got.ToString();
+  const std::string a0 = "rank 0 (" + m.addrs[0] + ")", a2 = "rank 2 (" + link.address() + ")";
+  EXPECT_NE(got.message().find(a0), std::string::npos) << got.message();
+  EXPECT_NE(got.message().find(a2), std::string::npos) << got.message();
+  EXPECT_NE(got.message().find("closed its connection too"), std::string::npos) << got.message();
 }
 
 TEST(TcpTransport, AbortReachesWaitingPeers) {

@@ -354,7 +354,24 @@ void TcpTransport::Fail(Status st) {
 }
 
 Status TcpTransport::PeerClosed(int p, const char* detail) {
-  return MakeStatus(Code::kRemote, "rank %d (%s) closed the connection%s", p, peers_[p].addr.c_str(), detail);
+  std::string others;
+  int more = 0;
+  for (int q = 0; q < size_; ++q) {
+    if (q == rank_ || q == p) continue;
+    for (const Lane& ln : peers_[q].lanes) {
+      if (ln.rx == Rx::kClosed || !ln.fd.valid()) continue;
+      pollfd pf{ln.fd.get(), POLLRDHUP, 0};  // the peer's FIN or reset, also behind unread bytes
+      if (::poll(&pf, 1, 0) <= 0 || (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) continue;
+      if (others.size() < 200)
+        others += StrFormat("; rank %d (%s) has closed its connection too", q, peers_[q].addr.c_str());
+      else
+        ++more;
+      break;
+    }
+  }
+  if (more > 0) others += StrFormat(" (+%d more ranks)", more);
+  return MakeStatus(Code::kRemote, "rank %d (%s) closed the connection%s%s", p, peers_[p].addr.c_str(), detail,
+                    others.c_str());
 }
 
 // A data frame nobody here has asked for yet, for the very operation in progress, but describing

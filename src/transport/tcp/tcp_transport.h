@@ -171,6 +171,10 @@ class TcpTransport final : public Transport {
   void ReadLane(int p, int l);
   void MatchPending(int p, int l);  // a DATA header is pending and a receive is posted: check and start
   void Fail(Status st);
+  // "rank p (addr) closed the connection<detail>", naming also the other peers whose connections
+  // have hung up unread: a rank that aborts in the middle of a frame to a reader that is busy
+  // elsewhere can only close, and the reader then sees that close first, while the rank whose
+  // death the abort passes on is the other hang-up.
   Status PeerClosed(int p, const char* detail);
   std::string DescribePending(const RequestId* ids, size_t n) const;
   bool SendControl(int p, int l, FrameType type, Code code, const std::string& text);
