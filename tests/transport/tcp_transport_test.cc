@@ -447,6 +447,20 @@ class SlowLink {
   std::thread relay_;
 };
 
+// Connects the n ranks of m (listeners made) with rank `from` reaching rank `to` through `link`
+// (from < to: lower ranks connect), one socket per pair.
+void ConnectThrough(Mesh* m, int from, int to, const SlowLink& link) {
+  const int n = static_cast<int>(m->addrs.size());
+  std::vector<std::string> via = m->addrs;
+  via[static_cast<size_t>(to)] = link.address();
+  m->t.resize(static_cast<size_t>(n));
+  OnRanks(n, [&](int r) {
+    const Status st = CreateTcpMesh(r, n, m->listeners[r].get(), r == from ? via : m->addrs, testing::kTestToken, 7,
+                                    Deadline::AfterMs(20000), &m->t[r], 1);
+    EXPECT_TRUE(st.ok()) << "rank " << r << ": " << st.ToString();
+  });
+}
+
 // The same over a slow link (about 40 MB/s): the frame's tail takes far longer than the 250 ms an
 // abort grants a reader that takes nothing. The abort waits as long as the bytes keep going (up
 // to 2 s), so the reader still learns the reason instead of seeing only "closed the connection in
@@ -454,15 +468,8 @@ class SlowLink {
 TEST(TcpTransport, AbortInTheMiddleOfAFrameReachesASlowReader) {
   Mesh m;
   MakeListeners(2, &m);
-  SlowLink link(m.addrs[1], 1 << 20);  // rank 0 connects to rank 1 (lower ranks connect)
-  std::vector<std::string> via = m.addrs;
-  via[1] = link.address();
-  m.t.resize(2);
-  OnRanks(2, [&](int r) {
-    const Status st = CreateTcpMesh(r, 2, m.listeners[r].get(), r == 0 ? via : m.addrs, testing::kTestToken, 7,
-                                    Deadline::AfterMs(20000), &m.t[r], 1);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-  });
+  SlowLink link(m.addrs[1], 1 << 20);
+  ConnectThrough(&m, 0, 1, link);
   ASSERT_TRUE(m.t[0] && m.t[1]);
   const size_t kBig = 32ull << 20;
   std::vector<uint8_t> out = Pattern(kBig, 9), in(kBig);
@@ -494,15 +501,8 @@ TEST(TcpTransport, AbortInTheMiddleOfAFrameReachesASlowReader) {
 TEST(TcpTransport, ACloseNamesTheOtherPeersThatHungUp) {
   Mesh m;
   MakeListeners(3, &m);
-  SlowLink link(m.addrs[2], 8 << 20);  // rank 1 reaches rank 2 through it (lower ranks connect)
-  std::vector<std::string> via = m.addrs;
-  via[2] = link.address();
-  m.t.resize(3);
-  OnRanks(3, [&](int r) {
-    const Status st = CreateTcpMesh(r, 3, m.listeners[r].get(), r == 1 ? via : m.addrs, testing::kTestToken, 7,
-                                    Deadline::AfterMs(20000), &m.t[r], 1);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-  });
+  SlowLink link(m.addrs[2], 8 << 20);
+  ConnectThrough(&m, 1, 2, link);
   ASSERT_TRUE(m.t[0] && m.t[1] && m.t[2]);
   link.Cut();  // rank 2, as rank 1 sees it, is dead
   const size_t kBig = 32ull << 20;

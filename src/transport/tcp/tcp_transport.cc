@@ -775,29 +775,33 @@ void TcpTransport::Abort(const std::string& reason, Code code, uint64_t seq) {
 // passing on another rank's failure). A lane given up is shut down: its reader sees the close.
 void TcpTransport::FinishThenAbort(const std::vector<std::pair<int, int>>& lanes, Code code, const std::string& reason) {
   uint8_t sink[16 << 10];
-  std::vector<std::pair<int, int>> left = lanes;
-  for (auto [p, l] : left) {
+  // Each lane with its send queue as last seen (SIOCOUTQ; -1 before the first look).
+  struct Half {
+    int p, l, queued = -1;
+  };
+  std::vector<Half> left;
+  for (auto [p, l] : lanes) {
     Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
     ln.sends.erase(ln.sends.begin() + 1, ln.sends.end());
+    left.push_back(Half{p, l});
   }
   const Deadline deadline = Deadline::AfterMs(kAbortFlushMs);
   Deadline stall = Deadline::AfterMs(kAbortStallMs);
   // Progress: bytes the socket took, or bytes of its queue the reader acknowledged (a full send
   // queue reports writable only once a third of it has gone).
-  std::vector<int> queued(left.size(), -1);
   while (!left.empty()) {
     std::vector<pollfd> pfds;
-    for (auto [p, l] : left) pfds.push_back(pollfd{peers_[p].lanes[static_cast<size_t>(l)].fd.get(), POLLIN | POLLOUT, 0});
+    for (const Half& h : left) pfds.push_back(pollfd{peers_[h.p].lanes[static_cast<size_t>(h.l)].fd.get(), POLLIN | POLLOUT, 0});
     const int ms = std::min(deadline.RemainingMsForPoll(), stall.RemainingMsForPoll());
     if (ms <= 0) break;
     int n = ::poll(pfds.data(), pfds.size(), std::min(ms, 10));
     if (n < 0 && errno != EINTR) break;
     for (size_t i = pfds.size(); i-- > 0;) {
-      auto [p, l] = left[i];
+      const int p = left[i].p, l = left[i].l;
       Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
       if (int q = 0; ::ioctl(ln.fd.get(), SIOCOUTQ, &q) == 0) {
-        if (queued[i] >= 0 && q < queued[i]) stall = Deadline::AfterMs(kAbortStallMs);  // its reader reads
-        queued[i] = q;
+        if (left[i].queued >= 0 && q < left[i].queued) stall = Deadline::AfterMs(kAbortStallMs);  // its reader reads
+        left[i].queued = q;
       }
       bool gone = (pfds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0;
       if (!gone && (pfds[i].revents & POLLIN)) {
@@ -824,21 +828,19 @@ void TcpTransport::FinishThenAbort(const std::vector<std::pair<int, int>>& lanes
           if (!SendControl(p, l, FrameType::kAbort, code, reason))
             HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent after its frame", rank_, p, peers_[p].addr.c_str());
           left.erase(left.begin() + static_cast<ptrdiff_t>(i));
-          queued.erase(queued.begin() + static_cast<ptrdiff_t>(i));
           continue;
         }
       }
       if (gone) {
         ln.sends.clear();
         left.erase(left.begin() + static_cast<ptrdiff_t>(i));
-        queued.erase(queued.begin() + static_cast<ptrdiff_t>(i));
       }
     }
   }
-  for (auto [p, l] : left) {
-    Lane& ln = peers_[p].lanes[static_cast<size_t>(l)];
+  for (const Half& h : left) {
+    Lane& ln = peers_[h.p].lanes[static_cast<size_t>(h.l)];
     HLOG_DEBUG(kTcp, "rank %d: ABORT to rank %d (%s) not sent (frame unfinished: no progress for %d ms, or %d ms in all)",
-               rank_, p, peers_[p].addr.c_str(), kAbortStallMs, kAbortFlushMs);
+               rank_, h.p, peers_[h.p].addr.c_str(), kAbortStallMs, kAbortFlushMs);
     ln.sends.clear();
     ::shutdown(ln.fd.get(), SHUT_RDWR);
   }
