@@ -107,6 +107,7 @@ typedef struct {
   long iters, warmup;
   double budget_s; /* -T: calibrate iterations to this many seconds (0 = use -n) */
   int isolated;    /* -I: barrier before every call, median of single calls */
+  int one_clock;   /* -S (with -I, ranks on one host): the group's latency on the shared clock */
   int dtype;       /* index into kBenchTypes */
   int op;          /* index into kBenchOps */
   int root;
@@ -119,6 +120,8 @@ typedef struct {
   void* ctx;
   void (*barrier)(void* ctx);
   double (*max_all)(void* ctx, double v); /* max over ranks, result on every rank */
+  /* optional (-S): v[i] = the max over ranks of v[i], i < n, on every rank */
+  void (*max_all_n)(void* ctx, double* v, long n);
   /* min and max of t, and the sum of wrong, at the root */
   void (*stats_to_root)(void* ctx, int root, double t, double wrong, double* tmin, double* tmax,
                         double* wsum);
@@ -171,11 +174,14 @@ static void bench_usage(const char* prog) {
       "seconds]\n"
       "          [-I] [-d int8|uint8|int16|uint16|int32|uint32|int64|uint64|fp32|fp64] [-o "
       "sum|prod|max|min]\n"
-      "          [-r root] [-c 0|1] [--op OP]\n"
+      "          [-r root] [-c 0|1] [--op OP] [-S]\n"
       "OP: reduce allreduce broadcast allgather allgatherv reducescatter reducescatterv scatter\n"
       "    alltoall alltoallv sendrecv (2 ranks); the size is the larger per-rank buffer (see\n"
       "    bench/bench_common.h). Output columns match reduce_test -W 1 (times in us, bandwidth in\n"
-      "    GB/s = 1e9 B/s; count = the count argument of the call).\n",
+      "    GB/s = 1e9 B/s; count = the count argument of the call).\n"
+      "-S  with -I, every rank on one host: also the median time from the last rank's start of a\n"
+      "    call to the last rank's end (one clock for all ranks), how far apart the ranks left the\n"
+      "    barrier, and how often the same rank left it last.\n",
       prog);
 }
 
@@ -195,6 +201,9 @@ static int bench_parse(int argc, char** argv, bench_opts* o, int rank) {
     int takes = 1;
     if (!strcmp(a, "-I")) {
       o->isolated = 1;
+      takes = 0;
+    } else if (!strcmp(a, "-S")) {
+      o->one_clock = 1;
       takes = 0;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       if (rank == 0) bench_usage(argv[0]);
@@ -266,6 +275,10 @@ static int bench_parse(int argc, char** argv, bench_opts* o, int rank) {
   }
   if (o->iters < 0 || o->warmup < 0 || o->check < 0 || o->check > 1) {
     if (rank == 0) fprintf(stderr, "invalid -n/-w/-c\n");
+    return -1;
+  }
+  if (o->one_clock && !o->isolated) {
+    if (rank == 0) fprintf(stderr, "-S needs -I\n");
     return -1;
   }
   return 0;
@@ -475,6 +488,39 @@ static void bench_free(const bench_comm* c, void* p) {
     free(p);
 }
 
+/* -S: from every rank's start and end of each isolated call (stamps: n starts, n ends, n negated
+   starts, on the clock every rank of one host shares), the median over calls of the time from
+   the last rank's start to the last rank's end (the group's latency once every rank has begun),
+   of how far apart the ranks left the barrier (the last start minus the first), and the share of
+   calls in which the rank that started last was the one that did so most often; the root prints
+   them after its row. The per-rank medians of the table mix the skew in: a rank that leaves the
+   barrier early waits for the others inside its call (docs/performance.md "8-byte isolated calls
+   at 2 ranks: the barrier's exit skew"). */
+static void bench_one_clock(const bench_comm* c, double* stamps, long n, double out[3]) {
+  double* mine = (double*)malloc(sizeof(double) * (size_t)n);
+  double* latency = (double*)malloc(sizeof(double) * (size_t)n);
+  double* skew = (double*)malloc(sizeof(double) * (size_t)n);
+  double last_count, same;
+  long i, last = 0;
+  memcpy(mine, stamps, sizeof(double) * (size_t)n);
+  c->max_all_n(c->ctx, stamps, 3 * n);
+  for (i = 0; i < n; ++i) {
+    latency[i] = stamps[n + i] - stamps[i];
+    skew[i] = stamps[i] + stamps[2 * n + i]; /* last start - first start */
+    last += mine[i] == stamps[i];            /* this rank started last (ties count for each) */
+  }
+  last_count = c->max_all(c->ctx, (double)last);
+  same = 100.0 * last_count / (double)n;
+  qsort(latency, (size_t)n, sizeof(double), bench_cmp_double);
+  qsort(skew, (size_t)n, sizeof(double), bench_cmp_double);
+  out[0] = latency[n / 2];
+  out[1] = skew[n / 2];
+  out[2] = same;
+  free(mine);
+  free(latency);
+  free(skew);
+}
+
 /* One call, completed (synced) when `complete`; returns a BENCH_RUN_* value. */
 static int bench_call(const bench_opts* o, const bench_comm* c, void* send, void* recv,
                       uint64_t count, int complete, const char** why) {
@@ -514,6 +560,8 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
     void* send = scount > 0 ? bench_alloc(c, scount * esz) : NULL;
     void* recv = bench_alloc(c, rcount * esz);
     double t = 0, tmin = 0, tmax = 0, wsum = 0;
+    double one_clock_out[3] = {0, 0, 0}; /* -S: latency, exit skew (us), same rank last (%) */
+    int one_clock = 0;
     long iters = o->iters, warm = o->warmup, i;
     int warm_timed = 0, rc = 0;
     const char* why = NULL;
@@ -594,13 +642,27 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
                 c->rank, (unsigned long long)bytes, t * (double)iters, t_calls, t * (double)iters - t_calls,
                 (double)(s1[0] - s0[0]) / 1e3, (double)(s1[1] - s0[1]) / 1e3, s1[2] - s0[2]);
     } else {
+      /* -S: every call's start on this rank, then its end, then minus its start */
+      double* stamps = NULL;
+      if (o->one_clock && c->max_all_n && iters > 0)
+        stamps = (double*)malloc(sizeof(double) * 3 * (size_t)iters);
       for (i = 0; i < iters; ++i) {
         double t0;
         c->barrier(c->ctx);
         t0 = bench_now_us();
         if (bench_call(o, c, send, recv, count, 1, &why)) return 2;
         samples[i] = bench_now_us() - t0;
+        if (stamps) {
+          stamps[i] = t0;
+          stamps[iters + i] = t0 + samples[i];
+          stamps[2 * iters + i] = -t0;
+        }
       }
+      if (stamps) {
+        bench_one_clock(c, stamps, iters, one_clock_out);
+        one_clock = 1;
+      }
+      free(stamps);
       qsort(samples, (size_t)iters, sizeof(double), bench_cmp_double);
       t = iters == 0  ? 0
           : iters % 2 ? samples[iters / 2]
@@ -635,6 +697,12 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
              !o->check  ? "NULL"
              : wsum > 0 ? "failed"
                         : "success");
+      if (one_clock)
+        printf("# -S: last start to last end %.2f us (median of %ld calls); the ranks left the "
+               "barrier %.2f us apart (median); the same rank started last in %.0f %% of them\n",
+               one_clock_out[0], iters, one_clock_out[1], one_clock_out[2]);
+      else if (o->one_clock)
+        printf("# -S: not available in this benchmark\n");
       fflush(stdout);
       if (wsum > 0) status = 1;
     }

@@ -100,6 +100,17 @@ double AllMax(Gloo* g, double v) {
 
 double MaxAll(void* p, double v) { return AllMax(static_cast<Gloo*>(p), v); }
 
+void MaxAllN(void* p, double* v, long n) {
+  auto* g = static_cast<Gloo*>(p);
+  std::vector<double> in(v, v + n);
+  gloo::AllreduceOptions opts(g->ctx);
+  opts.setInput(in.data(), static_cast<size_t>(n));
+  opts.setOutput(v, static_cast<size_t>(n));
+  opts.setReduceFunction(static_cast<ReduceFn>(&gloo::max<double>));
+  opts.setTag(++g->tag);
+  gloo::allreduce(opts);
+}
+
 void StatsToRoot(void* p, int, double t, double wrong, double* tmin, double* tmax, double* wsum) {
   auto* g = static_cast<Gloo*>(p);
   *tmax = AllMax(g, t);
@@ -323,6 +334,7 @@ int main(int argc, char** argv) {
     c.ctx = &g;
     c.barrier = Barrier;
     c.max_all = MaxAll;
+    c.max_all_n = MaxAllN;
     c.stats_to_root = StatsToRoot;
     c.run = Run;
     return bench_main(&o, &c);

@@ -89,6 +89,25 @@ double MaxAll(void* p, double v) {
   return static_cast<double>(best) / 1e3;
 }
 
+// v[i] = max over ranks, through an FP64 AllReduce of device buffers.
+void MaxAllN(void* p, double* v, long n) {
+  auto* h = static_cast<Hostccl*>(p);
+  const size_t bytes = sizeof(double) * static_cast<size_t>(n);
+  void *in = nullptr, *out = nullptr;
+  if (!Ok(aclrtMalloc(&in, bytes, ACL_MEM_MALLOC_HUGE_FIRST), h->rank, "aclrtMalloc") ||
+      !Ok(aclrtMalloc(&out, bytes, ACL_MEM_MALLOC_HUGE_FIRST), h->rank, "aclrtMalloc"))
+    exit(2);
+  memcpy(in, v, bytes);
+  if (!Ok(HcclAllReduce(in, out, static_cast<uint64_t>(n), HCCL_DATA_TYPE_FP64, HCCL_REDUCE_MAX,
+                        h->comm, h->stream),
+          h->rank, "HcclAllReduce(stamps)") ||
+      Sync(h) != 0)
+    exit(2);
+  memcpy(v, out, bytes);
+  (void)aclrtFree(in);
+  (void)aclrtFree(out);
+}
+
 void StatsToRoot(void* p, int root, double t, double wrong, double* tmin, double* tmax,
                  double* wsum) {
   auto* h = static_cast<Hostccl*>(p);
@@ -224,6 +243,7 @@ int main(int argc, char** argv) {
   c.ctx = &h;
   c.barrier = Barrier;
   c.max_all = MaxAll;
+  c.max_all_n = MaxAllN;
   c.stats_to_root = StatsToRoot;
   c.run = Run;
   c.sync = Sync;

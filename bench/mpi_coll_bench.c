@@ -40,6 +40,11 @@ static double MaxAll(void* ctx, double v) {
   return out;
 }
 
+static void MaxAllN(void* ctx, double* v, long n) {
+  (void)ctx;
+  MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+
 static void StatsToRoot(void* ctx, int root, double t, double wrong, double* tmin, double* tmax,
                         double* wsum) {
   double in[2] = {t, -t}, out[2] = {0, 0};
@@ -134,6 +139,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &c.size);
   c.barrier = Barrier;
   c.max_all = MaxAll;
+  c.max_all_n = MaxAllN;
   c.stats_to_root = StatsToRoot;
   c.run = Run;
   c.ctx = &c;
