@@ -307,8 +307,11 @@ void ShmGroup::DropFreedMappings() {
 void ShmGroup::Publish(int rank, const BufDesc& send, const BufDesc& recv) {
   DropFreedMappings();
   SlotData& s = seg_->slots()[rank];
-  s.send = send;
-  s.recv = recv;
+  // Stored only when they changed: a store takes the lines from the peers that read them (the
+  // recv descriptor shares a line with freed_head, which every peer reads at the start of each
+  // exchange), so repeating the same buffers cost each peer a cross-core miss per call.
+  if (std::memcmp(&s.send, &send, sizeof send) != 0) s.send = send;
+  if (std::memcmp(&s.recv, &recv, sizeof recv) != 0) s.recv = recv;
 }
 
 ShmGroup::ArrivalSlot* ShmGroup::Slot(int r, uint64_t ticket) const {
