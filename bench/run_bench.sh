@@ -31,6 +31,7 @@
 # launches: R = streaming read, W = non-temporal write, all cores; the bound uses the best), raw/
 # (every launch's output; not committed), summary.md (every collective at 64 MiB and 8 B: hostccl
 # against each peer and its bound), and per collective <op>/: launches.tsv, runs.tsv, isolated.tsv,
+# isolated_group.tsv (-S: from the last rank's start of an isolated call to the last rank's end),
 # medians.tsv, tables.md (one table per rank count with our ratio to each peer and the
 # memory-traffic bound, then isolated small calls), <op>_bw.{png,svg} (gnuplot).
 # A collective hostccl does not offer yet (HCCL_E_NOT_SUPPORT, exit status 3) shows as
@@ -236,6 +237,11 @@ rows() {  # raw lib n rep
     '$1 ~ /^[0-9]+$/ && NF >= 12 { t = $8; bw = t > 0 ? $1 / t / 1e3 : 0;
       printf "%s\t%s\t%s\t%s\t%s\t%.6f\t%s\n", lib, n, rep, $1, t, bw, $11 }'
 }
+group_rows() {  # raw lib n rep: the -S line after each isolated row, in rows()'s columns
+  sed 's/^\[[0-9]*\] //' "$1" | awk -v lib="$2" -v n="$3" -v rep="$4" '
+    $1 ~ /^[0-9]+$/ && NF >= 12 { size = $1 }
+    $1 == "#" && $2 == "-S:" && size != "" { printf "%s\t%s\t%s\t%s\t%s\t0\t0\n", lib, n, rep, size, $8 }'
+}
 is_na() { [[ -s $out/$1/na.tsv ]] && cut -f1 "$out/$1/na.tsv" | grep -qx "$2"; }
 
 start_all=$(date +%s)
@@ -245,6 +251,7 @@ if ((!tables_only)); then
     mkdir -p "$d"
     printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$d/runs.tsv"
     printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$d/isolated.tsv"
+    printf 'lib\tranks\trep\tsize\ttime_us\talgbw\twrong\n' >"$d/isolated_group.tsv"
     printf 'launch\tranks\top\texit\tseconds\tcommand\n' >"$d/launches.tsv"
     : >"$d/na.tsv"
     membw "before $op" >>"$out/membw.txt"
@@ -262,7 +269,7 @@ if ((!tables_only)); then
     done
     # Isolated small calls: a barrier before each call, median; hostccl with the fingerprint
     # check on and off (HOSTCCL_CHECK_ARGS=0), next to Open MPI vader.
-    iso="--sizes $iso_sizes -d fp32 -o sum -r 0 -w $warmup -T $budget -I -c 0"
+    iso="--sizes $iso_sizes -d fp32 -o sum -r 0 -w $warmup -T $budget -I -S -c 0"
     for n in $ranks_list; do
       [[ $op == sendrecv && $n != 2 ]] && continue
       for rep in $(seq 1 "$reps"); do
@@ -271,6 +278,7 @@ if ((!tables_only)); then
           is_na "$op" "${lib%-nocheck}" && continue
           run_one "$op" "$lib" "$n" "iso$rep" $iso
           rows "$out/raw/${op}_iso${rep}_${lib}_n${n}.txt" "$lib" "$n" "$rep" >>"$d/isolated.tsv"
+          group_rows "$out/raw/${op}_iso${rep}_${lib}_n${n}.txt" "$lib" "$n" "$rep" >>"$d/isolated_group.tsv"
         done
       done
     done
@@ -289,6 +297,25 @@ median_tsv() {  # in.tsv -> lib ranks size median_us algbw launches wrong
       split(key, k, SUBSEP); printf "%s\t%s\t%s\t%.3f\t%.6f\t%d\t%d\t%.3f\t%.3f\n", k[1], k[2], k[3], m, (m > 0 ? k[3] / m / 1e3 : 0), c, w, v[1], v[c] }
     { nk = $1 SUBSEP $2 SUBSEP $4; if (nk != key) { flush(); key = nk; c = 0; w = 0 } v[++c] = $5; w += $7 }
     END { flush() }'
+}
+
+iso_table() {  # isolated.tsv or isolated_group.tsv -> the markdown table (uses $na_cell)
+  echo "| ranks | size | hostccl (check on) | hostccl (check off) | hostccl (--bind none) | ompi-vader | x ompi-vader |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|"
+  median_tsv "$1" | awk -F'\t' -v na="$na_cell" '
+    { med[$1, $2, $3] = $4; lo[$1, $2, $3] = $8; hi[$1, $2, $3] = $9;
+      if (!(($2, $3) in row)) { row[$2, $3] = 1; rows[++nr] = $2 SUBSEP $3 } }
+    function human(s) { return s >= 1048576 ? s / 1048576 " MiB" : s >= 1024 ? s / 1024 " KiB" : s " B" }
+    function cell(l, n, s) { return ((l, n, s) in med) ? sprintf("%.2f (%.2f-%.2f)", med[l, n, s], lo[l, n, s], hi[l, n, s]) : (l ~ /^hostccl/ && na != "" ? na : "-") }
+    END {
+      for (i = 1; i <= nr; i++) for (j = i + 1; j <= nr; j++) {
+        split(rows[i], a, SUBSEP); split(rows[j], b, SUBSEP);
+        if (b[1] + 0 < a[1] + 0 || (b[1] + 0 == a[1] + 0 && b[2] + 0 < a[2] + 0)) { x = rows[i]; rows[i] = rows[j]; rows[j] = x } }
+      for (i = 1; i <= nr; i++) { split(rows[i], r, SUBSEP); n = r[1]; s = r[2];
+        ratio = "-";
+        if ((("hostccl", n, s) in med) && (("ompi-vader", n, s) in med) && med["hostccl", n, s] > 0)
+          ratio = sprintf("%.2f", med["ompi-vader", n, s] / med["hostccl", n, s]);
+        printf "| %s | %s | %s | %s | %s | %s | %s |\n", n, human(s), cell("hostccl", n, s), cell("hostccl-nocheck", n, s), cell("hostccl-nobind", n, s), cell("ompi-vader", n, s), ratio } }'
 }
 
 tables() {  # op
@@ -361,22 +388,17 @@ tables() {  # op
     echo "(no fingerprint comparison); '--bind none' = launched unbound (hostccl-nobind in --iso-libs)."
     echo "'x ompi-vader' = Open MPI's time / hostccl's (check on)."
     echo
-    echo "| ranks | size | hostccl (check on) | hostccl (check off) | hostccl (--bind none) | ompi-vader | x ompi-vader |"
-    echo "|---:|---:|---:|---:|---:|---:|---:|"
-    median_tsv "$d/isolated.tsv" | awk -F'\t' -v na="$na_cell" '
-      { med[$1, $2, $3] = $4; lo[$1, $2, $3] = $8; hi[$1, $2, $3] = $9;
-        if (!(($2, $3) in row)) { row[$2, $3] = 1; rows[++nr] = $2 SUBSEP $3 } }
-      function human(s) { return s >= 1048576 ? s / 1048576 " MiB" : s >= 1024 ? s / 1024 " KiB" : s " B" }
-      function cell(l, n, s) { return ((l, n, s) in med) ? sprintf("%.2f (%.2f-%.2f)", med[l, n, s], lo[l, n, s], hi[l, n, s]) : (l ~ /^hostccl/ && na != "" ? na : "-") }
-      END {
-        for (i = 1; i <= nr; i++) for (j = i + 1; j <= nr; j++) {
-          split(rows[i], a, SUBSEP); split(rows[j], b, SUBSEP);
-          if (b[1] + 0 < a[1] + 0 || (b[1] + 0 == a[1] + 0 && b[2] + 0 < a[2] + 0)) { x = rows[i]; rows[i] = rows[j]; rows[j] = x } }
-        for (i = 1; i <= nr; i++) { split(rows[i], r, SUBSEP); n = r[1]; s = r[2];
-          ratio = "-";
-          if ((("hostccl", n, s) in med) && (("ompi-vader", n, s) in med) && med["hostccl", n, s] > 0)
-            ratio = sprintf("%.2f", med["ompi-vader", n, s] / med["hostccl", n, s]);
-          printf "| %s | %s | %s | %s | %s | %s | %s |\n", n, human(s), cell("hostccl", n, s), cell("hostccl-nocheck", n, s), cell("hostccl-nobind", n, s), cell("ompi-vader", n, s), ratio } }'
+    iso_table "$d/isolated.tsv"
+  fi
+  if [[ -f $d/isolated_group.tsv && $(wc -l <"$d/isolated_group.tsv") -gt 1 ]]; then
+    echo
+    echo "## Isolated small calls, one clock: from the last rank's start to the last rank's end (-S)"
+    echo
+    echo "The same launches: per launch the median over calls of the time from the last rank's start of"
+    echo "a call to the last rank's end, without the barrier's exit skew that the max over ranks above"
+    echo "carries (docs/performance.md \"8-byte isolated calls at 2 ranks: the barrier's exit skew\")."
+    echo
+    iso_table "$d/isolated_group.tsv"
   fi
   if [[ ${nreps:-0} -ge 3 ]]; then
     echo
@@ -479,23 +501,28 @@ summary() {
   echo
   echo "## Small messages (time per call in us: back to back, and isolated with a barrier before each call)"
   echo
+  echo "Isolated: the max over ranks of the per-rank medians; isolated, one clock: from the last rank's start"
+  echo "of a call to the last rank's end (-S, docs/performance.md \"8-byte isolated calls at 2 ranks: the"
+  echo "barrier's exit skew\")."
+  echo
   printf '| collective | ranks | S | hostccl |'
   for l in $peers; do printf ' %s |' "$l"; done
   for l in $peers; do printf ' x %s |' "$l"; done
-  printf ' isolated: hostccl | ompi-vader | x ompi-vader |\n'
+  printf ' isolated: hostccl | ompi-vader | x ompi-vader | isolated, one clock: hostccl | ompi-vader | x ompi-vader |\n'
   printf '|---|---:|---:|---:|'
   for l in $peers; do printf -- '---:|'; done
   for l in $peers; do printf -- '---:|'; done
-  printf -- '---:|---:|---:|\n'
+  printf -- '---:|---:|---:|---:|---:|---:|\n'
   for op in $all_ops; do
     [[ -s $out/$op/medians.tsv ]] || continue
     na=$(awk -F'\t' '$1 == "hostccl" { print $2; exit }' "$out/$op/na.tsv" 2>/dev/null)
     small=$(awk -F'\t' 'NR > 1 { if ($3 == 8) f = 1; if (m == "" || $3 + 0 < m) m = $3 + 0 } END { print f ? 8 : m }' "$out/$op/medians.tsv")
     for n in $(tail -n +2 "$out/$op/medians.tsv" | cut -f2 | sort -nu); do
-      { tail -n +2 "$out/$op/medians.tsv" | sed 's/^/B\t/'; median_tsv "$out/$op/isolated.tsv" | sed 's/^/I\t/'; } |
+      { tail -n +2 "$out/$op/medians.tsv" | sed 's/^/B\t/'; median_tsv "$out/$op/isolated.tsv" | sed 's/^/I\t/'
+        [[ -f $out/$op/isolated_group.tsv ]] && median_tsv "$out/$op/isolated_group.tsv" | sed 's/^/G\t/'; } |
       awk -F'\t' -v op="$op" -v n="$n" -v s="$small" -v peers="$peers" -v na="$na" '
         function human(x) { return x >= 1048576 ? x / 1048576 " MiB" : x >= 1024 ? x / 1024 " KiB" : x " B" }
-        $3 == n && $4 == s { if ($1 == "B") { t[$2] = $5; bad[$2] = $8 } else iso[$2] = $5 }
+        $3 == n && $4 == s { if ($1 == "B") { t[$2] = $5; bad[$2] = $8 } else if ($1 == "I") iso[$2] = $5; else grp[$2] = $5 }
         END {
           np = split(peers, P, " ");
           line = sprintf("| %s | %s | %s | %s |", op, n, human(s), ("hostccl" in t) ? sprintf("%.2f%s", t["hostccl"], bad["hostccl"] > 0 ? "!" : "") : (na != "" ? na : "-"));
@@ -503,6 +530,8 @@ summary() {
           for (i = 1; i <= np; i++) line = line " " ((P[i] in t) && ("hostccl" in t) && t["hostccl"] > 0 ? sprintf("%.2f", t[P[i]] / t["hostccl"]) : "-") " |";
           line = line " " (("hostccl" in iso) ? sprintf("%.2f", iso["hostccl"]) : (na != "" ? na : "-")) " | " (("ompi-vader" in iso) ? sprintf("%.2f", iso["ompi-vader"]) : "-") " |";
           line = line " " ((("hostccl" in iso) && ("ompi-vader" in iso) && iso["hostccl"] > 0) ? sprintf("%.2f", iso["ompi-vader"] / iso["hostccl"]) : "-") " |";
+          line = line " " (("hostccl" in grp) ? sprintf("%.2f", grp["hostccl"]) : (na != "" ? na : "-")) " | " (("ompi-vader" in grp) ? sprintf("%.2f", grp["ompi-vader"]) : "-") " |";
+          line = line " " ((("hostccl" in grp) && ("ompi-vader" in grp) && grp["hostccl"] > 0) ? sprintf("%.2f", grp["ompi-vader"] / grp["hostccl"]) : "-") " |";
           print line }'
     done
   done
