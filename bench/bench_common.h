@@ -181,7 +181,8 @@ static void bench_usage(const char* prog) {
       "    GB/s = 1e9 B/s; count = the count argument of the call).\n"
       "-S  with -I, every rank on one host: also the median time from the last rank's start of a\n"
       "    call to the last rank's end (one clock for all ranks), how far apart the ranks left the\n"
-      "    barrier, and how often the same rank left it last.\n",
+      "    barrier, and how often the same rank left it last (sendrecv: the time halved, as its\n"
+      "    row).\n",
       prog);
 }
 
@@ -670,6 +671,7 @@ static int bench_main(const bench_opts* o, const bench_comm* c) {
     }
     free(samples);
     t /= coll->time_div; /* sendrecv: one way = half the round trip */
+    one_clock_out[0] /= coll->time_div;
     if (o->check) {
       /* the outputs this rank checks, preset to 0xFF */
       const int checks_out = bench_checks_output(o->coll, c->rank, o->root);
