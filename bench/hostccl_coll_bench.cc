@@ -15,6 +15,7 @@
 #include <hccl/hccl.h>
 #include <hostccl/hostccl.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -89,21 +90,23 @@ double MaxAll(void* p, double v) {
   return static_cast<double>(best) / 1e3;
 }
 
-// v[i] = max over ranks, through an FP64 AllReduce of device buffers.
+// v[i] = max over ranks: integer nanoseconds through an INT64 AllReduce of device buffers (the
+// type the statistics already travel as).
 void MaxAllN(void* p, double* v, long n) {
   auto* h = static_cast<Hostccl*>(p);
-  const size_t bytes = sizeof(double) * static_cast<size_t>(n);
+  const size_t bytes = sizeof(int64_t) * static_cast<size_t>(n);
   void *in = nullptr, *out = nullptr;
   if (!Ok(aclrtMalloc(&in, bytes, ACL_MEM_MALLOC_HUGE_FIRST), h->rank, "aclrtMalloc") ||
       !Ok(aclrtMalloc(&out, bytes, ACL_MEM_MALLOC_HUGE_FIRST), h->rank, "aclrtMalloc"))
     exit(2);
-  memcpy(in, v, bytes);
-  if (!Ok(HcclAllReduce(in, out, static_cast<uint64_t>(n), HCCL_DATA_TYPE_FP64, HCCL_REDUCE_MAX,
+  auto* ns = static_cast<int64_t*>(in);
+  for (long i = 0; i < n; ++i) ns[i] = llround(v[i] * 1e3);
+  if (!Ok(HcclAllReduce(in, out, static_cast<uint64_t>(n), HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MAX,
                         h->comm, h->stream),
           h->rank, "HcclAllReduce(stamps)") ||
       Sync(h) != 0)
     exit(2);
-  memcpy(v, out, bytes);
+  for (long i = 0; i < n; ++i) v[i] = static_cast<double>(static_cast<int64_t*>(out)[i]) / 1e3;
   (void)aclrtFree(in);
   (void)aclrtFree(out);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "bench_common.h"
@@ -15,12 +16,16 @@ namespace {
 struct OtherRank {
   std::vector<double> stamps;  // its n starts, n ends, n negated starts
   double last_count = 0;
+  bool as_ns = false;  // the result comes back in whole ns, as hostccl_coll_bench carries it
 };
 
 void MaxAllN(void* ctx, double* v, long n) {
   auto* o = static_cast<OtherRank*>(ctx);
   ASSERT_EQ(static_cast<size_t>(n), o->stamps.size());
-  for (long i = 0; i < n; ++i) v[i] = std::max(v[i], o->stamps[static_cast<size_t>(i)]);
+  for (long i = 0; i < n; ++i) {
+    v[i] = std::max(v[i], o->stamps[static_cast<size_t>(i)]);
+    if (o->as_ns) v[i] = std::round(v[i] * 1e3) / 1e3;
+  }
 }
 
 double MaxAll(void* ctx, double v) { return std::max(v, static_cast<OtherRank*>(ctx)->last_count); }
@@ -66,6 +71,29 @@ TEST(BenchOneClock, TheLaterRankEveryTime) {
   EXPECT_NEAR(out[0], 0.25, 1e-9);
   EXPECT_NEAR(out[1], 0.15, 1e-9);
   EXPECT_DOUBLE_EQ(out[2], 100.0);
+}
+
+TEST(BenchOneClock, StampsCarriedAsWholeNanoseconds) {
+  // Rank 0's starts have a fraction of a ns; the max comes back rounded to whole ns, and rank 0
+  // still counts as the later one where it was.
+  OtherRank rank1{Stamps({11, 19, 31}, {15.5, 26.5, 33}), 2, true};
+  bench_comm c{};
+  c.size = 2;
+  c.ctx = &rank1;
+  c.max_all = MaxAll;
+  c.max_all_n = MaxAllN;
+  std::vector<double> mine = Stamps({10.0004, 20.0004, 30.0004}, {15, 26, 34});
+  double out[3] = {0, 0, 0};
+  bench_one_clock(&c, mine.data(), 3, out);
+  EXPECT_NEAR(out[0], 4.5, 1e-9);
+  EXPECT_NEAR(out[2], 200.0 / 3, 1e-9);  // max(rank 0's 1, rank 1's 2) of 3
+  // and rank 0 did count call 1 as its own: with a count of 0 the max would still be 2, so look
+  // at rank 0's count alone
+  OtherRank silent{Stamps({11, 19, 31}, {15.5, 26.5, 33}), 0, true};
+  c.ctx = &silent;
+  mine = Stamps({10.0004, 20.0004, 30.0004}, {15, 26, 34});
+  bench_one_clock(&c, mine.data(), 3, out);
+  EXPECT_NEAR(out[2], 100.0 / 3, 1e-9);
 }
 
 }  // namespace
