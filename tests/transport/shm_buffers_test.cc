@@ -66,7 +66,7 @@ bool AlltoAll(RankContext& c, void* send, void* recv) {
   return true;
 }
 
-// kReplace: which buffers a rank allocates anew before each round.
+// Which buffers a rank allocates anew before each round.
 enum Replace { kBoth, kSendOnly, kRecvOnly };
 
 bool Rounds(RankContext& c, Replace replace) {
