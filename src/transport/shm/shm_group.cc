@@ -38,8 +38,9 @@ constexpr uint32_t kVersion = 7;
 constexpr size_t kMaxMappings = 512;
 
 constexpr uint64_t kFreedRing = 64;
+}  // namespace
 
-struct alignas(64) SlotData {
+struct alignas(64) ShmGroup::SlotData {
   BufDesc send;
   BufDesc recv;
   std::atomic<uint64_t> freed_head;  // owner's freed allocation serials (ring of kFreedRing)
@@ -51,6 +52,7 @@ struct alignas(64) SlotData {
   char gone_reason[380];
 };
 
+namespace {
 Fingerprint InternalFp() {
   Fingerprint fp;
   fp.kind = static_cast<uint8_t>(CollKind::kInternal);
@@ -75,7 +77,7 @@ struct alignas(64) ShmGroup::ArrivalSlot {
 // Per rank: the last ticket it finished with (it reads none of that ticket's slots any more), for
 // operations that return before their peers (ShmGroup::Post, MarkDone), and 1 + the CPU of its
 // last arrival (0: none yet; written when it changes, ShmGroup::PublishCpu). Its own cache line.
-struct alignas(64) DoneLine {
+struct alignas(64) ShmGroup::DoneLine {
   std::atomic<uint64_t> done;
   std::atomic<int32_t> cpu;
 };
@@ -84,10 +86,14 @@ struct alignas(64) DoneLine {
 // than its own minus 2 x ring and no member is more than ring tickets ahead of it (flow control),
 // so 2 x ring would do; 4 x ring is the margin.
 constexpr uint64_t kHistoryPerSlot = 4;
-struct FpEntry {
+struct ShmGroup::FpEntry {
   std::atomic<uint64_t> ticket;
   Fingerprint fp;
 };
+
+using SlotData = ShmGroup::SlotData;
+using DoneLine = ShmGroup::DoneLine;
+using FpEntry = ShmGroup::FpEntry;
 
 struct ShmSegment {
   uint64_t magic;
@@ -127,8 +133,29 @@ struct ShmSegment {
   }
 };
 static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignment");
+static_assert([] {
+  for (int n : {1, 8, 9, 16, 17, 64, 65})
+    if ((ShmGroup::RingSlots(n) & (ShmGroup::RingSlots(n) - 1)) != 0) return false;
+  return (kHistoryPerSlot & (kHistoryPerSlot - 1)) == 0;
+}(), "ring and history sizes are powers of two (ShmGroup::Locate's masks)");
 static_assert(sizeof(MailSlot) == 576 && offsetof(MailSlot, bad) == 512, "a mail slot: one sender part, one receiver line");
 static_assert(sizeof(MailAnswer) == 64, "a pair's answer: one line");
+
+// The segment's arrays, located once per mapping (ShmSegment's accessors compute the layout from
+// nranks on every use; the ring and history sizes are powers of two, so an index is a mask).
+void ShmGroup::Locate() {
+  arrivals_ = seg_->arrivals();
+  slot_data_ = seg_->slots();
+  done_ = seg_->done();
+  history_ = reinterpret_cast<char*>(seg_->history(0));
+  history_bytes_ = ShmSegment::HistoryBytes(size_);
+  ring_mask_ = ring_ - 1;
+  history_mask_ = kHistoryPerSlot * ring_ - 1;
+}
+
+ShmGroup::FpEntry* ShmGroup::History(int r) const {
+  return reinterpret_cast<FpEntry*>(history_ + static_cast<size_t>(r) * history_bytes_);
+}
 
 Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t, const std::vector<uint32_t>& pids,
                         size_t staging_bytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
@@ -166,6 +193,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
     g->seg_->magic = kMagic;
     g->seg_->version = kVersion;
     g->seg_->nranks = static_cast<uint32_t>(size);
+    g->Locate();
     Hello hello{static_cast<uint32_t>(getpid()), g->memfd_, g->seg_bytes_};
     std::vector<RequestId> ids;
     std::vector<uint8_t> acks(static_cast<size_t>(size), 0);
@@ -211,9 +239,10 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
         // the shared segment, touched at creation"). Read, but written where this rank writes on
         // every call: its ring and its fingerprint history. Rank 0 wrote every page (memset).
         if (mine) {
+          g->Locate();
           TouchPages(p, control, false);
           TouchPages(g->Slot(rank, 0), g->ring_ * sizeof(ArrivalSlot), true);
-          TouchPages(g->seg_->history(rank), ShmSegment::HistoryBytes(size), true);
+          TouchPages(g->History(rank), ShmSegment::HistoryBytes(size), true);
         }
       }
     }
@@ -263,7 +292,7 @@ ShmGroup::~ShmGroup() {
 }
 
 void ShmGroup::NoteFreed(uint64_t serial) {
-  SlotData& s = seg_->slots()[rank_];
+  SlotData& s = slot_data_[rank_];
   uint64_t i = s.freed_head.fetch_add(1, std::memory_order_acq_rel);
   s.freed[i % kFreedRing].store(serial, std::memory_order_release);
 }
@@ -280,7 +309,7 @@ void ShmGroup::DropFreedMappings() {
   if (freed_seen_.size() != static_cast<size_t>(size_)) freed_seen_.assign(static_cast<size_t>(size_), 0);
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    SlotData& s = seg_->slots()[r];
+    SlotData& s = slot_data_[r];
     const uint64_t head = s.freed_head.load(std::memory_order_acquire);
     uint64_t& seen = freed_seen_[static_cast<size_t>(r)];
     if (head == seen) continue;
@@ -306,7 +335,7 @@ void ShmGroup::DropFreedMappings() {
 
 void ShmGroup::Publish(int rank, const BufDesc& send, const BufDesc& recv) {
   DropFreedMappings();
-  SlotData& s = seg_->slots()[rank];
+  SlotData& s = slot_data_[rank];
   // Stored only when they changed: a store takes the lines from the peers that read them (the
   // recv descriptor shares a line with freed_head, which every peer reads at the start of each
   // exchange), so repeating the same buffers cost each peer a cross-core miss per call.
@@ -315,7 +344,7 @@ void ShmGroup::Publish(int rank, const BufDesc& send, const BufDesc& recv) {
 }
 
 ShmGroup::ArrivalSlot* ShmGroup::Slot(int r, uint64_t ticket) const {
-  return seg_->arrivals() + ring_ * static_cast<size_t>(r) + (ticket % ring_);
+  return arrivals_ + ring_ * static_cast<size_t>(r) + (ticket & ring_mask_);
 }
 const Fingerprint& ShmGroup::ArrivedFp(int r, uint64_t ticket) const { return Slot(r, ticket)->fp; }
 const char* ShmGroup::ArrivedPayload(int r, uint64_t ticket) const { return Slot(r, ticket)->payload; }
@@ -332,8 +361,8 @@ bool ShmGroup::AllArrived(uint64_t ticket) const {
   return true;
 }
 
-const BufDesc& ShmGroup::SendDesc(int r) const { return seg_->slots()[r].send; }
-const BufDesc& ShmGroup::RecvDesc(int r) const { return seg_->slots()[r].recv; }
+const BufDesc& ShmGroup::SendDesc(int r) const { return slot_data_[r].send; }
+const BufDesc& ShmGroup::RecvDesc(int r) const { return slot_data_[r].recv; }
 
 int ShmGroup::FirstUnmappable(bool recv_too) const {
   for (int r = 0; r < size_; ++r)
@@ -409,7 +438,7 @@ bool ShmGroup::Released(uint64_t u) const {
     if (r == rank_) continue;
     // `done` first: the one line per member polled here, so that the member's slot lines stay
     // in its cache while it runs behind (its arrival at u + 1 also releases u).
-    const uint64_t done = seg_->done()[r].done.load(std::memory_order_seq_cst);
+    const uint64_t done = done_[r].done.load(std::memory_order_seq_cst);
     least_done = std::min(least_done, done);
     if (done >= u) continue;
     if (Slot(r, u + 1)->ticket.load(std::memory_order_seq_cst) > u) continue;
@@ -478,7 +507,7 @@ std::string ShmGroup::Missing(uint64_t t, bool done_too) const {
   std::string m;
   auto list = [&](bool not_done) {
     for (int r = 0; r < size_; ++r) {
-      const bool late = not_done ? seg_->done()[r].done.load(std::memory_order_acquire) < t &&
+      const bool late = not_done ? done_[r].done.load(std::memory_order_acquire) < t &&
                                        Slot(r, t + 1)->ticket.load(std::memory_order_acquire) <= t
                                  : Slot(r, t)->ticket.load(std::memory_order_acquire) < t;
       if (late) m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
@@ -524,7 +553,7 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
   ArrivalSlot* mine = Slot(rank_, t);
   if (bytes > 0) std::memcpy(mine->payload, payload, bytes);
   mine->fp = fp;
-  FpEntry& h = seg_->history(rank_)[t % (kHistoryPerSlot * ring_)];
+  FpEntry& h = History(rank_)[t & history_mask_];
   h.fp = fp;
   h.ticket.store(t, std::memory_order_release);
   // Waking sleepers (a rank that went to the futex before our ticket was visible): whoever sees
@@ -637,7 +666,7 @@ Status ShmGroup::Post(const Fingerprint& fp, const void* payload, size_t bytes, 
   last_post_ = t;
   last_post_seq_ = seq;
   settle_on_arrival_ = reads || wake;
-  if (!reads) seg_->done()[rank_].done.store(t, std::memory_order_release);  // it reads none of the slots
+  if (!reads) done_[rank_].done.store(t, std::memory_order_release);  // it reads none of the slots
   // The last arrival of ticket t wakes members sleeping for it (as Arrive does); with `wake`, any
   // arrival (members wait for this one alone). The fence orders our ticket before the loads (a
   // member that counted itself asleep and then missed our ticket is seen here; one that did not
@@ -672,17 +701,16 @@ Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_
 }
 
 void ShmGroup::MarkDone(uint64_t ticket) {
-  seg_->done()[rank_].done.store(ticket, std::memory_order_release);  // pollers see it (PollUntil)
+  done_[rank_].done.store(ticket, std::memory_order_release);  // pollers see it (PollUntil)
 }
 
 Status ShmGroup::VerifyUpTo(uint64_t upto) {
-  const uint64_t h = kHistoryPerSlot * ring_;
-  const FpEntry* own = seg_->history(rank_);
+  const FpEntry* own = History(rank_);
   for (uint64_t v = verify_lo_; v != 0 && v <= std::min(upto, verify_hi_); ++v) {
-    const Fingerprint& mine = own[v % h].fp;
+    const Fingerprint& mine = own[v & history_mask_].fp;
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
-      const FpEntry& e = seg_->history(r)[v % h];
+      const FpEntry& e = History(r)[v & history_mask_];
       const uint64_t tk = e.ticket.load(std::memory_order_acquire);
       if (tk < v) return Status::Ok();  // not written yet: verified later
       if (tk > v)
@@ -705,7 +733,7 @@ Status ShmGroup::VerifyUpTo(uint64_t upto) {
 bool ShmGroup::Settled(uint64_t t) const {
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    if (seg_->done()[r].done.load(std::memory_order_seq_cst) >= t) continue;
+    if (done_[r].done.load(std::memory_order_seq_cst) >= t) continue;
     if (Slot(r, t + 1)->ticket.load(std::memory_order_seq_cst) > t) continue;
     return false;
   }
@@ -727,7 +755,7 @@ Status ShmGroup::Settle(Deadline deadline) {
 }
 
 Status ShmGroup::PeerGone(int r) const {
-  SlotData& s = seg_->slots()[r];
+  SlotData& s = slot_data_[r];
   int32_t code = s.gone.load(std::memory_order_acquire);
   if (code == 0) return Status::Ok();
   const Deadline written = Deadline::AfterMs(200);  // the reason follows the -1 (bounded)
@@ -788,7 +816,7 @@ void ShmGroup::PrefetchNextArrival() const {
   const size_t lines =
       std::min((offsetof(ArrivalSlot, payload) + announced_bytes_ + 63) / 64, kPrefetchLines);
   for (size_t i = 0; i < lines; ++i) PrefetchForWrite(slot + 64 * i);
-  PrefetchForWrite(&seg_->history(rank_)[t % (kHistoryPerSlot * ring_)]);
+  PrefetchForWrite(&History(rank_)[t & history_mask_]);
   if (read_all_ && size_ > 1) PrefetchPeerSlots(first);
 }
 
@@ -805,14 +833,14 @@ void ShmGroup::PublishCpu() {
   const int cpu = CurrentCpu();
   if (cpu == published_cpu_) return;
   published_cpu_ = cpu;
-  seg_->done()[rank_].cpu.store(cpu + 1, std::memory_order_relaxed);
+  done_[rank_].cpu.store(cpu + 1, std::memory_order_relaxed);
 }
 
 void ShmGroup::LeaveSharedCpu() {
   if (!spin_ok_) return;
   const int cpu = CurrentCpu();
   const CpuShare act = ShareAction(rank_, cpu, size_, [this](int r) {
-    return seg_->done()[r].cpu.load(std::memory_order_relaxed);
+    return done_[r].cpu.load(std::memory_order_relaxed);
   });
   if (act == CpuShare::kNone) return;
   const uint64_t now = NowNs();
@@ -885,7 +913,7 @@ Status ShmGroup::AfterWait(Status st, uint64_t seq) {
 }
 
 void ShmGroup::Abort(Code code, const std::string& reason, uint64_t from_seq) {
-  SlotData& own = seg_->slots()[rank_];
+  SlotData& own = slot_data_[rank_];
   int32_t none = 0;
   if (own.gone.compare_exchange_strong(none, -1)) {
     const size_t len = std::min(reason.size(), sizeof(own.gone_reason) - 1);

@@ -102,7 +102,10 @@ class ShmGroup : public PeerMemory {
   // Slots per rank: 64 up to 8 ranks, 32 up to 16, 8 up to 64, else 2 (at most ~2 MiB of slots
   // per group). Deep enough that a rank descheduled on a busy host still finds work queued.
   static constexpr int RingSlots(int n) { return n <= 8 ? 64 : n <= 16 ? 32 : n <= 64 ? 8 : 2; }
-  struct ArrivalSlot;  // layout private to shm_group.cc
+  struct ArrivalSlot;  // layout private to shm_group.cc, as are the three below
+  struct SlotData;
+  struct DoneLine;
+  struct FpEntry;
   // An inline attempt that gives up, when the group fits the cores: if a member with a lower
   // index last arrived on this thread's CPU, move this thread to another CPU; if only higher ones
   // did, yield to them (transport/sync/shared_cpu.h). Either at most once per millisecond.
@@ -294,6 +297,8 @@ class ShmGroup : public PeerMemory {
  private:
   ShmGroup() = default;
   ArrivalSlot* Slot(int r, uint64_t ticket) const;
+  void Locate();                      // the arrays below, from seg_ (Create)
+  FpEntry* History(int r) const;  // member r's fingerprint history
   void PublishCpu();  // this thread's CPU into this member's DoneLine, when it changed
   void PrefetchPeerSlots(const ArrivalSlot* first) const;  // PrefetchNextArrival's read part
   bool AllArrived(uint64_t ticket) const;
@@ -369,6 +374,14 @@ class ShmGroup : public PeerMemory {
   char* staging_ = nullptr;
   size_t staging_bytes_ = 0;
   ShmSegment* seg_ = nullptr;
+  // seg_'s arrays (Locate): member r's slot of ticket t is arrivals_[r * ring_ + (t & ring_mask_)],
+  // its history entry of t History(r)[t & history_mask_]
+  ArrivalSlot* arrivals_ = nullptr;
+  SlotData* slot_data_ = nullptr;
+  DoneLine* done_ = nullptr;
+  char* history_ = nullptr;
+  size_t history_bytes_ = 0;
+  uint64_t ring_mask_ = 1, history_mask_ = 7;
   size_t seg_bytes_ = 0;
   std::vector<uint32_t> pids_;
   std::vector<int> members_;    // communicator rank of each member (for messages)
