@@ -136,8 +136,10 @@ static_assert(sizeof(ShmSegment) % 64 == 0, "segment header keeps 64-byte alignm
 static_assert([] {
   for (int n : {1, 8, 9, 16, 17, 64, 65})
     if ((ShmGroup::RingSlots(n) & (ShmGroup::RingSlots(n) - 1)) != 0) return false;
+  for (int n : {16, 17})
+    if ((ShmGroup::MailSlots(n) & (ShmGroup::MailSlots(n) - 1)) != 0) return false;
   return (kHistoryPerSlot & (kHistoryPerSlot - 1)) == 0;
-}(), "ring and history sizes are powers of two (ShmGroup::Locate's masks)");
+}(), "ring, history and mailbox sizes are powers of two (indexes are masks)");
 static_assert(sizeof(MailSlot) == 576 && offsetof(MailSlot, bad) == 512, "a mail slot: one sender part, one receiver line");
 static_assert(sizeof(MailAnswer) == 64, "a pair's answer: one line");
 

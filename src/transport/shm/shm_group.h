@@ -236,7 +236,7 @@ class ShmGroup : public PeerMemory {
   MailSlot* Mail(int from, int to, uint64_t m) const {
     const uint64_t slots = mail_slots();
     return mail_ + (static_cast<size_t>(from) * static_cast<size_t>(size_) + static_cast<size_t>(to)) * slots +
-           (m - 1) % slots;
+           ((m - 1) & (slots - 1));
   }
   // This rank's message counts per peer (process memory; one thread uses the group at a time).
   uint64_t& MailSent(int peer) { return mail_sent_[static_cast<size_t>(peer)]; }
