@@ -44,6 +44,8 @@
 #include <thread>
 #include <vector>
 
+#include "two_cpus.h"
+
 namespace {
 
 constexpr int kWarmup = 5, kTimed = 35;
@@ -109,10 +111,7 @@ double Measure(const std::vector<int>& cpus, const std::function<void(int, SpinB
   SpinBarrier bar;
   std::vector<double> us;
   auto run = [&](int t) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpus[static_cast<size_t>(t)], &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    models::PinThisThread(cpus[static_cast<size_t>(t)]);
     int gen = 0;
     for (int it = 0; it < kWarmup + kTimed; ++it) {
       bar.Wait(&gen);
@@ -153,11 +152,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "copy_models: needs AVX-512F\n");
     return 1;
   }
-  cpu_set_t mask;
-  sched_getaffinity(0, sizeof mask, &mask);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
-    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
+  const std::vector<int> cpus = models::FirstTwoCpus();
   if (cpus.size() < 2) {
     fprintf(stderr, "copy_models: needs two CPUs\n");
     return 1;

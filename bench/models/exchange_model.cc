@@ -31,6 +31,8 @@
 #include <thread>
 #include <vector>
 
+#include "two_cpus.h"
+
 namespace {
 
 struct alignas(64) Line {
@@ -71,19 +73,12 @@ int64_t Median(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
-void Pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
 void Round(const std::vector<int>& cpus, bool mailbox, int iters, int round) {
   auto m = std::make_unique<Model>();  // 8 KiB of aligned lines: on the heap
   m->mailbox = mailbox;
   std::vector<int64_t> t0[2], t1[2];
   auto run = [&](int t) {
-    Pin(cpus[static_cast<size_t>(t)]);
+    models::PinThisThread(cpus[static_cast<size_t>(t)]);
     t0[t].resize(static_cast<size_t>(iters));
     t1[t].resize(static_cast<size_t>(iters));
     uint64_t s = 0;
@@ -145,11 +140,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (variants.empty()) variants = {"own", "mailbox"};
-  cpu_set_t set;
-  sched_getaffinity(0, sizeof set, &set);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  const std::vector<int> cpus = models::FirstTwoCpus();
   if (cpus.size() < 2) {
     fprintf(stderr, "exchange_model: needs two CPUs in the affinity mask\n");
     return 2;
