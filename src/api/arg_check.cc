@@ -413,11 +413,11 @@ Status CheckVOp(const OpInfo& o, const VOrder& v, const OpCall& c, Checked* out)
         break;
       case S::kProfile: {
         const char* prof = comm ? comm->profile() : core::ActiveProfile();
-        const bool multi = comm && comm->multi_node();
+        const core::Topology topo = comm ? comm->topology() : core::Topology{};
         const RedOp rop = o.reduces ? static_cast<RedOp>(c.op) : RedOp::kSum;
-        Status st = core::CheckProfile(prof, c.kind, static_cast<DataType>(c.dtype), rop, multi);
+        Status st = core::CheckProfile(prof, c.kind, static_cast<DataType>(c.dtype), rop, topo);
         if (st.ok() && v.dtype_name == std::string_view("sendType") && c.recv_dtype != c.dtype)
-          st = core::CheckProfile(prof, c.kind, static_cast<DataType>(c.recv_dtype), rop, multi);
+          st = core::CheckProfile(prof, c.kind, static_cast<DataType>(c.recv_dtype), rop, topo);
         if (!st.ok()) return Reject(fn, rank, st);
         break;
       }
@@ -921,7 +921,8 @@ Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
   // A live communicator read HOSTCCL_SOC when it was created; otherwise read it now.
   Status prof = core::CheckProfile(comm ? comm->profile() : core::ActiveProfile(), c.kind,
                                    static_cast<DataType>(c.dtype),
-                                   o.reduces ? static_cast<RedOp>(c.op) : RedOp::kSum, comm && comm->multi_node());
+                                   o.reduces ? static_cast<RedOp>(c.op) : RedOp::kSum,
+                                   comm ? comm->topology() : core::Topology{});
   if (!prof.ok()) return Reject(fn, rank, prof);
   // 7. root range (needs a live communicator).
   if (!comm)
@@ -989,7 +990,8 @@ Status CheckBatch(const BatchItem* items, uint32_t n, void* comm_handle, void* s
       return Reject(fn, rank, MakeStatus(Code::kNotSupport, "item %u: dataType %d is not a known HcclDataType", i,
                                          it.dtype));
     Status prof = core::CheckProfile(comm ? comm->profile() : core::ActiveProfile(), CollKind::kBatchSendRecv,
-                                     static_cast<DataType>(it.dtype), RedOp::kSum, comm && comm->multi_node());
+                                     static_cast<DataType>(it.dtype), RedOp::kSum,
+                                     comm ? comm->topology() : core::Topology{});
     if (!prof.ok()) return Reject(fn, rank, prof);
     if (!comm)
       return Reject(fn, rank, Status(Code::kPara, "comm is not a live communicator (destroyed or never created)"));

@@ -279,6 +279,12 @@ HOSTCCL_API HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
     if (Status st = hostccl::api::RefuseAtThreadExit("HcclBarrier"); !st.ok()) return hostccl::api::ToResult(st);
     if (comm == nullptr || stream == nullptr) return Fail("HcclBarrier", -1, Status(Code::kPtr, "comm or stream is NULL"));
     auto c = core::LookupComm(comm);
+    // The chip's operator list, as for every operator: after the null checks, before the handles.
+    const char* prof = c ? c->profile() : core::ActiveProfile();
+    const core::Topology topo = c ? c->topology() : core::Topology{};
+    using hostccl::CollKind, hostccl::DataType, hostccl::RedOp;
+    if (Status st = core::CheckProfile(prof, CollKind::kBarrier, DataType::kFp32, RedOp::kSum, topo); !st.ok())
+      return Fail("HcclBarrier", c ? c->rank() : -1, st);
     if (!c) return Fail("HcclBarrier", -1, Status(Code::kPara, "comm is not a live communicator"));
     auto* s = hostccl::rt::LookupStream(stream);
     if (s == nullptr) return Fail("HcclBarrier", c->rank(), MakeStatus(Code::kPara, "stream %p is not a live stream", stream));

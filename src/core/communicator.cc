@@ -287,6 +287,13 @@ void Communicator::ClassifyRanks() {
     if (r.proc_id == me && i != static_cast<size_t>(rank_)) shares_process_ = true;
     if (r.node_id != node) multi_node_ = true;
   }
+  std::vector<std::string> nodes;
+  std::vector<int> devices;
+  for (const auto& r : ranks_) {
+    nodes.push_back(r.node_id);
+    devices.push_back(r.device);
+  }
+  topology_ = MakeTopology(nodes, devices);
 }
 
 Status Communicator::FinishSetup(const std::string& local_key) {

@@ -23,6 +23,7 @@
 #include "bootstrap/bootstrap.h"
 #include "common/quick_lock.h"
 #include "common/thread_state.h"
+#include "core/profiles.h"
 #include "core/selector.h"
 #include "runtime/runtime.h"
 #include "transport/local/local_group.h"
@@ -77,6 +78,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   int device() const { return device_; }
   const std::string& name() const { return name_; }
   bool multi_node() const { return multi_node_; }
+  // Hosts, ranks and devices, for the profiles' topology rules (core/profiles.h).
+  const Topology& topology() const { return topology_; }
   // Hardware profile (HOSTCCL_SOC) read at creation; nullptr = host (core/profiles.h).
   const char* profile() const { return profile_; }
   // Whether operator buffers may be host memory: HOSTCCL_FIDELITY=0 (or HostcclSetFidelity(0)) at
@@ -163,6 +166,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   boot::RootInfo root_;
   std::vector<boot::RankInfo> ranks_;
   bool multi_node_ = false;
+  Topology topology_;
   const char* profile_ = nullptr;
   bool all_local_ = false;
   // Another rank of this communicator is a thread of this process (whatever the transport): one

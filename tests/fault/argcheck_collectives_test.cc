@@ -585,6 +585,43 @@ TEST_F(CollArgCheck, DISABLED_SocProfileChild) {
         recv_.Reset();
       }
   }
+  // HcclBarrier exists on every chip but the 310P (collectives.md 5.1).
+  if (std::strcmp(soc, "Atlas310P") == 0) {
+    ExpectRejected(HCCL_E_NOT_SUPPORT, [&] { return HcclBarrier(comm_, stream_); }, std::string(soc) + " barrier");
+  } else {
+    ASSERT_EQ(HcclBarrier(comm_, stream_), HCCL_SUCCESS) << soc;
+    ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << soc;
+  }
+  // Topology limits at the call (collectives.md 5.1): this communicator's one rank on device 0 is
+  // no whole 4-device cluster (Atlas910 AlltoAll); five ranks exceed the 310P's 4 NPUs of
+  // AllGatherV and AlltoAll but not the 32 of AllGather.
+  {
+    auto a2a = [&] { return HcclAlltoAll(send_.ptr, 8, HCCL_DATA_TYPE_FP32, recv_.ptr, 8, HCCL_DATA_TYPE_FP32, comm_, stream_); };
+    if (std::strcmp(soc, "Atlas910") == 0) {
+      ExpectRejected(HCCL_E_NOT_SUPPORT, a2a, std::string(soc) + " alltoall on device 0 alone");
+    } else {
+      ASSERT_EQ(a2a(), HCCL_SUCCESS) << soc;
+      ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << soc;
+      recv_.Reset();
+    }
+  }
+  if (std::strcmp(soc, "Atlas310P") == 0) {
+    int32_t devs[5] = {0, 1, 2, 3, 4};
+    HcclComm five[5] = {};
+    ASSERT_EQ(HcclCommInitAll(5, devs, five), HCCL_SUCCESS);
+    const uint64_t counts[5] = {8, 8, 8, 8, 8}, displs[5] = {0, 8, 16, 24, 32};
+    ExpectRejected(HCCL_E_NOT_SUPPORT,
+                   [&] { return HcclAllGatherV(send_.ptr, 8, recv_.ptr, counts, displs, HCCL_DATA_TYPE_FP32, five[0], stream_); },
+                   "Atlas310P allgatherv at 5 ranks", nullptr, five[0]);
+    ExpectRejected(HCCL_E_NOT_SUPPORT,
+                   [&] { return HcclAlltoAll(send_.ptr, 8, HCCL_DATA_TYPE_FP32, recv_.ptr, 8, HCCL_DATA_TYPE_FP32, five[0], stream_); },
+                   "Atlas310P alltoall at 5 ranks", nullptr, five[0]);
+    // AllGather passes the profile at 5 ranks: the next step (the buffer size) rejects it here.
+    ExpectRejected(HCCL_E_PARA, [&] { return HcclAllGather(send_.ptr, small_.ptr, 8, HCCL_DATA_TYPE_FP32, five[0], stream_); },
+                   "Atlas310P allgather at 5 ranks, recvBuf too small", nullptr, five[0]);
+    for (HcclComm c : five) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  }
   // ReduceScatter follows AllReduce's table (collectives.md 5.3).
   for (int t : kReducible)
     for (int op = 0; op < 4; ++op) {

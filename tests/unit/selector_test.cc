@@ -183,7 +183,7 @@ TEST(Selector, AllGatherAndScatterDefaults) {
 // Atlas310P, no Scatter on Atlas310P, no bf16 moved on Atlas910/310P, no 8-bit floats but on 950.
 TEST(Profiles, MovementRulesOfAllGatherAndScatter) {
   auto code = [](const char* p, CollKind k, DataType t, bool multi) {
-    return CheckProfile(p, k, t, RedOp::kSum, multi).code();
+    return CheckProfile(p, k, t, RedOp::kSum, SimpleTopology(multi)).code();
   };
   EXPECT_EQ(code("Atlas310P", CollKind::kAllGather, DataType::kFp32, false), Code::kSuccess);
   EXPECT_EQ(code("Atlas310P", CollKind::kAllGather, DataType::kFp32, true), Code::kNotSupport);
@@ -194,6 +194,83 @@ TEST(Profiles, MovementRulesOfAllGatherAndScatter) {
   EXPECT_EQ(code("AtlasA2", CollKind::kAllGather, DataType::kFp8E4M3, false), Code::kNotSupport);
   EXPECT_EQ(code("Ascend950", CollKind::kAllGather, DataType::kFp8E4M3, false), Code::kSuccess);
   EXPECT_EQ(code(nullptr, CollKind::kScatter, DataType::kInt128, true), Code::kSuccess);
+}
+
+// A communicator's shape from its ranks' hosts and devices.
+TEST(Profiles, TopologyOfRanks) {
+  Topology t = MakeTopology({"a", "a", "b", "b"}, {0, 1, 0, 1});
+  EXPECT_EQ(t.ranks, 4);
+  EXPECT_EQ(t.hosts, 2);
+  EXPECT_TRUE(t.symmetric);
+  EXPECT_FALSE(t.whole_quads);
+  EXPECT_EQ(t.devices, "host 0: 0,1; host 1: 0,1");
+  t = MakeTopology({"a", "a", "b"}, {0, 1, 0});
+  EXPECT_FALSE(t.symmetric);
+  // Whole clusters of four, in any rank order, one rank per device.
+  EXPECT_TRUE(MakeTopology({"a", "a", "a", "a"}, {3, 1, 2, 0}).whole_quads);
+  EXPECT_TRUE(MakeTopology(std::vector<std::string>(8, "a"), {4, 5, 6, 7, 0, 1, 2, 3}).whole_quads);
+  EXPECT_TRUE(MakeTopology({"a", "a", "a", "a", "b", "b", "b", "b"}, {4, 5, 6, 7, 0, 1, 2, 3}).whole_quads);
+  EXPECT_FALSE(MakeTopology({"a", "a", "a", "a"}, {1, 2, 3, 4}).whole_quads);
+  EXPECT_FALSE(MakeTopology({"a", "a", "a", "a"}, {0, 1, 2, 2}).whole_quads);
+  EXPECT_FALSE(MakeTopology({"a", "a", "a", "a"}, {0, 1, 2, -1}).whole_quads);
+  EXPECT_FALSE(MakeTopology({"a", "a", "a", "a", "a", "a", "a", "a"}, {0, 1, 2, 3, 0, 1, 2, 3}).whole_quads);
+  EXPECT_EQ(MakeTopology({"a", "a"}, {0, 1}).devices, "0,1");
+}
+
+// The chips' topology limits: servers, NPU count, symmetric servers, whole 4-device clusters.
+TEST(Profiles, TopologyRules) {
+  auto code = [](const char* p, CollKind k, const Topology& topo) {
+    return CheckProfile(p, k, DataType::kFp32, RedOp::kSum, topo).code();
+  };
+  auto one_host = [](int n) {
+    std::vector<int> dev(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) dev[static_cast<size_t>(i)] = i;
+    return MakeTopology(std::vector<std::string>(static_cast<size_t>(n), "a"), dev);
+  };
+  const Topology two_by_two = MakeTopology({"a", "a", "b", "b"}, {0, 1, 0, 1});
+  const Topology two_plus_one = MakeTopology({"a", "a", "b"}, {0, 1, 0});
+  using K = CollKind;
+  // Atlas310P: AllGather and ReduceScatter on one server, at most 32 NPUs; the V forms and
+  // AlltoAll(V) at most 4.
+  for (K k : {K::kAllGather, K::kReduceScatter}) {
+    EXPECT_EQ(code("Atlas310P", k, one_host(32)), Code::kSuccess);
+    EXPECT_EQ(code("Atlas310P", k, one_host(33)), Code::kNotSupport);
+    EXPECT_EQ(code("Atlas310P", k, two_by_two), Code::kNotSupport);
+  }
+  for (K k : {K::kAllGatherV, K::kReduceScatterV, K::kAlltoAll, K::kAlltoAllV}) {
+    EXPECT_EQ(code("Atlas310P", k, one_host(4)), Code::kSuccess);
+    EXPECT_EQ(code("Atlas310P", k, one_host(5)), Code::kNotSupport);
+    EXPECT_EQ(code("Atlas310P", k, two_by_two), Code::kNotSupport);
+  }
+  EXPECT_EQ(code("Atlas310P", K::kAllReduce, two_by_two), Code::kSuccess);
+  // AtlasA3: the V forms on one server; AtlasA2: on servers of equal size.
+  for (K k : {K::kAllGatherV, K::kReduceScatterV}) {
+    EXPECT_EQ(code("AtlasA3", k, one_host(16)), Code::kSuccess);
+    EXPECT_EQ(code("AtlasA3", k, two_by_two), Code::kNotSupport);
+    EXPECT_EQ(code("AtlasA2", k, two_by_two), Code::kSuccess);
+    EXPECT_EQ(code("AtlasA2", k, two_plus_one), Code::kNotSupport);
+  }
+  EXPECT_EQ(code("AtlasA3", K::kAllGather, two_by_two), Code::kSuccess);
+  EXPECT_EQ(code("AtlasA2", K::kAllGather, two_plus_one), Code::kSuccess);
+  // Atlas910: AlltoAll(V) on whole clusters 0-3 / 4-7.
+  for (K k : {K::kAlltoAll, K::kAlltoAllV}) {
+    EXPECT_EQ(code("Atlas910", k, one_host(4)), Code::kSuccess);
+    EXPECT_EQ(code("Atlas910", k, one_host(8)), Code::kSuccess);
+    EXPECT_EQ(code("Atlas910", k, one_host(2)), Code::kNotSupport);
+    EXPECT_EQ(code("Atlas910", k, two_by_two), Code::kNotSupport);
+  }
+  EXPECT_EQ(code("Atlas910", K::kAllGather, one_host(2)), Code::kSuccess);
+  // No chip limits without a profile or on the 950.
+  for (const char* p : {static_cast<const char*>(nullptr), "Ascend950"})
+    for (K k : {K::kAllGatherV, K::kReduceScatterV, K::kAlltoAll, K::kAlltoAllV})
+      EXPECT_EQ(code(p, k, two_plus_one), Code::kSuccess);
+  // The message names the rule and the shape.
+  const Status st = CheckProfile("Atlas910", K::kAlltoAll, DataType::kFp32, RedOp::kSum, one_host(2));
+  EXPECT_NE(st.message().find("whole 4-device clusters"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("devices: 0,1"), std::string::npos) << st.message();
+  // Barrier exists everywhere but on the 310P.
+  EXPECT_EQ(code("Atlas310P", K::kBarrier, one_host(2)), Code::kNotSupport);
+  EXPECT_EQ(code("Atlas910", K::kBarrier, one_host(2)), Code::kSuccess);
 }
 
 }  // namespace

@@ -206,6 +206,7 @@ void PrintProfilesAndAlgorithms() {
   for (const auto& p : hostccl::core::ListProfiles()) {
     std::printf("  %-12s HcclReduce: %s\n", p.name, p.reduce_rule);
     std::printf("  %-12s HcclAllReduce: %s; no %s; moves %s\n", "", p.allreduce_rule, p.unavailable, p.move_rule);
+    std::printf("  %-12s topology: %s\n", "", p.topology_rule);
   }
   std::printf("\nOperators and algorithms (HOSTCCL_ALGO forces one, e.g. reduce=chain; default rules in order)\n");
   for (const auto& o : hostccl::kOps) {
