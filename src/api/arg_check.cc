@@ -323,7 +323,8 @@ Status ComputeVExtents(const OpCall& c, int n, int r, VExtents* e) {
 
 namespace {
 
-Status CheckVOp(const OpInfo& o, const VOrder& v, const OpCall& c, Checked* out) {
+// group_entry: only the order's leading zero-count and NULL-pointer steps (collectives.md 1.1).
+Status CheckVOp(const OpInfo& o, const VOrder& v, const OpCall& c, Checked* out, bool group_entry) {
   const char* fn = o.api;
   std::shared_ptr<core::Communicator> comm = c.comm ? core::LookupComm(c.comm) : nullptr;
   const int rank = comm ? comm->rank() : -1;
@@ -337,6 +338,9 @@ Status CheckVOp(const OpInfo& o, const VOrder& v, const OpCall& c, Checked* out)
   const uint64_t* shared_counts = o.recv == BufRule::kV && o.send != BufRule::kV ? c.recv_counts : c.send_counts;
   const char* shared_name = o.recv == BufRule::kV && o.send != BufRule::kV ? v.recv_counts : v.send_counts;
   for (VStep step : v.steps) {
+    if (group_entry && step != S::kZeroBoth && step != S::kNullArrays && step != S::kNullComm &&
+        step != S::kNullStream && step != S::kNullSend && step != S::kNullRecv)
+      return Status::Ok();
     switch (step) {
       case S::kEnd: break;
       case S::kZeroBoth:
@@ -871,7 +875,7 @@ Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
   const OpInfo& o = *FindOp(c.kind);
   const char* fn = o.api;
   *out = Checked();
-  if (const VOrder* v = FindVOrder(c.kind)) return CheckVOp(o, *v, c, out);
+  if (const VOrder* v = FindVOrder(c.kind)) return CheckVOp(o, *v, c, out, group_entry);
   // 1. count == 0: success, nothing else checked.
   if (c.count == 0) {
     out->done = true;
@@ -883,7 +887,10 @@ Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
   // A root-only send buffer (Scatter) exists on the root only; elsewhere it is ignored.
   const bool root_send = o.send == BufRule::kRootNCount;
   const bool send_here = o.send != BufRule::kNone && (!root_send || (comm && c.root == static_cast<uint32_t>(rank)));
-  // 2. null pointers.
+  // 2. null pointers; Broadcast and ReduceScatter look at the stream first (collectives.md 2.2,
+  // 2.6), the others last.
+  if (c.stream == nullptr && (c.kind == CollKind::kBroadcast || c.kind == CollKind::kReduceScatter))
+    return Reject(fn, rank, Status(Code::kPtr, "stream is NULL"));
   if (c.comm == nullptr) return Reject(fn, rank, Status(Code::kPtr, "comm is NULL"));
   if (o.send != BufRule::kNone && !root_send && c.send == nullptr)
     return Reject(fn, rank, Status(Code::kPtr, one_buffer ? "buf is NULL" : "sendBuf is NULL"));

@@ -75,7 +75,7 @@ struct Checked {
 // 2.9-2.11), then the same hostccl additions.
 // group_entry: the part that runs at the call inside HcclGroupStart/End (collectives.md 1.1):
 // steps 1-2, and step 3 for Send/Recv; the rest runs at HcclGroupEnd (api/group.h). The V family
-// ignores it (checked whole at the call: its arrays are copied then).
+// runs the leading zero-count and NULL-pointer steps of its order.
 Status CheckOp(const OpCall& c, Checked* out, bool group_entry = false);
 // The success path of CheckOp (not group_entry) for the buffer-and-count operators and the V
 // family, without a Status or any message: true when every check passes (*out filled exactly as

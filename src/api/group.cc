@@ -146,8 +146,14 @@ HcclResult GroupAppend(const OpCall& call) {
                                       p2p ? "collectives" : "HcclSend/HcclRecv calls")));
   Deferred d;
   d.call = call;
-  if (v) {
-    const uint64_t n = static_cast<uint64_t>(ck.comm->size());
+  bool arrays = false;
+  for (int f = 0; f < varr::kFields; ++f) arrays = arrays || (v && call.*kArrayFields[f] != nullptr);
+  if (arrays) {
+    // The arrays are copied now (the caller's need to live only during the call), which takes the
+    // communicator's size: a handle that is not a live communicator gets its whole check here.
+    const auto comm = core::LookupComm(call.comm);
+    if (!comm) return ToResult(CheckOp(call, &ck));
+    const uint64_t n = static_cast<uint64_t>(comm->size());
     for (int f = 0; f < varr::kFields; ++f) {
       const uint64_t* a = call.*kArrayFields[f];
       if (a == nullptr) continue;

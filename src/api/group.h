@@ -5,8 +5,10 @@
 // Inside a group an operator entry point runs only the group part of its check (CheckOp with
 // group_entry: count 0 -> success and nothing appended; NULL comm, buffers, stream -> E_PTR;
 // Send/Recv also the count range -> E_PARA), appends the call and returns HCCL_SUCCESS. The V
-// family (AllGatherV, ReduceScatterV, AlltoAll, AlltoAllV, AlltoAllVC) is checked whole at the
-// call, because its arrays are copied then (the caller's are valid only during the call).
+// family (AllGatherV, ReduceScatterV, AlltoAll, AlltoAllV, AlltoAllVC) runs the leading zero-count
+// and NULL-pointer steps of its own order, and its arrays are copied (the caller's are valid only
+// during the call); on a handle that is not a live communicator (its size unknown) it is checked
+// whole at the call.
 // HcclBatchSendRecv, HcclBarrier, and mixing collectives with Send/Recv in one group fail at the
 // offending call with HCCL_E_NOT_SUPPORT (the call is not appended; the group goes on).
 // At the outermost HcclGroupEnd every deferred call gets its full check, in call order; the first

@@ -294,6 +294,22 @@ TEST_F(CollArgCheck, BroadcastNullPointersArePtrErrors) {
   ExpectRejected(HCCL_E_PTR, [&] { return HcclBroadcast(send_.ptr, 4, HCCL_DATA_TYPE_FP32, 0, nullptr, stream_); }, "null comm");
   ExpectRejected(HCCL_E_PTR, [&] { return HcclBroadcast(nullptr, 4, HCCL_DATA_TYPE_FP32, 0, comm_, stream_); }, "null buf");
   ExpectRejected(HCCL_E_PTR, [&] { return HcclBroadcast(send_.ptr, 4, HCCL_DATA_TYPE_FP32, 0, comm_, nullptr); }, "null stream");
+  // HCCL looks at the stream first for Broadcast and ReduceScatter, last for the others: the
+  // message names the first NULL in that order.
+  const struct {
+    std::function<HcclResult()> call;
+    const char* first;
+  } order[] = {
+      {[] { return HcclBroadcast(nullptr, 4, HCCL_DATA_TYPE_FP32, 0, nullptr, nullptr); }, "stream is NULL"},
+      {[] { return HcclReduceScatter(nullptr, nullptr, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, nullptr, nullptr); },
+       "stream is NULL"},
+      {[] { return HcclAllReduce(nullptr, nullptr, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, nullptr, nullptr); },
+       "comm is NULL"},
+      {[] { return HcclAllGather(nullptr, nullptr, 4, HCCL_DATA_TYPE_FP32, nullptr, nullptr); }, "comm is NULL"}};
+  for (const auto& o : order) {
+    ExpectRejected(HCCL_E_PTR, o.call, o.first);
+    EXPECT_NE(std::string(aclGetRecentErrMsg()).find(o.first), std::string::npos) << o.first << ": " << aclGetRecentErrMsg();
+  }
   ExpectStillWorks();
 }
 

@@ -3,8 +3,9 @@
 // - a ring exchange (every rank sends to r+1 before it receives from r-1), which deadlocks as plain
 //   Send/Recv, completes as one group, in-process, over shared memory and over TCP; a group's
 //   sends match the peer's plain HcclRecv calls in issue order;
-// - inside a group only count 0, the NULL checks and (Send/Recv) the count range run at the call;
-//   the rest runs at HcclGroupEnd, whose failure enqueues nothing of the group;
+// - inside a group only count 0, the NULL checks and (Send/Recv) the count range run at the call
+//   (the V family: the leading zero-count and NULL steps of its order); the rest runs at
+//   HcclGroupEnd, whose failure enqueues nothing of the group;
 // - HcclBatchSendRecv, HcclBarrier and mixing collectives with Send/Recv fail at the call;
 // - collectives of a group run in call order at the end (V arrays copied at the call);
 // - nesting, per-thread state, HcclGroupStatusGet, HcclGroupEnd without a start.
@@ -14,6 +15,7 @@
 #include <hccl/hccl.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,6 +165,39 @@ TEST(Group, CheckOrderInsideGroup) {
     EXPECT_CODE(HCCL_SUCCESS, HcclAllReduce(p, out.data(), 8, HCCL_DATA_TYPE_FP32, static_cast<HcclReduceOp>(9),
                                             c.comm, c.stream));
     EXPECT_CODE(HCCL_E_NOT_SUPPORT, HcclGroupEnd());
+    // The V family (AllGatherV, ReduceScatterV, AlltoAll, AlltoAllV, AlltoAllVC): the leading
+    // zero-count and NULL steps of its own order at the call; dtype, count equality and the
+    // arrays' ranges at the end.
+    const uint64_t counts[2] = {8, 8}, displs[2] = {0, 8}, big[2] = {kTooMany, 8};
+    const uint64_t matrix[4] = {4, 4, 4, kTooMany};
+    EXPECT_CODE(HCCL_SUCCESS, HcclGroupStart());
+    EXPECT_CODE(HCCL_E_PTR, HcclAllGatherV(p, 8, out.data(), nullptr, displs, kBadType, c.comm, c.stream));
+    EXPECT_CODE(HCCL_E_PTR, HcclAlltoAllVC(p, nullptr, kBadType, out.data(), kBadType, c.comm, c.stream));
+    EXPECT_CODE(HCCL_SUCCESS, HcclAlltoAll(p, 0, kBadType, out.data(), 0, kBadType, c.comm, c.stream));  // not added
+    EXPECT_CODE(HCCL_SUCCESS, HcclGroupEnd());
+    struct LateV {
+      HcclResult want;
+      std::function<HcclResult()> call;
+    };
+    const LateV late_v[] = {
+        {HCCL_E_NOT_SUPPORT, [&] { return HcclAllGatherV(p, 8, out.data(), counts, displs, kBadType, c.comm, c.stream); }},
+        {HCCL_E_PARA, [&] { return HcclAllGatherV(p, 7, out.data(), counts, displs, HCCL_DATA_TYPE_FP32, c.comm, c.stream); }},
+        {HCCL_E_PARA, [&] {
+           return HcclReduceScatterV(p, big, displs, out.data(), 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
+         }},
+        {HCCL_E_PARA, [&] { return HcclAlltoAll(p, 4, HCCL_DATA_TYPE_FP32, out.data(), 5, HCCL_DATA_TYPE_FP32, c.comm, c.stream); }},
+        {HCCL_E_PARA, [&] {
+           return HcclAlltoAllV(p, big, displs, HCCL_DATA_TYPE_FP32, out.data(), counts, displs, HCCL_DATA_TYPE_FP32,
+                                c.comm, c.stream);
+         }},
+        {HCCL_E_PARA, [&] { return HcclAlltoAllVC(p, matrix, HCCL_DATA_TYPE_FP32, out.data(), HCCL_DATA_TYPE_FP32, c.comm, c.stream); }}};
+    for (const LateV& l : late_v) {
+      EXPECT_CODE(HCCL_SUCCESS, HcclGroupStart());
+      EXPECT_CODE(HCCL_SUCCESS, HcclAllReduce(p, out.data(), 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream));
+      EXPECT_CODE(HCCL_SUCCESS, l.call());
+      const HcclResult got = HcclGroupEnd();
+      if (got != l.want) return c.Fail("late V check: HcclGroupEnd returned " + std::to_string(got));
+    }
     if (!Sync(c)) return false;
     if (out[0] != -1.0f) return c.Fail("a collective of a failed group ran");
     // Nothing was enqueued: the first plain pair is message #1 of the pair and carries 64 floats.
