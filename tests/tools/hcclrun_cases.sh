@@ -56,6 +56,12 @@ fail_kills_rest)  # rank 2 exits 7: the others (sleeping, with a child) are ende
   [ "$(rc)" = 7 ] || fail "exit $(rc), expected 7"
   grep -q "rank 2 (pid [0-9]*) exited with status 7" "$T/err" || fail "no message naming rank 2"
   ;;
+fail_together)  # ranks that fail at about the same time each get to say why (0.2 s before SIGTERM)
+  run -n 3 sh -c 'if [ "$RANK" = 1 ]; then echo "why $RANK"; exit 3; fi; sleep 0.05; echo "why $RANK"; exit 1'
+  [ "$(rc)" = 3 ] || fail "exit $(rc), expected the first failure's 3"
+  for r in 0 1 2; do expect_line "$T/out" "[$r] why $r"; done
+  [ "$(grep -c 'terminating the other' "$T/err")" = 1 ] || fail "expected one failure message"
+  ;;
 signal_death)  # a rank killed by a signal: 128+signal and a message naming the signal
   elapsed_below 10 run -n 2 sh -c 'if [ "$RANK" = 1 ]; then kill -KILL $$; fi; sleep 60 & wait'
   [ "$(rc)" = 137 ] || fail "exit $(rc), expected 137"

@@ -543,6 +543,9 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
         std::fputs(UsageText(spec.model->name).c_str(), stdout);
       else
         std::printf("%s\n", parsed.error.c_str());
+      // Now: the other ranks exit 1 at once, and a launcher then stops this one (hcclrun sends
+      // SIGTERM), which would drop a message still buffered.
+      std::fflush(stdout);
     }
     boot->Finalize();
     return parsed.help ? 0 : 1;
@@ -552,7 +555,10 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
   if (!Ok(aclrtGetDeviceCount(&devices), c.rank, "aclrtGetDeviceCount")) return 2;
   std::string bad = ValidateForWorld(c.opt, c.ranks, devices);
   if (!bad.empty()) {
-    if (c.rank == speaker) std::printf("%s\n", bad.c_str());
+    if (c.rank == speaker) {
+      std::printf("%s\n", bad.c_str());
+      std::fflush(stdout);  // as above
+    }
     boot->Finalize();
     return 1;
   }

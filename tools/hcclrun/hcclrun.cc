@@ -13,8 +13,9 @@
 // started with PR_SET_PDEATHSIG = SIGKILL, and a guardian process (forked first, in a process
 // group of its own) learns each rank's process group through a pipe only hcclrun writes; when the
 // pipe reports end-of-file without hcclrun having said goodbye, the guardian SIGKILLs those groups.
-// When a rank exits non-zero or by a signal, the others get SIGTERM, then SIGKILL after a grace
-// period, and hcclrun exits with that rank's status (128 + signal for a signal). --timeout ends
+// When a rank exits non-zero or by a signal, the others get SIGTERM 0.2 s later (unless they ended
+// by then: ranks that fail together, e.g. on a bad command line, each get to say why), then
+// SIGKILL after a grace period, and hcclrun exits with that rank's status (128 + signal for a signal). --timeout ends
 // everything after SEC seconds (exit 124). Usage errors exit 2. Each rank is its own process
 // group, so its children die with it.
 // Binding (like mpirun's --bind-to core --map-by core): rank r runs on the (r mod k)-th of the k
@@ -52,6 +53,7 @@ namespace {
 
 constexpr int kMaxRanks = 1024;
 constexpr uint64_t kGraceNs = 3000000000ull;  // SIGTERM -> SIGKILL
+constexpr uint64_t kFailQuietNs = 200000000ull;  // a rank failed -> SIGTERM to the others
 constexpr uint64_t kDrainNs = 2000000000ull;  // output still open after every rank exited
 constexpr size_t kMaxLineBytes = 64 * 1024;   // longer lines are split
 
@@ -469,7 +471,7 @@ class Launcher {
         // An empty group's id may be reused: the guardian must forget it. (A group with members
         // left keeps its id reserved; the guardian kills them if hcclrun dies.)
         if (kill(-pid, 0) != 0 && errno == ESRCH) TellGuardian(-pid);
-        if (!failed || terminating_) break;  // deaths we caused are not news
+        if (!failed || terminating_ || failed_ns_ != 0) break;  // deaths we caused are not news
         std::string how = WIFEXITED(status)
                               ? StrFormat("exited with status %d", WEXITSTATUS(status))
                               : StrFormat("was killed by signal %d (%s)", WTERMSIG(status),
@@ -477,7 +479,7 @@ class Launcher {
         exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         fprintf(stderr, "hcclrun: rank %zu (pid %d) %s; terminating the other %d rank(s)\n", r,
                 static_cast<int>(pid), how.c_str(), running_);
-        Terminate();
+        failed_ns_ = NowNs();  // Supervise terminates them kFailQuietNs later
         break;
       }
     }
@@ -530,6 +532,8 @@ class Launcher {
         terminating_ = false;  // a timeout overrides an earlier failure's grace clock
         Terminate();
       }
+      if (failed_ns_ != 0 && !terminating_ && (running_ == 0 || now >= failed_ns_ + kFailQuietNs))
+        Terminate();
       if (terminating_ && !killed_ && (running_ > 0 || open_streams) &&
           now >= term_ns_ + kGraceNs) {
         killed_ = true;
@@ -541,6 +545,7 @@ class Launcher {
       uint64_t next = UINT64_MAX;
       if (!timed_out_ && running_ > 0) next = std::min(next, timeout_ns);
       if (terminating_ && !killed_ && running_ > 0) next = std::min(next, term_ns_ + kGraceNs);
+      if (failed_ns_ != 0 && !terminating_) next = std::min(next, failed_ns_ + kFailQuietNs);
       if (running_ == 0 && all_exited_ns_ != 0) next = std::min(next, all_exited_ns_ + kDrainNs);
       int wait_ms = 1000;
       if (next != UINT64_MAX)
@@ -604,6 +609,7 @@ class Launcher {
   bool killed_ = false;
   bool timed_out_ = false;
   uint64_t term_ns_ = 0;
+  uint64_t failed_ns_ = 0;  // when the first rank failed (0: none did)
   int exit_code_ = 0;
 };
 
