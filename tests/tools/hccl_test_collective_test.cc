@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "check.h"
@@ -216,20 +217,21 @@ TEST(HcclTestCollective, InPlaceKeepsTheInputWhereNothingIsWritten) {
 }
 
 TEST(HcclTestCollective, SizesOfARowAndALaterOperatorAsOneModel) {
-  // Defaults: data_size = the sweep size, count = size / type size, alg bytes = data_size.
+  // Defaults: data_size = the row's size, count = C = ceil(size / type size), alg bytes = C x type.
   RowSizes d = SizesFor(AllReduceModel(), 4098, 4, 3);
   EXPECT_EQ(d.data_size, 4098u);
-  EXPECT_EQ(d.count, 1024u);
-  EXPECT_EQ(d.alg_bytes, 4098u);
+  EXPECT_EQ(d.count, 1025u);
+  EXPECT_EQ(d.alg_bytes, 4100u);
   EXPECT_EQ(RankSizeAlignedSize(5, 8), 8u);
   EXPECT_EQ(RankSizeAlignedSize(100, 8), 96u);
   EXPECT_EQ(RankSizeAlignedSize(16u << 20, 3), (16u << 20) / 3 * 3);
   EXPECT_EQ(RankSizeAlignedSize((32u << 20) + 5, 3), ((32u << 20) + 5) / 1536 * 1536);
   const CollectiveModel& ag = AllGatherModel();
-  RowSizes r = SizesFor(ag, 1000, 4, 3);  // 1000 -> 999 B -> 249 fp32 -> sendCount 83
-  EXPECT_EQ(r.data_size, 999u);
-  EXPECT_EQ(r.count, 83u);
-  EXPECT_EQ(r.alg_bytes, 83u * 4 * 3);
+  // A row is not re-aligned (the options were): 1000 B -> C = 250 fp32 -> sendCount 84.
+  RowSizes r = SizesFor(ag, 1000, 4, 3);
+  EXPECT_EQ(r.data_size, 1000u);
+  EXPECT_EQ(r.count, 84u);
+  EXPECT_EQ(r.alg_bytes, 84u * 4 * 3);
   const int ranks = 3;
   for (int rank = 0; rank < ranks; ++rank) {
     Point p = At(rank, ranks, 0, r.count, kFp32);
@@ -251,8 +253,8 @@ TEST(HcclTestCollective, SizesOfARowAndALaterOperatorAsOneModel) {
 TEST(HcclTestCollective, ScatterExpectsItsBlockOfTheRootsInput) {
   const CollectiveModel& m = ScatterModel();
   RowSizes r = SizesFor(m, 1000, 4, 3);
-  EXPECT_EQ(r.count, 83u);
-  EXPECT_EQ(r.alg_bytes, 83u * 4 * 3);
+  EXPECT_EQ(r.count, 84u);
+  EXPECT_EQ(r.alg_bytes, 84u * 4 * 3);
   const int ranks = 3;
   std::vector<uint8_t> root_input(m.send_count(r.count, ranks) * 4);
   FillInput(kFp32, 0, 1, m.send_count(r.count, ranks), root_input.data());
@@ -269,6 +271,131 @@ TEST(HcclTestCollective, ScatterExpectsItsBlockOfTheRootsInput) {
     EXPECT_GT(CheckOutput(p, e, out.data(), out.size(), nullptr), 0u) << rank;
   }
   EXPECT_EQ(m.in_place_send_offset, nullptr);
+}
+
+Options ParseArgs(std::vector<std::string> args) {
+  args.insert(args.begin(), "all_gather_test");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  ParseResult r = ParseOptions(static_cast<int>(argv.size()), argv.data());
+  EXPECT_EQ(r.error, "");
+  return r.options;
+}
+
+const std::vector<const CollectiveModel*>& SplittingModels() {
+  static const std::vector<const CollectiveModel*> v = {
+      &AllGatherModel(),     &AllGatherVModel(), &ReduceScatterModel(), &ReduceScatterVModel(),
+      &ScatterModel(),       &AlltoAllModel(),   &AlltoAllVModel(),     &AlltoAllVCModel()};
+  return v;
+}
+
+// Counts round up (C = ceil(D / type size)) and alg_bandwidth's bytes come from the counts, never
+// from the raw D, for every tool.
+TEST(HcclTestCollective, CountsRoundUpAndAlgBytesAreCountBased) {
+  for (const CollectiveModel* m : {&AllReduceModel(), &ReduceModel(), &BroadcastModel()}) {
+    RowSizes r = SizesFor(*m, 7, 4, 2);  // 7 B of fp32: 2 elements
+    EXPECT_EQ(r.data_size, 7u) << m->name;
+    EXPECT_EQ(r.count, 2u) << m->name;
+    EXPECT_EQ(r.alg_bytes, 8u) << m->name;
+    r = SizesFor(*m, 8, 16, 4);  // int128: one element
+    EXPECT_EQ(r.count, 1u) << m->name;
+    EXPECT_EQ(r.alg_bytes, 16u) << m->name;
+    r = SizesFor(*m, 64, 4, 4);  // divisible: unchanged
+    EXPECT_EQ(r.count, 16u) << m->name;
+    EXPECT_EQ(r.alg_bytes, 64u) << m->name;
+  }
+  // all_gather(v): sendCount = ceil(C / n), alg bytes n x sendCount x type.
+  for (const CollectiveModel* m : {&AllGatherModel(), &AllGatherVModel()}) {
+    RowSizes r = SizesFor(*m, 27, 4, 3);  // C = 7 -> sendCount 3
+    EXPECT_EQ(r.data_size, 27u) << m->name;
+    EXPECT_EQ(r.count, 3u) << m->name;
+    EXPECT_EQ(r.alg_bytes, 36u) << m->name;
+  }
+  // reduce_scatter(v), scatter: recvCount = ceil(C / n), alg bytes n x recvCount x type.
+  for (const CollectiveModel* m : {&ReduceScatterModel(), &ReduceScatterVModel(), &ScatterModel()}) {
+    RowSizes r = SizesFor(*m, 27, 4, 3);
+    EXPECT_EQ(r.data_size, 27u) << m->name;
+    EXPECT_EQ(r.count, 3u) << m->name;
+    EXPECT_EQ(r.alg_bytes, 36u) << m->name;
+    r = SizesFor(*m, 6, 2, 4);  // C = 3 -> recvCount 1
+    EXPECT_EQ(r.count, 1u) << m->name;
+    EXPECT_EQ(r.alg_bytes, 8u) << m->name;
+  }
+  // AlltoAll family: C' = C rounded up to a multiple of n (C < n x 128) or of n x 128; alg bytes
+  // C' x type; the call's count C' / n.
+  for (const CollectiveModel* m : {&AlltoAllModel(), &AlltoAllVModel(), &AlltoAllVCModel()}) {
+    RowSizes r = SizesFor(*m, 100, 4, 3);  // C = 25 -> C' = 27
+    EXPECT_EQ(r.data_size, 100u) << m->name;
+    EXPECT_EQ(r.count, 9u) << m->name;
+    EXPECT_EQ(r.alg_bytes, 108u) << m->name;
+    r = SizesFor(*m, 4001, 4, 2);  // C = 1001 >= 256 -> C' = 1024
+    EXPECT_EQ(r.count, 512u) << m->name;
+    EXPECT_EQ(r.alg_bytes, 4096u) << m->name;
+  }
+}
+
+// hccl_test's check_data_count aligns the options once (min, max, step), then the sweep runs
+// from the aligned min without re-aligning rows. Only the tools that split buffers into n blocks.
+TEST(HcclTestCollective, SplittingToolsAlignTheOptionsOnceBeforeTheSweep) {
+  for (const CollectiveModel* m : SplittingModels()) {
+    ASSERT_NE(m->align_size, nullptr) << m->name;
+    Options o = ParseArgs({"-b", "8", "-e", "100", "-f", "2"});
+    Options a = SweepOptions(*m, o, 3);
+    EXPECT_EQ(a.min_bytes, 6u) << m->name;
+    EXPECT_EQ(a.max_bytes, 99u) << m->name;
+    EXPECT_EQ(ParamsLine(a).rfind("the minbytes is 6, maxbytes is 99, ", 0), 0u) << m->name;
+    EXPECT_EQ(SweepFor(*m, o, 3), (std::vector<uint64_t>{6, 12, 24, 48, 96})) << m->name;
+    o = ParseArgs({"-b", "7", "-e", "40", "-i", "5"});  // step 5 -> 6
+    EXPECT_EQ(SweepOptions(*m, o, 3).step_bytes, 6u) << m->name;
+    EXPECT_EQ(SweepFor(*m, o, 3), (std::vector<uint64_t>{6, 12, 18, 24, 30, 36})) << m->name;
+    // -i 0 still means the -b size only (aligned); a size below n becomes n.
+    EXPECT_EQ(SweepFor(*m, ParseArgs({"-b", "7", "-e", "40", "-i", "0"}), 3), std::vector<uint64_t>{6});
+    EXPECT_EQ(SweepFor(*m, ParseArgs({"-b", "2", "-e", "2"}), 3), std::vector<uint64_t>{3});
+    // Above 16 MiB the max is floored to a multiple of n x 512; the default step (max-min)/10 is
+    // rounded up to a multiple of n.
+    o = ParseArgs({"-b", "16M", "-e", "20M"});
+    a = SweepOptions(*m, o, 3);
+    EXPECT_EQ(a.min_bytes, (16ull << 20) / 3 * 3) << m->name;
+    EXPECT_EQ(a.max_bytes, (20ull << 20) / 1536 * 1536) << m->name;
+    EXPECT_EQ(a.step_bytes % 3, 0u) << m->name;
+    EXPECT_GE(a.step_bytes, o.step_bytes) << m->name;
+    for (uint64_t s : SweepFor(*m, o, 3)) EXPECT_EQ(s % 3, 0u) << m->name << " " << s;
+    // --sizes entries are size options too.
+    EXPECT_EQ(SweepFor(*m, ParseArgs({"--sizes", "8,100,2"}), 3), (std::vector<uint64_t>{6, 99, 3}));
+    // Already aligned options are unchanged (the e2e header "minbytes is 8, maxbytes is 4194304").
+    a = SweepOptions(*m, ParseArgs({"-b", "8", "-e", "4M", "-f", "4"}), 4);
+    EXPECT_EQ(a.min_bytes, 8u);
+    EXPECT_EQ(a.max_bytes, 4u << 20);
+  }
+  // The tools that do not split their buffers keep the options as given.
+  for (const CollectiveModel* m : {&AllReduceModel(), &ReduceModel(), &BroadcastModel()}) {
+    EXPECT_EQ(m->align_size, nullptr) << m->name;
+    Options o = ParseArgs({"-b", "8", "-e", "100", "-f", "2"});
+    Options a = SweepOptions(*m, o, 3);
+    EXPECT_EQ(a.min_bytes, 8u);
+    EXPECT_EQ(a.max_bytes, 100u);
+    EXPECT_EQ(SweepFor(*m, o, 3), (std::vector<uint64_t>{8, 16, 32, 64})) << m->name;
+    EXPECT_EQ(SweepFor(*m, ParseArgs({"-b", "7", "-e", "40", "-i", "5"}), 3),
+              (std::vector<uint64_t>{7, 12, 17, 22, 27, 32, 37}));
+  }
+}
+
+// -o given to a tool whose operator does not reduce: the warning (the run goes on).
+TEST(HcclTestCollective, OpOptionIgnoredByTheToolsThatDoNotReduce) {
+  const Options with_op = ParseArgs({"-o", "prod"});
+  const Options without = ParseArgs({"-d", "fp16"});
+  for (const CollectiveModel* m : SplittingModels()) {
+    EXPECT_EQ(OpOptionIgnored(*m, with_op), !m->reduction) << m->name;
+    EXPECT_FALSE(OpOptionIgnored(*m, without)) << m->name;
+  }
+  EXPECT_TRUE(OpOptionIgnored(BroadcastModel(), with_op));
+  EXPECT_TRUE(OpOptionIgnored(AllGatherModel(), with_op));
+  EXPECT_TRUE(OpOptionIgnored(ScatterModel(), with_op));
+  EXPECT_TRUE(OpOptionIgnored(AlltoAllVCModel(), with_op));
+  EXPECT_FALSE(OpOptionIgnored(BroadcastModel(), without));
+  for (const CollectiveModel* m : {&AllReduceModel(), &ReduceModel(), &ReduceScatterModel(),
+                                   &ReduceScatterVModel()})
+    EXPECT_FALSE(OpOptionIgnored(*m, with_op)) << m->name;
 }
 
 TEST(HcclTestCollective, BusFactors) {

@@ -169,7 +169,54 @@ TEST(HcclTestOptions, Formulas) {
   EXPECT_DOUBLE_EQ(AvgTimeUs(2.0, 20), 100.0);              // 2 ms over 20 iterations
   EXPECT_DOUBLE_EQ(AlgBandwidthGBs(1000000, 100.0), 10.0);  // 1e6 B in 100 us = 10 GB/s (decimal)
   EXPECT_DOUBLE_EQ(AvgTimeUs(2.0, 0), 0.0);
-  EXPECT_EQ(CountForBytes(10, 4), 2u);
+  // hccl_test rounds the element count up: a size not divisible by the type still moves all of
+  // its bytes (the last element is whole).
+  EXPECT_EQ(CountForBytes(10, 4), 3u);
+  EXPECT_EQ(CountForBytes(7, 4), 2u);
+  EXPECT_EQ(CountForBytes(8, 4), 2u);
+  EXPECT_EQ(CountForBytes(1, 16), 1u);
+  EXPECT_EQ(CountForBytes(17, 2), 9u);
+  EXPECT_EQ(CountForBytes(9, 1), 9u);
+}
+
+// -o is remembered as given, so the tools that do not reduce can warn that it has no effect.
+TEST(HcclTestOptions, OpOptionIsRecorded) {
+  EXPECT_FALSE(Parse({}).options.op_set);
+  EXPECT_FALSE(Parse({"-d", "int8"}).options.op_set);
+  EXPECT_TRUE(Parse({"-o", "prod"}).options.op_set);
+  EXPECT_TRUE(Parse({"--op", "all"}).options.op_set);
+  EXPECT_TRUE(Parse({"-o", "sum"}).options.op_set);  // the default, given explicitly, still warns
+  EXPECT_STREQ(kOpIgnoredWarning,
+               "Warning: The -o,--op <sum/prod/min/max> option does not take effect. Check the cmd "
+               "parameter.");
+}
+
+// The -h text states the calibrated iterations' clamp that CalibratedIters applies (1..5000).
+TEST(HcclTestOptions, UsageStatesTheCalibrationClamp) {
+  const std::string u = UsageText("all_reduce_test");
+  EXPECT_NE(u.find("1..5000 iterations"), std::string::npos) << u;
+  EXPECT_EQ(u.find("3..5000"), std::string::npos) << u;
+  EXPECT_EQ(CalibratedIters(1.0, 2e6), 1);
+  EXPECT_EQ(CalibratedIters(1.0, 1.0), 5000);
+}
+
+// The line before the table: -b/-e (as the tool aligned them) and the iterations; with -T the
+// iteration count is calibrated per size, so no fixed "iters is 20", and the warm-up count run.
+TEST(HcclTestReport, ParamsLine) {
+  ParseResult r = Parse({"-b", "8", "-e", "4M", "-f", "4"});
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(ParamsLine(r.options),
+            "the minbytes is 8, maxbytes is 4194304, iters is 20, warmup_iters is 10\n");
+  r = Parse({"--sizes", "8,4K,1M", "-T", "0.05", "-w", "1"});
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(ParamsLine(r.options),
+            "the minbytes is 8, maxbytes is 1048576, iters is calibrated to about 0.05 s per size, "
+            "warmup_iters is 2\n");
+  r = Parse({"-b", "1K", "-e", "1K", "-T", "2", "-n", "7"});
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(ParamsLine(r.options).find("iters is 7"), std::string::npos);
+  EXPECT_NE(ParamsLine(r.options).find("iters is calibrated to about 2 s per size, warmup_iters is 10"),
+            std::string::npos);
 }
 
 TEST(HcclTestReport, ClassicFormatMatchesHcclTest) {

@@ -100,10 +100,11 @@ uint64_t AlltoAllCallCount(uint64_t elements, int ranks) {
 
 namespace {
 
-// hccl_test's sizes of the tools that split a buffer into n blocks (all_gather, scatter, reduce_scatter): data_size
-// aligned to the rank count, count = ceil(C / n), alg_bandwidth over n x count elements.
+// hccl_test's sizes of the tools that split a buffer into n blocks (all_gather, scatter,
+// reduce_scatter): the size options aligned to the rank count (once, SweepOptions),
+// count = ceil(C / n), alg_bandwidth over n x count elements.
 void BlockSizes(CollectiveModel* c) {
-  c->data_size = RankSizeAlignedSize;
+  c->align_size = RankSizeAlignedSize;
   c->call_count = [](uint64_t elements, int n) {
     return (elements + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n);
   };
@@ -129,7 +130,7 @@ CollectiveModel AlltoAllFamily(const char* name, const char* call) {
                    static_cast<uint64_t>(p.rank) * p.count});
     return e;
   };
-  c.data_size = RankSizeAlignedSize;
+  c.align_size = RankSizeAlignedSize;
   c.call_count = AlltoAllCallCount;
   c.alg_bytes = [](uint64_t count, uint64_t tb, int n) { return count * tb * static_cast<uint64_t>(n); };
   c.bus_factor = [](int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0.0; };
@@ -137,7 +138,7 @@ CollectiveModel AlltoAllFamily(const char* name, const char* call) {
 }
 
 // ReduceScatter(V): sendBuf holds n blocks of count; rank r gets the fold of block r, i.e. the
-// fold pattern from element r x count. hccl_test's sizes: data_size aligned to the rank count,
+// fold pattern from element r x count. hccl_test's sizes: size options aligned to the rank count,
 // recvCount = ceil(C / n), alg_bandwidth over n x recvCount elements. busbw = algbw x (n-1)/n
 // (nccl-tests). The V tool passes sendCounts[i] = recvCount, sendDispls[i] = i x recvCount, so
 // both share one model. No --in-place (the frame's form is sendBuf inside recvBuf; ReduceScatter's
@@ -248,13 +249,33 @@ uint64_t RankSizeAlignedSize(uint64_t size, int ranks) {
   return size / unit * unit;
 }
 
+Options SweepOptions(const CollectiveModel& m, const Options& o, int ranks) {
+  Options a = o;
+  if (m.align_size == nullptr) return a;
+  const uint64_t n = ranks > 0 ? static_cast<uint64_t>(ranks) : 1;
+  a.min_bytes = m.align_size(o.min_bytes, ranks);
+  a.max_bytes = m.align_size(o.max_bytes, ranks);
+  for (uint64_t& s : a.size_list) s = m.align_size(s, ranks);
+  // -i 0 keeps meaning "the -b size only"; any other step (given or the default) becomes a
+  // multiple of n, so every row of an additive sweep stays a multiple of n.
+  if (!(o.step_bytes_set && o.step_bytes == 0)) {
+    const uint64_t step = o.step_bytes > UINT64_MAX - n ? UINT64_MAX / n * n : (o.step_bytes + n - 1) / n * n;
+    a.step_bytes = std::max(step, n);
+  }
+  return a;
+}
+
+std::vector<uint64_t> SweepFor(const CollectiveModel& m, const Options& o, int ranks) {
+  return SizeSweep(SweepOptions(m, o, ranks));
+}
+
 RowSizes SizesFor(const CollectiveModel& m, uint64_t size, int type_bytes, int ranks) {
   RowSizes r;
   const uint64_t tb = type_bytes > 0 ? static_cast<uint64_t>(type_bytes) : 1;
-  r.data_size = m.data_size ? m.data_size(size, ranks) : size;
-  const uint64_t elements = CountForBytes(r.data_size, static_cast<int>(tb));
+  r.data_size = size;  // the row's D, printed as is (alignment happened on the options)
+  const uint64_t elements = CountForBytes(size, static_cast<int>(tb));
   r.count = m.call_count ? m.call_count(elements, ranks) : elements;
-  r.alg_bytes = m.alg_bytes ? m.alg_bytes(r.count, tb, ranks) : r.data_size;
+  r.alg_bytes = m.alg_bytes ? m.alg_bytes(r.count, tb, ranks) : r.count * tb;
   return r;
 }
 

@@ -14,11 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "options.h"
+
 namespace hostccl::tools {
 
 // One call as seen by one rank.
 struct Point {
-  uint64_t count = 0;  // elements per rank (hccl_test: bytes / element size)
+  uint64_t count = 0;  // the call's count (from C = ceil(bytes / element size))
   int dtype = 4;       // HcclDataType value
   int op = 0;          // HcclReduceOp value (0 for data-movement collectives)
   int root = 0;
@@ -52,24 +54,38 @@ struct CollectiveModel {
   // nullptr = the collective has no in-place form (or is in place by definition: one_buffer).
   uint64_t (*in_place_send_offset)(const Point& p) = nullptr;
   // hccl_test's size arithmetic (collectives.md section 4 tables). Each is optional (nullptr):
-  //   data_size   the row's size from the sweep size (rank-size alignment: RankSizeAlignedSize);
-  //               default: unchanged;
-  //   call_count  the count passed to the call from C = data_size / type size (AllGather:
-  //               ceil(C / n)); default: C;
+  //   align_size  the alignment hccl_test's check_data_count applies ONCE to the options, before
+  //               the sweep (min and max bytes, our --sizes entries; the additive step is rounded
+  //               up to a multiple of n): RankSizeAlignedSize for the tools that split buffers
+  //               into n blocks; the rows themselves are never re-aligned (SweepOptions);
+  //   call_count  the count passed to the call from C = ceil(D / type size), D the row's size
+  //               (AllGather: ceil(C / n)); default: C;
   //   alg_bytes   the bytes alg_bandwidth divides by, from that count (AllGather:
-  //               n x count x type size); default: data_size.
-  uint64_t (*data_size)(uint64_t size, int ranks) = nullptr;
+  //               n x count x type size); default: count x type size (never the raw D).
+  uint64_t (*align_size)(uint64_t size, int ranks) = nullptr;
   uint64_t (*call_count)(uint64_t elements, int ranks) = nullptr;
   uint64_t (*alg_bytes)(uint64_t count, uint64_t type_bytes, int ranks) = nullptr;
   // busbw = algbw x this (the nccl-tests factor).
   double (*bus_factor)(int ranks) = nullptr;
 };
 
-// hccl_test's alignment of data_size for the tools that split buffers into n blocks
-// (check_data_count): < n -> n; <= 16 MiB -> a multiple of n; above -> a multiple of n x 512.
+// hccl_test's alignment of a size option for the tools that split buffers into n blocks
+// (check_data_count): < n -> n; <= 16 MiB -> floor to a multiple of n; above -> floor to a
+// multiple of n x 512.
 uint64_t RankSizeAlignedSize(uint64_t size, int ranks);
 
-// The numbers of one row, from the sweep size: data_size, the call's count, the alg_bandwidth bytes.
+// The options with the model's alignment applied (hccl_test's check_data_count, once, before the
+// sweep): min_bytes, max_bytes and every --sizes entry through align_size, and the additive step
+// rounded up to a multiple of the rank count (at least one rank count, except -i 0). Options of
+// a model without align_size come back unchanged. The header's min/max and the sweep use these.
+Options SweepOptions(const CollectiveModel& m, const Options& o, int ranks);
+
+// The sizes a tool visits: SizeSweep(SweepOptions(m, o, ranks)).
+std::vector<uint64_t> SweepFor(const CollectiveModel& m, const Options& o, int ranks);
+
+// The numbers of one row, from the row's size D (already a sweep size: not re-aligned):
+// data_size = D (the printed size), the call's count from C = ceil(D / type size), and the
+// alg_bandwidth bytes (count-based).
 struct RowSizes {
   uint64_t data_size = 0;
   uint64_t count = 0;
@@ -97,6 +113,9 @@ const CollectiveModel& ScatterModel();
 // The data types a tool runs for -d all: the reducible ones for reductions, every type the check
 // knows (all of hccl_test's names) for data movement.
 std::vector<int> AllTypesFor(const CollectiveModel& m);
+
+// Whether the tool prints kOpIgnoredWarning: -o was given and the operator does not reduce.
+inline bool OpOptionIgnored(const CollectiveModel& m, const Options& o) { return o.op_set && !m.reduction; }
 
 // Fills the output image of one rank before the checked call: guard bytes everywhere, and the
 // bitwise complement of the expected data in every segment (an element the library never writes

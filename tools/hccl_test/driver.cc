@@ -454,7 +454,7 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
 
 int RunSweep(Context& c) {
   const bool is_root = c.rank == c.opt.root;
-  std::vector<uint64_t> sizes = SizeSweep(c.opt);
+  std::vector<uint64_t> sizes = SizeSweep(c.opt);  // c.opt is already SweepOptions
   std::vector<int> ops = c.model->reduction ? c.opt.ops : std::vector<int>{0};
   std::vector<int> dtypes = c.opt.all_dtypes ? AllTypesFor(*c.model) : c.opt.dtypes;
   std::vector<Row> rows;
@@ -550,7 +550,9 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
     boot->Finalize();
     return parsed.help ? 0 : 1;
   }
-  c.opt = parsed.options;
+  // hccl_test's check_data_count: the tools that split buffers into n blocks align the size
+  // options once, here; the header and the sweep use the aligned values, rows are not re-aligned.
+  c.opt = SweepOptions(*spec.model, parsed.options, c.ranks);
   uint32_t devices = 0;
   if (!Ok(aclrtGetDeviceCount(&devices), c.rank, "aclrtGetDeviceCount")) return 2;
   std::string bad = ValidateForWorld(c.opt, c.ranks, devices);
@@ -565,6 +567,7 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
   const bool is_root = c.rank == c.opt.root;
   if (is_root) {
     for (const auto& n : c.opt.notes) std::printf("%s\n", n.c_str());
+    if (OpOptionIgnored(*spec.model, c.opt)) std::printf("%s\n", kOpIgnoredWarning);
     if (c.opt.in_place && spec.model->one_buffer)
       std::printf("note: --in-place: %s is in place by definition\n", spec.model->call);
     else if (c.opt.in_place && spec.model->in_place_send_offset == nullptr)
@@ -579,14 +582,9 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
       !Ok(aclrtCreateStream(&c.stream), c.rank, "aclrtCreateStream"))
     return 2;
   if (is_root) {
-    // hccl_test prints the -b/-e options as given (not the last size the -f sweep reaches);
-    // with our --sizes list, its ends.
-    const std::vector<uint64_t>& list = c.opt.size_list;
-    uint64_t lo = list.empty() ? c.opt.min_bytes : *std::min_element(list.begin(), list.end());
-    uint64_t hi = list.empty() ? c.opt.max_bytes : *std::max_element(list.begin(), list.end());
-    std::printf("the minbytes is %llu, maxbytes is %llu, iters is %lld, warmup_iters is %lld\n",
-                static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
-                static_cast<long long>(c.opt.iters), static_cast<long long>(c.opt.warmup_iters));
+    // hccl_test prints the -b/-e options (after its alignment, see SweepOptions above), not the
+    // last size the -f sweep reaches; with -T, that the iterations are calibrated (ParamsLine).
+    std::fputs(ParamsLine(c.opt).c_str(), stdout);
     std::fflush(stdout);
   }
   int status = 2;

@@ -113,7 +113,8 @@ std::string UsageText(const char* prog) {
        "\t[-f,--stepfactor <increment factor>] (> 1.0; wins over -i)\n"
        "\t[-n,--iters <iteration count>] (default 20)\n"
        "\t[-w,--warmup_iters <warmup iteration count>] (default 10)\n"
-       "\t[-o,--op <sum/prod/max/min/all>] (default sum)\n"
+       "\t[-o,--op <sum/prod/max/min/all>] (default sum; the tools that do not reduce warn and\n"
+       "\t                  ignore it)\n"
        "\t[-d,--datatype "
        "<int8/int16/int32/fp16/fp32/int64/uint64/uint8/uint16/uint32/fp64/bfp16/all>] "
        "(default fp32;\n"
@@ -129,7 +130,7 @@ std::string UsageText(const char* prog) {
        "\t[--host-buffers] sendBuf/recvBuf from malloc instead of aclrtMalloc (not shareable)\n"
        "\t[--in-place] sendBuf inside recvBuf (Reduce/AllReduce: sendBuf == recvBuf)\n"
        "\t[-T,--time-budget <seconds>] calibrate the iterations of each size to about this long\n"
-       "\t                  (from the warm-up's slowest rank; 3..5000 iterations; replaces -n)\n"
+       "\t                  (from the warm-up's slowest rank; 1..5000 iterations; replaces -n)\n"
        "\t[--skip-unimplemented] exit 77 (skipped) when the library answers the first call with\n"
        "\t                  HCCL_E_NOT_SUPPORT because the operator is not implemented\n"
        "\t[-z,--zero_copy <0|1>] 1: buffers in memory activated with HcclCommActivateCommMemory\n"
@@ -231,6 +232,7 @@ ParseResult ParseOptions(int argc, char* const argv[]) {
         break;
       }
       case 'o': {
+        o.op_set = true;
         o.ops.clear();
         if (std::string(arg) == "all") {
           o.ops = {0, 1, 2, 3};

@@ -35,6 +35,7 @@ struct Options {
   std::vector<int> dtypes{4};       // HcclDataType values; -d all = every reducible type
   bool all_dtypes = false;          // -d all was given (data-movement tools widen it to every type)
   std::vector<int> ops{0};          // HcclReduceOp values; -o all = sum prod max min
+  bool op_set = false;              // -o was given (a non-reducing tool warns that it is ignored)
   int64_t root = 0;
   int64_t iters = 20;
   int64_t warmup_iters = 10;
@@ -77,13 +78,20 @@ std::optional<uint64_t> ParseSize(const std::string& text);
 // -i 0 means the single size -b). Capped at 4096 entries.
 std::vector<uint64_t> SizeSweep(const Options& o);
 
-// Element count for a size in bytes (truncating, as hccl_test does).
+// The warning a tool whose operator does not reduce prints (once, from the printing rank) when
+// -o was given; the run goes on.
+inline constexpr const char* kOpIgnoredWarning =
+    "Warning: The -o,--op <sum/prod/min/max> option does not take effect. Check the cmd parameter.";
+
 // Iterations for a time budget from the measured time per call (warm-up): budget / t, within [1,
 // 5000] (the peers' benchmarks use the same rule).
 int64_t CalibratedIters(double budget_s, double per_call_us);
 
+// Element count for a size in bytes: rounded UP, as hccl_test does (a 7-byte fp32 row is 2
+// elements); the buffers are sized from this count, so they may exceed the row's size.
 inline uint64_t CountForBytes(uint64_t bytes, int type_bytes) {
-  return bytes / static_cast<uint64_t>(type_bytes);
+  const uint64_t tb = type_bytes > 0 ? static_cast<uint64_t>(type_bytes) : 1;
+  return (bytes + tb - 1) / tb;
 }
 
 // hccl_test's formulas (hccl-api-facts.md §9.5).

@@ -12,7 +12,7 @@ enum class CheckState { kNull, kSuccess, kFailed };
 const char* CheckStateName(CheckState s);  // "NULL", "success", "failed"
 
 struct Row {
-  uint64_t bytes = 0;  // hccl_test's data_size: per-rank buffer bytes
+  uint64_t bytes = 0;  // hccl_test's data_size: the sweep size D (the count is ceil(D / type))
   uint64_t count = 0;  // elements
   int dtype = 4;
   int op = 0;     // HcclReduceOp value; -1 for data movement (printed "none")
@@ -31,6 +31,13 @@ struct Row {
 // with the size as an integer, time with 2 decimals and bandwidth with 5, padded to the labels.
 std::string ClassicHeader();
 std::string ClassicRow(const Row& r);
+
+struct Options;
+// The line before the table: "the minbytes is MIN, maxbytes is MAX, iters is N, warmup_iters is
+// W\n", from options already aligned (SweepOptions); with --sizes, the list's ends. With -T the
+// iterations are calibrated per size, so "iters is calibrated to about SEC s per size", and W is
+// the warm-up count actually run (at least 2).
+std::string ParamsLine(const Options& o);
 
 // nccl-tests style: size count type redop root time min max algbw busbw #wrong check.
 std::string WideHeader();

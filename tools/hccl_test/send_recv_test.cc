@@ -88,6 +88,11 @@ int main(int argc, char** argv) {
     return parsed.help ? 0 : 1;
   }
   Options o = parsed.options;
+  // Point-to-point moves bytes: -o does not apply (the same warning as the collectives' tools).
+  if (rank == 0 && o.op_set) {
+    std::printf("%s\n", hostccl::tools::kOpIgnoredWarning);
+    std::fflush(stdout);
+  }
   if (argc <= 1) {  // OSU's default sweep
     o.min_bytes = 8;
     o.max_bytes = 64ull << 20;
