@@ -89,6 +89,9 @@ class Transport {
     (void)peer; (void)fp; (void)waits_for;
     return false;
   }
+  // After a wait that timed out: the peer of its first request still pending (the rank this rank
+  // itself was stuck on, whoever the timeout's message blames down a chain), or -1.
+  virtual int StuckOn() const { return -1; }
 };
 
 }  // namespace hostccl::net

@@ -137,6 +137,70 @@ TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
   hostccl::faulttest::RemoveScratchDir(dir);
 }
 
+// The same stop in the middle of a 64 MiB HcclBatchSendRecv ring over TCP (each rank sends to
+// r+1 and receives from r-1; rank 2 is stopped): a survivor's headline names the rank its own
+// transfer was stuck on behind the victim, and every "did not" in any survivor's message is about
+// rank 2 (the transfer that had completed, e.g. rank 1's receive from rank 0, is never blamed).
+TEST(StoppedLargeBatch, SurvivorsBlameTheStoppedRank) {
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  RunOptions o;
+  o.env = hostccl::faulttest::TransportEnv("tcp");
+  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", std::to_string(kTimeoutMs)});
+  o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
+  o.env.push_back({hostccl::faulttest::kDirVar, dir});
+  o.timeout_s = 90;
+  auto body = [](RankContext& ctx) -> bool {
+    DevBuf send, recv;
+    if (!send.Alloc(kCount * sizeof(float), 1.0f, false) || !recv.Alloc(kCount * sizeof(float), 1.0f, false))
+      return ctx.Fail("aclrtMalloc failed");
+    hostccl::faulttest::PublishPid(ctx.rank);
+    const uint32_t next = static_cast<uint32_t>((ctx.rank + 1) % kRanks);
+    const uint32_t prev = static_cast<uint32_t>((ctx.rank + kRanks - 1) % kRanks);
+    HcclSendRecvItem items[2] = {{HCCL_RECV, recv.ptr, kCount, HCCL_DATA_TYPE_FP32, prev},
+                                 {HCCL_SEND, send.ptr, kCount, HCCL_DATA_TYPE_FP32, next}};
+    auto ring = [&](uint64_t count) {
+      items[0].count = items[1].count = count;
+      if (HcclBatchSendRecv(items, 2, ctx.comm, ctx.stream) != HCCL_SUCCESS) return ACL_ERROR_INVALID_PARAM;
+      return aclrtSynchronizeStream(ctx.stream);
+    };
+    for (uint64_t n : {uint64_t{8}, kCount})  // warm-up: connections and buffers ready
+      if (ring(n) != ACL_SUCCESS) return ctx.Fail(std::string("warm-up ring failed: ") + aclGetRecentErrMsg());
+    std::thread stopper;
+    pid_t victim = -1;
+    if (ctx.rank == 0) {
+      victim = hostccl::faulttest::PeerPid(kVictim);
+      if (victim <= 0) return ctx.Fail("rank 2 published no pid");
+      stopper = std::thread([victim] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        kill(victim, SIGSTOP);
+      });
+    }
+    aclError s = ACL_SUCCESS;
+    for (int i = 0; i < kCalls && s == ACL_SUCCESS; ++i) s = ring(kCount);
+    if (stopper.joinable()) stopper.join();
+    const std::string msg = aclGetRecentErrMsg();
+    bool ok = true;
+    if (ctx.rank != kVictim && s != ACL_SUCCESS) {
+      for (size_t p = msg.find(" did not "); p != std::string::npos; p = msg.find(" did not ", p + 1)) {
+        const size_t r = msg.rfind("rank ", p);
+        if (r == std::string::npos || std::atoi(msg.c_str() + r + 5) != kVictim)
+          ok = ctx.Fail("a survivor blames a rank other than 2: " + msg);
+      }
+      if (msg.find("rank 2 did not") == std::string::npos) ok = ctx.Fail("no headline names rank 2: " + msg);
+    }
+    if (ctx.rank != kVictim) hostccl::faulttest::WriteMark("failed." + std::to_string(ctx.rank), NowMs());
+    if (ctx.rank == 0) {
+      for (int r = 1; r < kRanks; ++r)
+        if (r != kVictim) (void)hostccl::faulttest::ReadMark("failed." + std::to_string(r), 20000);
+      kill(victim, SIGCONT);
+    }
+    return ok;
+  };
+  auto res = RunRanks(kRanks, Mode::kProcesses, body, o);
+  EXPECT_TRUE(res.ok) << res.message;
+  hostccl::faulttest::RemoveScratchDir(dir);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, StoppedLargeTest, ::testing::Values("tcp", "shm", "nodes"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 

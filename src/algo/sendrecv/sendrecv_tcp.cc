@@ -66,6 +66,17 @@ Status Reword(const Context& ctx, const P2PItem& it, const Status& st) {
   return P2PTimeout(ctx, it, both, st);
 }
 
+// The transfer a failed wait is worded for: the first of `waited` with the peer this rank was
+// stuck on (a stalled send to it, not a receive that had completed), else with the peer the
+// transport blamed, else the first.
+const P2PItem& Stalled(const net::Transport* t, std::span<const P2PItem> items, const std::vector<size_t>& waited,
+                       const Status& st) {
+  for (const int peer : {t->StuckOn(), st.peer()})
+    for (size_t i : waited)
+      if (peer >= 0 && items[i].peer == peer) return items[i];
+  return items[waited.empty() ? 0 : waited[0]];
+}
+
 Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
   HOSTCCL_RETURN_IF_ERROR(P2PSelfCopies(ctx, a));
   net::Transport* t = ctx.transport;
@@ -125,7 +136,7 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
   while (!cts.empty()) {
     size_t w = 0;
     Status st = t->WaitAny(cts.data(), cts.size(), ctx.deadline, &w);
-    if (!st.ok()) return Reword(ctx, items[cts_item.empty() ? 0 : cts_item[0]], st);
+    if (!st.ok()) return Reword(ctx, Stalled(t, items, cts_item, st), st);
     const size_t i = cts_item[w];
     cts.erase(cts.begin() + static_cast<long>(w));
     cts_item.erase(cts_item.begin() + static_cast<long>(w));
@@ -165,7 +176,7 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
   // 3. Everything sent and received.
   if (all.empty()) return Status::Ok();
   Status st = t->WaitAll(all.data(), all.size(), ctx.deadline);
-  return st.ok() ? st : Reword(ctx, items[all_item[0]], st);
+  return st.ok() ? st : Reword(ctx, Stalled(t, items, all_item, st), st);
 }
 
 }  // namespace

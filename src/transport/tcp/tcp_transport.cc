@@ -262,6 +262,12 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
     if (!status_.ok()) return status_;
     const uint64_t now = NowNs();
     if (deadline.Expired()) {
+      stuck_on_ = -1;
+      for (size_t i = 0; i < n; ++i)  // the peer of the first transfer still pending
+        if (const ReqInfo& r = reqs_.at(ids[i]); !r.done) {
+          stuck_on_ = r.peer;
+          break;
+        }
       int culprit = -1;
       const std::string blame = Blame(ids, n, now, &culprit);
       if (culprit >= 0) {
@@ -272,8 +278,10 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
         st.WithPeer(culprit);
         Fail(std::move(st));
       } else {
-        Fail(MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms waiting for %s", rank_,
-                        Ull((now - start) / 1000000), DescribePending(ids, n).c_str()));
+        Status st = MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms waiting for %s", rank_,
+                               Ull((now - start) / 1000000), DescribePending(ids, n).c_str());
+        if (stuck_on_ >= 0) st.WithPeer(stuck_on_);
+        Fail(std::move(st));
       }
       return status_;
     }

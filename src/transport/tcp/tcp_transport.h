@@ -78,6 +78,7 @@ class TcpTransport final : public Transport {
   Status SendNotice(int peer, const Fingerprint& fp, const uint8_t payload[16]) override;
   Status IrecvNotice(int peer, const Fingerprint& fp, uint8_t payload[16], RequestId* id) override;
   bool PeerWaitsFor(int peer, Fingerprint* fp, int* waits_for) const override;
+  int StuckOn() const override { return stuck_on_; }
 
  private:
   enum class Ctl : uint8_t { kNone, kProbe, kReply, kNotice };  // what a queued frame is (kNone = DATA)
@@ -193,6 +194,7 @@ class TcpTransport final : public Transport {
   std::string Blame(const RequestId* ids, size_t n, uint64_t now, int* culprit) const;
 
   const int rank_;
+  int stuck_on_ = -1;  // StuckOn()
   const int size_;
   std::vector<Peer> peers_;
   std::unordered_map<RequestId, ReqInfo> reqs_;
