@@ -157,6 +157,7 @@ uint64_t NextSerial() {
 }  // namespace
 
 int Malloc(void** ptr, size_t size, uint32_t policy) {
+  ReleaseFreedMemory();
   if (ptr == nullptr) return Fail(kAclInvalidParam, "aclrtMalloc: devPtr is null");
   if (size == 0) return Fail(kAclInvalidParam, "aclrtMalloc: size is 0");
   const size_t page = PageSize();
@@ -257,6 +258,44 @@ void RemoveFreeObserver(int id) {
     }
 }
 
+namespace {
+
+// Allocations freed while some stream still had work that may use them (Free).
+struct Deferred {
+  Allocation a;
+  std::vector<StreamMark> marks;
+};
+std::mutex g_deferred_mu;
+std::vector<Deferred> g_deferred;
+std::atomic<bool> g_any_deferred{false};
+
+void Unmap(const Allocation& a) {
+  munmap(a.base, a.mapped);
+  if (a.memfd >= 0) close(a.memfd);
+  NotifyFreed(a.serial);
+}
+
+}  // namespace
+
+void ReleaseFreedMemory() {
+  if (!g_any_deferred.load(std::memory_order_acquire)) return;
+  std::vector<Allocation> done;
+  {
+    std::lock_guard lk(g_deferred_mu);
+    for (size_t i = 0; i < g_deferred.size();) {
+      if (StreamsPassed(g_deferred[i].marks)) {
+        done.push_back(g_deferred[i].a);
+        g_deferred[i] = std::move(g_deferred.back());
+        g_deferred.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    g_any_deferred.store(!g_deferred.empty(), std::memory_order_release);
+  }
+  for (const Allocation& a : done) Unmap(a);
+}
+
 int Free(void* ptr) {
   if (ptr == nullptr) return Fail(kAclInvalidParam, "aclrtFree: devPtr is null");
   Allocation a;
@@ -270,9 +309,19 @@ int Free(void* ptr) {
     r.by_base.erase(it);
     g_generation.fetch_add(1, std::memory_order_release);
   }
-  munmap(a.base, a.mapped);
-  if (a.memfd >= 0) close(a.memfd);
-  NotifyFreed(a.serial);
+  // Work enqueued before the free may still read or write this memory (a call not synchronized
+  // yet): it stays mapped until that work completed.
+  std::vector<StreamMark> marks = BusyStreams();
+  if (marks.empty()) {
+    Unmap(a);
+  } else {
+    HLOG_INFO(kRuntime, "aclrtFree(%p): %zu stream(s) still have work queued; unmapped once it is done", ptr,
+              marks.size());
+    std::lock_guard lk(g_deferred_mu);
+    g_deferred.push_back({a, std::move(marks)});
+    g_any_deferred.store(true, std::memory_order_release);
+  }
+  ReleaseFreedMemory();
   return kAclSuccess;
 }
 

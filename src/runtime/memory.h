@@ -21,7 +21,13 @@
 namespace hostccl::rt {
 
 int Malloc(void** ptr, size_t size, uint32_t policy);
+// Unregisters at once (later calls cannot use the pointer); the memory itself is unmapped at once
+// when no stream has work queued or running, else once every stream that had completed the work
+// it held at the free (ReleaseFreedMemory), so work enqueued before the free never touches
+// unmapped memory.
 int Free(void* ptr);
+// Unmaps what Free deferred and is no longer used. Called by Malloc, Free and the synchronizes.
+void ReleaseFreedMemory();
 int MallocHost(void** ptr, size_t size);
 int FreeHost(void* ptr);
 int Memcpy(void* dst, size_t dest_max, const void* src, size_t count, int kind);

@@ -13,6 +13,7 @@
 #include "runtime/acl_codes.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
+#include "runtime/memory.h"
 
 namespace hostccl::rt {
 
@@ -547,7 +548,9 @@ int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
   if (timeout_ms < -1 || timeout_ms == 0)
     return Fail(kAclInvalidParam, "%s: timeout %d ms is invalid (-1 = forever, or > 0)", func, timeout_ms);
   Status err;
-  if (!s->SyncAll(Deadline::AfterMs(timeout_ms), &err))
+  const bool synced = s->SyncAll(Deadline::AfterMs(timeout_ms), &err);
+  ReleaseFreedMemory();  // memory freed while this stream's work was queued
+  if (!synced)
     return Fail(kAclRtStreamSyncTimeout, "%s: stream %llu (device %d) not done after %d ms (%llu task(s) pending)",
                 func, static_cast<unsigned long long>(s->id()), s->device(), timeout_ms,
                 static_cast<unsigned long long>(s->enqueued() - s->completed()));
@@ -585,12 +588,34 @@ int SynchronizeDevice() {
       first_err = err;
     }
   }
+  ReleaseFreedMemory();
   if (first != kAclSuccess) {
     if (!first_err.logged())
       HLOG_ERROR(kRuntime, "aclrtSynchronizeDevice(%d): a task failed: %s", device, ReportString(first_err).c_str());
     SetRecentError(ReportString(first_err));
   }
   return first;
+}
+
+std::vector<StreamMark> BusyStreams() {
+  std::vector<std::shared_ptr<StreamImpl>> all;
+  {
+    auto& r = Reg();
+    std::lock_guard lk(r.mu);
+    for (auto& [h, s] : r.streams) all.push_back(s);
+    for (auto& [d, s] : r.default_streams)
+      if (s) all.push_back(s);
+  }
+  std::vector<StreamMark> marks;
+  for (auto& s : all)
+    if (const uint64_t e = s->enqueued(); s->completed() < e) marks.push_back({s, e});
+  return marks;
+}
+
+bool StreamsPassed(const std::vector<StreamMark>& marks) {
+  for (const StreamMark& m : marks)
+    if (auto s = m.stream.lock(); s && s->completed() < m.enqueued) return false;
+  return true;
 }
 
 int SetStreamFailureMode(void* handle, uint64_t mode) {

@@ -357,6 +357,16 @@ int DestroyStream(void* handle);
 int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func);
 // Synchronizes every stream of the current device (default stream included).
 int SynchronizeDevice();
+// A stream with work enqueued but not completed, and how much had been enqueued: aclrtFree keeps
+// memory mapped until every stream busy at the free completed that far (memory.cc).
+struct StreamMark {
+  std::weak_ptr<StreamImpl> stream;
+  uint64_t enqueued = 0;
+};
+// Every stream (any device, default streams included) with work not completed yet.
+std::vector<StreamMark> BusyStreams();
+// Whether each marked stream completed its marked work (or no longer exists).
+bool StreamsPassed(const std::vector<StreamMark>& marks);
 int SetStreamFailureMode(void* handle, uint64_t mode);
 // Resolves an aclrtStream for an API call: null -> the current device's default stream
 // (created on first use); an unknown handle -> kAclInvalidParam with a message naming func.

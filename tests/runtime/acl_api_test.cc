@@ -1,6 +1,7 @@
 // Public AscendCL API tests through libhccl.so and the public headers: init/finalize codes,
 // devices, stream ordering, events and timing, synchronize timeouts, bad inputs, profiler stubs.
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include "acl/acl.h"
 #include "acl/acl_prof.h"
@@ -215,6 +217,34 @@ TEST(AclEvent, StreamWaitEventOrdersAcrossStreams) {
   EXPECT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
   EXPECT_EQ(aclrtDestroyStream(producer), ACL_SUCCESS);
   EXPECT_EQ(aclrtDestroyStream(consumer), ACL_SUCCESS);
+}
+
+// aclrtFree of memory that work already enqueued will write: the call succeeds at once and the
+// pointer is gone from the registry, but the memory stays mapped until that work completed (it
+// used to be unmapped at once: the queued memset then crashed the process).
+TEST(AclMemory, FreeWithQueuedWorkUnmapsOnceTheWorkIsDone) {
+  aclrtStream s = nullptr, other = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateStream(&other), ACL_SUCCESS);
+  aclrtEvent ev = nullptr;
+  ASSERT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
+  constexpr size_t kBytes = 4 << 20;
+  void* p = nullptr;
+  ASSERT_EQ(aclrtMalloc(&p, kBytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtStreamWaitEvent(s, ev), ACL_SUCCESS);  // holds the memset back
+  ASSERT_EQ(aclrtMemsetAsync(p, kBytes, 7, kBytes, s), ACL_SUCCESS);
+  ASSERT_EQ(aclrtFree(p), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(p), ACL_ERROR_INVALID_PARAM);  // freed for the caller already
+  EXPECT_EQ(msync(p, kBytes, MS_ASYNC), 0) << "unmapped while a memset on it is queued";
+  ASSERT_EQ(aclrtRecordEvent(ev, other), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);  // the memset ran; then the memory goes
+  errno = 0;
+  EXPECT_EQ(msync(p, kBytes, MS_ASYNC), -1);
+  EXPECT_EQ(errno, ENOMEM) << "still mapped after the work completed";
+  ASSERT_EQ(aclrtSynchronizeStream(other), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(other), ACL_SUCCESS);
 }
 
 TEST(AclEvent, SyncWithTimeoutOnStreamBlockedByUnrecordedEvent) {
