@@ -165,6 +165,16 @@ int Malloc(void** ptr, size_t size, uint32_t policy) {
   const size_t mapped = (size + page - 1) / page * page;
   int device = 0;
   if (int rc = RequireDevice("aclrtMalloc", &device); rc != kAclSuccess) return rc;
+  // "Device" memory is host memory here: a request beyond what the host has left fails with a
+  // clear error instead of ending in the kernel's out-of-memory killer (pre-faulted) or later.
+  // Small requests skip the /proc read.
+  if (mapped >= (size_t{256} << 20)) {
+    size_t avail = 0, total = 0;
+    if (GetMemInfo(0, &avail, &total) == kAclSuccess && avail > 0 && mapped > avail)
+      return Fail(kAclRtMemoryAllocation,
+                  "aclrtMalloc: %zu bytes on device %d exceed the host memory available (%zu of %zu bytes, "
+                  "MemAvailable): device memory is host memory on this machine", size, device, avail, total);
+  }
   const bool huge = IsHugePolicy(policy);
   const bool prefault = EnvBool(Knob::kMallocPrefault, true);
 

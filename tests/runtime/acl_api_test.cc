@@ -83,6 +83,15 @@ TEST(AclMemory, BadInputs) {
   EXPECT_EQ(aclrtMalloc(nullptr, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(aclrtMallocHost(nullptr, 64), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(aclrtMallocHost(&p, 0), ACL_ERROR_INVALID_PARAM);
+  // More than the host has left: a clear error before any memory is touched. (200 TiB, so that
+  // without the check the mapping itself fails rather than pre-faulting the machine into the
+  // out-of-memory killer; the message tells the two apart.)
+  size_t avail = 0, total = 0;
+  ASSERT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &avail, &total), ACL_SUCCESS);
+  ASSERT_LT(total, size_t{200} << 40);
+  EXPECT_EQ(aclrtMalloc(&p, size_t{200} << 40, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("exceed the host memory available"), std::string::npos)
+      << aclGetRecentErrMsg();
   int local = 0;
   EXPECT_EQ(aclrtFree(&local), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(aclrtFree(nullptr), ACL_ERROR_INVALID_PARAM);
