@@ -65,4 +65,13 @@ std::string FormatMismatch(const Fingerprint& a, int rank_a, const Fingerprint& 
                    DescribeFingerprint(a).c_str(), rank_b, DescribeFingerprint(b).c_str());
 }
 
+std::string FormatBlockedSend(const Fingerprint& mine, int me, const Fingerprint& send, int peer) {
+  const char* op = CollKindName(static_cast<CollKind>(mine.kind));
+  const unsigned long long seq = mine.seq;
+  return StrFormat("%s #%llu mismatch: rank %d is in %s #%llu %s and waits for rank %d, which is in HcclSend to "
+                   "rank %d (message #%u, count=%llu %s) and waits for rank %d's HcclRecv",
+                   op, seq, me, op, seq, DescribeFingerprint(mine).c_str(), peer, me, send.root,
+                   static_cast<unsigned long long>(send.count), DataTypeName(send.dtype), me);
+}
+
 }  // namespace hostccl

@@ -60,5 +60,8 @@ std::string DescribeFingerprint(const Fingerprint& fp);
 // "HcclSend/HcclRecv mismatch: rank 0 sends message #1 to rank 1 as count=8 fp32, rank 1 receives
 // message #1 from rank 0 as count=16 fp32".
 std::string FormatMismatch(const Fingerprint& a, int rank_a, const Fingerprint& b, int rank_b);
+// Rank `me` waits in collective `mine` for rank `peer`, which waits in HcclSend to `me` (message
+// fingerprint `send`) for me's HcclRecv: two different operations that can never complete.
+std::string FormatBlockedSend(const Fingerprint& mine, int me, const Fingerprint& send, int peer);
 
 }  // namespace hostccl

@@ -43,11 +43,27 @@ std::shared_ptr<LocalGroup> LocalGroup::Join(const std::string& key, int size) {
   return g;
 }
 
+// A member that has not reached this rank's barrier but waits in HcclSend for this rank to take
+// its message (thread ranks' sends all wait for the receiver): it will not arrive while this rank
+// waits here. Different operations on the two ranks: kPara naming both, not the exec timeout.
+Status LocalGroup::BlockedSender(int rank) {
+  const uint64_t round = arrivals_[rank].arrived.load(std::memory_order_acquire);
+  std::lock_guard<std::mutex> lk(p2p_mu_);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank || arrivals_[r].arrived.load(std::memory_order_acquire) >= round) continue;
+    const auto& box = p2p_box_[static_cast<size_t>(r) * static_cast<size_t>(size_) + static_cast<size_t>(rank)];
+    if (box.empty() || box.front()->state != 0) continue;
+    return Status(Code::kPara, FormatBlockedSend(slots_[static_cast<size_t>(rank)].fp, rank, box.front()->fp, r));
+  }
+  return Status::Ok();
+}
+
 Status LocalGroup::Barrier(int rank, Deadline deadline) {
   BarrierOptions opt;
   opt.shared = false;
   opt.spin = !Oversubscribed(size_);
   opt.what = "thread rank(s)";
+  opt.check = [this, rank] { return BlockedSender(rank); };
   Status st = BarrierEnter(&words_, arrivals_.get(), size_, rank, deadline, opt);
   if (st.code() == Code::kRemote && words_.aborted.load() != 0) {
     std::lock_guard<std::mutex> lk(abort_mu_);

@@ -114,6 +114,7 @@ class LocalGroup : public PeerMemory {
   Code p2p_code_ = Code::kRemote;
   std::string p2p_reason_;
   bool P2PBroken(int peer) const { return p2p_failed_ || p2p_gone_[static_cast<size_t>(peer)]; }
+  Status BlockedSender(int rank);  // Barrier's check
   Status P2PBrokenStatus(int peer) const;
 };
 

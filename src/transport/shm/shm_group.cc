@@ -16,6 +16,7 @@
 #include <new>
 #include <thread>
 
+#include "common/dtype.h"
 #include "common/env.h"
 #include "common/futex.h"
 #include "common/huge_pages.h"
@@ -491,6 +492,26 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
   }
 }
 
+// A member that has not arrived at `t` but waits in HcclSend for this rank to take a message
+// larger than a mail slot's inline payload (such a sender waits for the copy; a smaller one went
+// on): it will not arrive while this rank waits here, and this rank takes no message before its
+// wait ends. Different operations on the two ranks: kPara naming both, instead of waiting for
+// the exec timeout.
+Status ShmGroup::BlockedSender(uint64_t t) const {
+  if (mail_ == nullptr) return Status::Ok();
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_ || Slot(r, t)->ticket.load(std::memory_order_acquire) >= t) continue;
+    const uint64_t m = mail_taken_[static_cast<size_t>(r)] + 1;  // the next message this rank would take from r
+    const MailSlot* s = Mail(r, rank_, m);
+    if (s->full.load(std::memory_order_acquire) != m) continue;
+    const Fingerprint f = s->fp;
+    if (f.count * DataTypeSize(f.dtype) <= MailSlot::kInline) continue;
+    return Status(Code::kPara, FormatBlockedSend(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], f,
+                                                 members_[static_cast<size_t>(r)]));
+  }
+  return Status::Ok();
+}
+
 BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) {
   BarrierOptions opt;
   opt.shared = true;
@@ -500,6 +521,7 @@ BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) 
   opt.check = [this, also_check] {
     Status alive = CheckPeersAlive();
     if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
+    if (alive.ok() && arrival_wait_ != 0) alive = BlockedSender(arrival_wait_);
     return alive;
   };
   return opt;
@@ -630,8 +652,10 @@ Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes
     LeaveSharedCpu();
     return Status(Code::kAgain, "not every member arrived yet");
   } else {
+    arrival_wait_ = t;
     st = WaitUntil([this, t] { return AllArrived(t); }, &seg_->barrier, deadline, WaitOptions(also_check),
                    [this, t] { return Missing(t, false); });
+    arrival_wait_ = 0;
     if (st.ok()) WakeSleepers();
   }
   if (st.ok()) {

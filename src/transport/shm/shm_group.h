@@ -398,6 +398,8 @@ class ShmGroup : public PeerMemory {
   };
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
+  uint64_t arrival_wait_ = 0;  // the ticket Arrive waits for (0: none), for BlockedSender
+  Status BlockedSender(uint64_t t) const;
   MailSlot* mail_ = nullptr;
   std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_, mail_known_taken_;
   MailAnswer* answers_ = nullptr;
