@@ -82,6 +82,8 @@ if(${PROJECT_SOURCE_DIR}/tools IN_LIST hostccl_top_subdirs)
   list(APPEND HOSTCCL_INSTALL_PROGRAMS ${hostccl_tool_exes})
 endif()
 list(REMOVE_DUPLICATES HOSTCCL_INSTALL_PROGRAMS)
+# Test programs defined next to the tools are not for users.
+list(FILTER HOSTCCL_INSTALL_PROGRAMS EXCLUDE REGEX "_unit_tests$")
 foreach(prog ${HOSTCCL_INSTALL_PROGRAMS})
   if(TARGET ${prog})
     get_target_property(prog_rpath ${prog} INSTALL_RPATH)
