@@ -63,6 +63,28 @@ std::set<int> Blamed(const std::string& msg) {
   return out;
 }
 
+// On rank 0: the victim's pid (-1: none published) and a thread that stops it `ms` from now.
+std::thread StopVictimLater(const RankContext& ctx, int ms, pid_t* victim) {
+  *victim = -1;
+  if (ctx.rank != 0) return {};
+  *victim = hostccl::faulttest::PeerPid(kVictim);
+  if (*victim <= 0) return {};
+  return std::thread([v = *victim, ms] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    kill(v, SIGSTOP);
+  });
+}
+
+// A survivor marks that it has its error; rank 0 then resumes the victim once every survivor has
+// (the resumed rank's call must not hang).
+void MarkFailedThenResume(const RankContext& ctx, pid_t victim) {
+  hostccl::faulttest::WriteMark("failed." + std::to_string(ctx.rank), NowMs());
+  if (ctx.rank != 0) return;
+  for (int r = 1; r < kRanks; ++r)
+    if (r != kVictim) (void)hostccl::faulttest::ReadMark("failed." + std::to_string(r), 20000);
+  kill(victim, SIGCONT);
+}
+
 class StoppedLargeTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
@@ -94,16 +116,9 @@ TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
     for (uint64_t n : {uint64_t{8}, kCount})
       if (hostccl::faulttest::ReduceAndSync(ctx, send, recv, n, &enq) != ACL_SUCCESS || enq != HCCL_SUCCESS)
         return ctx.Fail(std::string("warm-up call failed: ") + aclGetRecentErrMsg());
-    std::thread stopper;
     pid_t victim = -1;
-    if (ctx.rank == 0) {
-      victim = hostccl::faulttest::PeerPid(kVictim);
-      if (victim <= 0) return ctx.Fail("rank 2 published no pid");
-      stopper = std::thread([victim] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(30));
-        kill(victim, SIGSTOP);
-      });
-    }
+    std::thread stopper = StopVictimLater(ctx, 30, &victim);
+    if (ctx.rank == 0 && victim <= 0) return ctx.Fail("rank 2 published no pid");
     aclError s = ACL_SUCCESS;
     int64_t took = 0;
     for (int i = 0; i < kCalls && s == ACL_SUCCESS; ++i) {
@@ -123,13 +138,7 @@ TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
       ok = ctx.Fail("a survivor reports a closed connection instead of the stopped rank: " + msg);
     else if (Blamed(msg) != std::set<int>{kVictim})
       ok = ctx.Fail("the error does not blame rank 2 alone: " + msg);
-    hostccl::faulttest::WriteMark("failed." + std::to_string(ctx.rank), NowMs());
-    if (ctx.rank == 0) {
-      // Resume the victim once every survivor has its error (its resumed call must not hang).
-      for (int r = 1; r < kRanks; ++r)
-        if (r != kVictim) (void)hostccl::faulttest::ReadMark("failed." + std::to_string(r), 20000);
-      kill(victim, SIGCONT);
-    }
+    MarkFailedThenResume(ctx, victim);
     return ok;
   };
   auto res = RunRanks(kRanks, Mode::kProcesses, body, o);
@@ -165,16 +174,9 @@ TEST(StoppedLargeBatch, SurvivorsBlameTheStoppedRank) {
     };
     for (uint64_t n : {uint64_t{8}, kCount})  // warm-up: connections and buffers ready
       if (ring(n) != ACL_SUCCESS) return ctx.Fail(std::string("warm-up ring failed: ") + aclGetRecentErrMsg());
-    std::thread stopper;
     pid_t victim = -1;
-    if (ctx.rank == 0) {
-      victim = hostccl::faulttest::PeerPid(kVictim);
-      if (victim <= 0) return ctx.Fail("rank 2 published no pid");
-      stopper = std::thread([victim] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        kill(victim, SIGSTOP);
-      });
-    }
+    std::thread stopper = StopVictimLater(ctx, 20, &victim);
+    if (ctx.rank == 0 && victim <= 0) return ctx.Fail("rank 2 published no pid");
     aclError s = ACL_SUCCESS;
     for (int i = 0; i < kCalls && s == ACL_SUCCESS; ++i) s = ring(kCount);
     if (stopper.joinable()) stopper.join();
@@ -188,12 +190,7 @@ TEST(StoppedLargeBatch, SurvivorsBlameTheStoppedRank) {
       }
       if (msg.find("rank 2 did not") == std::string::npos) ok = ctx.Fail("no headline names rank 2: " + msg);
     }
-    if (ctx.rank != kVictim) hostccl::faulttest::WriteMark("failed." + std::to_string(ctx.rank), NowMs());
-    if (ctx.rank == 0) {
-      for (int r = 1; r < kRanks; ++r)
-        if (r != kVictim) (void)hostccl::faulttest::ReadMark("failed." + std::to_string(r), 20000);
-      kill(victim, SIGCONT);
-    }
+    if (ctx.rank != kVictim) MarkFailedThenResume(ctx, victim);
     return ok;
   };
   auto res = RunRanks(kRanks, Mode::kProcesses, body, o);

@@ -207,12 +207,28 @@ TEST(AclEvent, ElapsedTimeOrderedAndNonNegative) {
   EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
 }
 
-TEST(AclEvent, StreamWaitEventOrdersAcrossStreams) {
-  aclrtStream producer = nullptr, consumer = nullptr;
-  ASSERT_EQ(aclrtCreateStream(&producer), ACL_SUCCESS);
-  ASSERT_EQ(aclrtCreateStream(&consumer), ACL_SUCCESS);
+// Two streams and an event, destroyed at the end of the test.
+struct TwoStreamsAndEvent {
+  aclrtStream first = nullptr, second = nullptr;
   aclrtEvent ev = nullptr;
-  ASSERT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
+  TwoStreamsAndEvent() {
+    EXPECT_EQ(aclrtCreateStream(&first), ACL_SUCCESS);
+    EXPECT_EQ(aclrtCreateStream(&second), ACL_SUCCESS);
+    EXPECT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
+  }
+  ~TwoStreamsAndEvent() {
+    EXPECT_EQ(aclrtSynchronizeStream(first), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(second), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(first), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(second), ACL_SUCCESS);
+  }
+};
+
+TEST(AclEvent, StreamWaitEventOrdersAcrossStreams) {
+  TwoStreamsAndEvent t;
+  aclrtStream producer = t.first, consumer = t.second;
+  aclrtEvent ev = t.ev;
   std::vector<char> src(1 << 22, 0), dst(1 << 22, 0);
   ASSERT_EQ(aclrtMemsetAsync(src.data(), src.size(), 3, src.size(), producer), ACL_SUCCESS);
   ASSERT_EQ(aclrtRecordEvent(ev, producer), ACL_SUCCESS);
@@ -222,21 +238,15 @@ TEST(AclEvent, StreamWaitEventOrdersAcrossStreams) {
   ASSERT_EQ(aclrtSynchronizeStream(consumer), ACL_SUCCESS);
   EXPECT_EQ(dst.back(), 3);
   EXPECT_EQ(dst.front(), 3);
-  ASSERT_EQ(aclrtSynchronizeStream(producer), ACL_SUCCESS);
-  EXPECT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
-  EXPECT_EQ(aclrtDestroyStream(producer), ACL_SUCCESS);
-  EXPECT_EQ(aclrtDestroyStream(consumer), ACL_SUCCESS);
 }
 
 // aclrtFree of memory that work already enqueued will write: the call succeeds at once and the
 // pointer is gone from the registry, but the memory stays mapped until that work completed (it
 // used to be unmapped at once: the queued memset then crashed the process).
 TEST(AclMemory, FreeWithQueuedWorkUnmapsOnceTheWorkIsDone) {
-  aclrtStream s = nullptr, other = nullptr;
-  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
-  ASSERT_EQ(aclrtCreateStream(&other), ACL_SUCCESS);
-  aclrtEvent ev = nullptr;
-  ASSERT_EQ(aclrtCreateEvent(&ev), ACL_SUCCESS);
+  TwoStreamsAndEvent t;
+  aclrtStream s = t.first, other = t.second;
+  aclrtEvent ev = t.ev;
   constexpr size_t kBytes = 4 << 20;
   void* p = nullptr;
   ASSERT_EQ(aclrtMalloc(&p, kBytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
@@ -250,10 +260,6 @@ TEST(AclMemory, FreeWithQueuedWorkUnmapsOnceTheWorkIsDone) {
   errno = 0;
   EXPECT_EQ(msync(p, kBytes, MS_ASYNC), -1);
   EXPECT_EQ(errno, ENOMEM) << "still mapped after the work completed";
-  ASSERT_EQ(aclrtSynchronizeStream(other), ACL_SUCCESS);
-  EXPECT_EQ(aclrtDestroyEvent(ev), ACL_SUCCESS);
-  EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
-  EXPECT_EQ(aclrtDestroyStream(other), ACL_SUCCESS);
 }
 
 TEST(AclEvent, SyncWithTimeoutOnStreamBlockedByUnrecordedEvent) {
