@@ -85,6 +85,21 @@ void MarkFailedThenResume(const RankContext& ctx, pid_t victim) {
   kill(victim, SIGCONT);
 }
 
+// Both tests: the scratch directory, the connect timeout and the harness bound.
+void CommonOptions(const std::string& dir, RunOptions* o) {
+  o->env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
+  o->env.push_back({hostccl::faulttest::kDirVar, dir});
+  o->timeout_s = 90;
+}
+
+// Both tests: two 64 MiB device buffers, and this rank's pid for rank 0 to stop it.
+bool SetUpRank(RankContext& ctx, DevBuf* send, DevBuf* recv) {
+  if (!send->Alloc(kCount * sizeof(float), 1.0f, false) || !recv->Alloc(kCount * sizeof(float), 1.0f, false))
+    return ctx.Fail("aclrtMalloc failed");
+  hostccl::faulttest::PublishPid(ctx.rank);
+  return true;
+}
+
 class StoppedLargeTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
@@ -100,14 +115,10 @@ TEST_P(StoppedLargeTest, SurvivorsBlameTheStoppedRank) {
     return e;
   };
   if (!nodes) o.env = hostccl::faulttest::TransportEnv(GetParam());
-  o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
-  o.env.push_back({hostccl::faulttest::kDirVar, dir});
-  o.timeout_s = 90;
+  CommonOptions(dir, &o);
   auto body = [](RankContext& ctx) -> bool {
     DevBuf send, recv;
-    if (!send.Alloc(kCount * sizeof(float), 1.0f, false) || !recv.Alloc(kCount * sizeof(float), 1.0f, false))
-      return ctx.Fail("aclrtMalloc failed");
-    hostccl::faulttest::PublishPid(ctx.rank);
+    if (!SetUpRank(ctx, &send, &recv)) return false;
     HcclResult enq = HCCL_SUCCESS;
     // Two warm-up calls: a small one, which ends once every rank is set up, then one of the full
     // size, in which each rank maps its peers' buffers (35 ms here, ~4 s under ThreadSanitizer).
@@ -155,14 +166,10 @@ TEST(StoppedLargeBatch, SurvivorsBlameTheStoppedRank) {
   RunOptions o;
   o.env = hostccl::faulttest::TransportEnv("tcp");
   o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", std::to_string(kTimeoutMs)});
-  o.env.push_back({"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"});
-  o.env.push_back({hostccl::faulttest::kDirVar, dir});
-  o.timeout_s = 90;
+  CommonOptions(dir, &o);
   auto body = [](RankContext& ctx) -> bool {
     DevBuf send, recv;
-    if (!send.Alloc(kCount * sizeof(float), 1.0f, false) || !recv.Alloc(kCount * sizeof(float), 1.0f, false))
-      return ctx.Fail("aclrtMalloc failed");
-    hostccl::faulttest::PublishPid(ctx.rank);
+    if (!SetUpRank(ctx, &send, &recv)) return false;
     const uint32_t next = static_cast<uint32_t>((ctx.rank + 1) % kRanks);
     const uint32_t prev = static_cast<uint32_t>((ctx.rank + kRanks - 1) % kRanks);
     HcclSendRecvItem items[2] = {{HCCL_RECV, recv.ptr, kCount, HCCL_DATA_TYPE_FP32, prev},
