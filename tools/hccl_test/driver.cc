@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -565,6 +566,18 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
     return 1;
   }
   const bool is_root = c.rank == c.opt.root;
+  // A --json file the root cannot write fails now, not after the whole sweep (the launcher then
+  // ends the other ranks).
+  if (is_root && !c.opt.json_path.empty()) {
+    std::FILE* f = std::fopen(c.opt.json_path.c_str(), "a");
+    if (f == nullptr) {
+      std::fprintf(stderr, "rank %d: cannot write --json file '%s': %s\n", c.rank, c.opt.json_path.c_str(),
+                   std::strerror(errno));
+      boot->Finalize();
+      return 2;
+    }
+    std::fclose(f);
+  }
   if (is_root) {
     for (const auto& n : c.opt.notes) std::printf("%s\n", n.c_str());
     if (OpOptionIgnored(*spec.model, c.opt)) std::printf("%s\n", kOpIgnoredWarning);
