@@ -165,7 +165,13 @@ TEST(StoppedLargeBatch, SurvivorsBlameTheStoppedRank) {
   const std::string dir = hostccl::faulttest::MakeScratchDir();
   RunOptions o;
   o.env = hostccl::faulttest::TransportEnv("tcp");
-  o.env.push_back({"HOSTCCL_EXEC_TIMEOUT_MS", std::to_string(kTimeoutMs)});
+  // Ranks 1 and 3 wait on the victim directly; rank 0 only on them, so it gets a longer timeout
+  // and fails by their abort (on its own it would rightly name the neighbour it waits for, with the
+  // victim in the detail: a loaded machine could let it time out before their abort arrives).
+  o.rank_env = [](int rank) {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"HOSTCCL_EXEC_TIMEOUT_MS", std::to_string(rank == 0 ? kTimeoutMs * 2 : kTimeoutMs)}};
+  };
   CommonOptions(dir, &o);
   auto body = [](RankContext& ctx) -> bool {
     DevBuf send, recv;
