@@ -79,8 +79,16 @@ Topology MakeTopology(const std::vector<std::string>& node, const std::vector<in
       whole = d[k] >= 0 && (k % 4 == 0 ? d[k] % 4 == 0 : d[k] == d[k - 1] + 1);
     t.whole_quads = t.whole_quads && whole;
     std::string list;
-    for (size_t k = 0; k < devs[h].size(); ++k) list += (k ? "," : "") + std::to_string(devs[h][k]);
-    t.devices += hosts.size() == 1 ? list : (h ? "; " : "") + StrFormat("host %zu: %s", h, list.c_str());
+    for (size_t k = 0; k < devs[h].size(); ++k) {
+      if (k > 0) list += ',';
+      list += std::to_string(devs[h][k]);
+    }
+    if (hosts.size() == 1) {
+      t.devices = list;
+    } else {
+      if (h > 0) t.devices += "; ";
+      t.devices += StrFormat("host %zu: %s", h, list.c_str());
+    }
   }
   return t;
 }
