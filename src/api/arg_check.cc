@@ -416,12 +416,10 @@ Status CheckVOp(const OpInfo& o, const VOrder& v, const OpCall& c, Checked* out,
                                              c.op));
         break;
       case S::kProfile: {
-        const char* prof = comm ? comm->profile() : core::ActiveProfile();
-        const core::Topology topo = comm ? comm->topology() : core::Topology{};
         const RedOp rop = o.reduces ? static_cast<RedOp>(c.op) : RedOp::kSum;
-        Status st = core::CheckProfile(prof, c.kind, static_cast<DataType>(c.dtype), rop, topo);
+        Status st = core::CheckCommProfile(comm.get(), c.kind, static_cast<DataType>(c.dtype), rop);
         if (st.ok() && v.dtype_name == std::string_view("sendType") && c.recv_dtype != c.dtype)
-          st = core::CheckProfile(prof, c.kind, static_cast<DataType>(c.recv_dtype), rop, topo);
+          st = core::CheckCommProfile(comm.get(), c.kind, static_cast<DataType>(c.recv_dtype), rop);
         if (!st.ok()) return Reject(fn, rank, st);
         break;
       }
@@ -926,10 +924,8 @@ Status CheckOp(const OpCall& c, Checked* out, bool group_entry) {
     return Reject(fn, rank, MakeStatus(Code::kNotSupport, "op %d is not one of sum(0) prod(1) max(2) min(3)", c.op));
   // 6. hardware profile.
   // A live communicator read HOSTCCL_SOC when it was created; otherwise read it now.
-  Status prof = core::CheckProfile(comm ? comm->profile() : core::ActiveProfile(), c.kind,
-                                   static_cast<DataType>(c.dtype),
-                                   o.reduces ? static_cast<RedOp>(c.op) : RedOp::kSum,
-                                   comm ? comm->topology() : core::Topology{});
+  Status prof = core::CheckCommProfile(comm.get(), c.kind, static_cast<DataType>(c.dtype),
+                                       o.reduces ? static_cast<RedOp>(c.op) : RedOp::kSum);
   if (!prof.ok()) return Reject(fn, rank, prof);
   // 7. root range (needs a live communicator).
   if (!comm)
@@ -996,9 +992,8 @@ Status CheckBatch(const BatchItem* items, uint32_t n, void* comm_handle, void* s
     if (es == 0)
       return Reject(fn, rank, MakeStatus(Code::kNotSupport, "item %u: dataType %d is not a known HcclDataType", i,
                                          it.dtype));
-    Status prof = core::CheckProfile(comm ? comm->profile() : core::ActiveProfile(), CollKind::kBatchSendRecv,
-                                     static_cast<DataType>(it.dtype), RedOp::kSum,
-                                     comm ? comm->topology() : core::Topology{});
+    Status prof = core::CheckCommProfile(comm.get(), CollKind::kBatchSendRecv, static_cast<DataType>(it.dtype),
+                                         RedOp::kSum);
     if (!prof.ok()) return Reject(fn, rank, prof);
     if (!comm)
       return Reject(fn, rank, Status(Code::kPara, "comm is not a live communicator (destroyed or never created)"));

@@ -147,7 +147,7 @@ HcclResult GroupAppend(const OpCall& call) {
   Deferred d;
   d.call = call;
   bool arrays = false;
-  for (int f = 0; f < varr::kFields; ++f) arrays = arrays || (v && call.*kArrayFields[f] != nullptr);
+  for (int f = 0; v && f < varr::kFields; ++f) arrays = arrays || call.*kArrayFields[f] != nullptr;
   if (arrays) {
     // The arrays are copied now (the caller's need to live only during the call), which takes the
     // communicator's size: a handle that is not a live communicator gets its whole check here.

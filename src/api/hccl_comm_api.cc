@@ -280,10 +280,9 @@ HOSTCCL_API HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
     if (comm == nullptr || stream == nullptr) return Fail("HcclBarrier", -1, Status(Code::kPtr, "comm or stream is NULL"));
     auto c = core::LookupComm(comm);
     // The chip's operator list, as for every operator: after the null checks, before the handles.
-    const char* prof = c ? c->profile() : core::ActiveProfile();
-    const core::Topology topo = c ? c->topology() : core::Topology{};
-    using hostccl::CollKind, hostccl::DataType, hostccl::RedOp;
-    if (Status st = core::CheckProfile(prof, CollKind::kBarrier, DataType::kFp32, RedOp::kSum, topo); !st.ok())
+    if (Status st = core::CheckCommProfile(c.get(), hostccl::CollKind::kBarrier, hostccl::DataType::kFp32,
+                                           hostccl::RedOp::kSum);
+        !st.ok())
       return Fail("HcclBarrier", c ? c->rank() : -1, st);
     if (!c) return Fail("HcclBarrier", -1, Status(Code::kPara, "comm is not a live communicator"));
     auto* s = hostccl::rt::LookupStream(stream);

@@ -277,23 +277,24 @@ void Communicator::ApplyConfig(const CommConfig& config) {
 
 void Communicator::ClassifyRanks() {
   const std::string& me = ranks_[static_cast<size_t>(rank_)].proc_id;
-  const std::string& node = ranks_[static_cast<size_t>(rank_)].node_id;
   all_local_ = true;
-  multi_node_ = false;
   shares_process_ = false;
+  std::vector<std::string> nodes;
+  std::vector<int> devices;
   for (size_t i = 0; i < ranks_.size(); ++i) {
     const auto& r = ranks_[i];
     if (r.proc_id != me) all_local_ = false;
     if (r.proc_id == me && i != static_cast<size_t>(rank_)) shares_process_ = true;
-    if (r.node_id != node) multi_node_ = true;
-  }
-  std::vector<std::string> nodes;
-  std::vector<int> devices;
-  for (const auto& r : ranks_) {
     nodes.push_back(r.node_id);
     devices.push_back(r.device);
   }
-  topology_ = MakeTopology(nodes, devices);
+  topology_ = MakeTopology(nodes, devices);  // also whether the ranks span hosts (multi_node())
+}
+
+Status CheckCommProfile(const Communicator* comm, CollKind k, DataType t, RedOp op) {
+  static const Topology kNoComm;
+  return comm ? CheckProfile(comm->profile(), k, t, op, comm->topology())
+              : CheckProfile(ActiveProfile(), k, t, op, kNoComm);
 }
 
 Status Communicator::FinishSetup(const std::string& local_key) {
@@ -306,7 +307,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     return Status(Code::kPara, "HOSTCCL_TRANSPORT=local needs every rank to be a thread of one process");
   if (all_local_ && (transport == "auto" || transport == "local")) {
     local_ = net::LocalGroup::Join(local_key, size_);
-  } else if (!multi_node_ && (transport == "auto" || transport == "shm")) {
+  } else if (!multi_node() && (transport == "auto" || transport == "shm")) {
     std::vector<uint32_t> pids;
     std::vector<int> members;
     for (const auto& r : ranks_) {
@@ -322,7 +323,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     }
   } else if (transport == "shm") {
     return Status(Code::kPara, "HOSTCCL_TRANSPORT=shm needs every rank on one host");
-  } else if (multi_node_ && transport == "auto") {
+  } else if (multi_node() && transport == "auto") {
     HOSTCCL_RETURN_IF_ERROR(SetupNodeGroups());
   }
   if (shm_ || node_shm_) {
@@ -351,7 +352,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
             name_.c_str(), rank_, size_, device_,
             all_local_ ? "all ranks are threads of this process" : "ranks in several processes",
             local_ ? "in-process" : shm_ ? "shared memory" : "TCP",
-            multi_node_ ? "several hosts" : "one host",
+            multi_node() ? "several hosts" : "one host",
             static_cast<unsigned long long>(staging_bytes_ >> 20), static_cast<long long>(exec_timeout_ms_));
   return Status::Ok();
 }
@@ -496,7 +497,7 @@ Status Communicator::Connect(const boot::RootInfo& root, uint32_t nranks, uint32
                         "on every rank", rank_, r.rank);
   // One host: the mesh runs over the loopback twins and the external listener closes. Several
   // hosts: the other way round. ranks_[].data_addr becomes the address the mesh used (for subs).
-  if (!multi_node_) {
+  if (!multi_node()) {
     for (auto& r : ranks_) {
       net::SockAddr a;
       HOSTCCL_RETURN_IF_ERROR(net::ParseHostPort(r.data_addr, &a));

@@ -77,7 +77,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   int size() const { return size_; }
   int device() const { return device_; }
   const std::string& name() const { return name_; }
-  bool multi_node() const { return multi_node_; }
+  bool multi_node() const { return topology_.multi_node(); }
   // Hosts, ranks and devices, for the profiles' topology rules (core/profiles.h).
   const Topology& topology() const { return topology_; }
   // Hardware profile (HOSTCCL_SOC) read at creation; nullptr = host (core/profiles.h).
@@ -165,7 +165,6 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::string key_;  // unique across the job: identifies this communicator's members
   boot::RootInfo root_;
   std::vector<boot::RankInfo> ranks_;
-  bool multi_node_ = false;
   Topology topology_;
   const char* profile_ = nullptr;
   bool all_local_ = false;
@@ -242,6 +241,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   static void FillTransfer(algo::OpArgs* args);
   Status EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items, ThreadState& ts);
 };
+
+// The hardware profile's rule (core/profiles.h) for operator `k` called on `comm`: its profile and
+// shape from its creation; without a live communicator (nullptr) the current HOSTCCL_SOC and a
+// one-rank shape.
+Status CheckCommProfile(const Communicator* comm, CollKind k, DataType t, RedOp op);
 
 // Handle registry for the C API.
 void* RegisterComm(std::shared_ptr<Communicator> comm);

@@ -566,18 +566,26 @@ int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
   return kAclSuccess;
 }
 
+namespace {
+
+// The live streams of `device` (every device: -1), its default stream last.
+std::vector<std::shared_ptr<StreamImpl>> LiveStreams(int device) {
+  std::vector<std::shared_ptr<StreamImpl>> all;
+  auto& r = Reg();
+  std::lock_guard lk(r.mu);
+  for (auto& [h, s] : r.streams)
+    if (device < 0 || s->device() == device) all.push_back(s);
+  for (auto& [d, s] : r.default_streams)
+    if (s && (device < 0 || d == device)) all.push_back(s);
+  return all;
+}
+
+}  // namespace
+
 int SynchronizeDevice() {
   int device = 0;
   if (int rc = RequireDevice("aclrtSynchronizeDevice", &device); rc != kAclSuccess) return rc;
-  std::vector<std::shared_ptr<StreamImpl>> all;
-  {
-    auto& r = Reg();
-    std::lock_guard lk(r.mu);
-    for (auto& [h, s] : r.streams)
-      if (s->device() == device) all.push_back(s);
-    auto it = r.default_streams.find(device);
-    if (it != r.default_streams.end() && it->second) all.push_back(it->second);
-  }
+  const std::vector<std::shared_ptr<StreamImpl>> all = LiveStreams(device);
   int first = kAclSuccess;
   Status first_err;
   for (auto& s : all) {
@@ -598,16 +606,8 @@ int SynchronizeDevice() {
 }
 
 std::vector<StreamMark> BusyStreams() {
-  std::vector<std::shared_ptr<StreamImpl>> all;
-  {
-    auto& r = Reg();
-    std::lock_guard lk(r.mu);
-    for (auto& [h, s] : r.streams) all.push_back(s);
-    for (auto& [d, s] : r.default_streams)
-      if (s) all.push_back(s);
-  }
   std::vector<StreamMark> marks;
-  for (auto& s : all)
+  for (auto& s : LiveStreams(-1))
     if (const uint64_t e = s->enqueued(); s->completed() < e) marks.push_back({s, e});
   return marks;
 }

@@ -16,6 +16,11 @@
 namespace hostccl::tools {
 namespace {
 
+// The sizes a tool visits: the options aligned as the driver aligns them, then swept.
+std::vector<uint64_t> Sweep(const CollectiveModel& m, const Options& o, int ranks) {
+  return SizeSweep(SweepOptions(m, o, ranks));
+}
+
 constexpr int kFp16 = 3, kFp32 = 4, kInt32 = 2, kInt128 = 12, kFp8 = 15;
 
 Point At(int rank, int ranks, int root, uint64_t count, int dtype, int op = 0) {
@@ -344,13 +349,13 @@ TEST(HcclTestCollective, SplittingToolsAlignTheOptionsOnceBeforeTheSweep) {
     EXPECT_EQ(a.min_bytes, 6u) << m->name;
     EXPECT_EQ(a.max_bytes, 99u) << m->name;
     EXPECT_EQ(ParamsLine(a).rfind("the minbytes is 6, maxbytes is 99, ", 0), 0u) << m->name;
-    EXPECT_EQ(SweepFor(*m, o, 3), (std::vector<uint64_t>{6, 12, 24, 48, 96})) << m->name;
+    EXPECT_EQ(Sweep(*m, o, 3), (std::vector<uint64_t>{6, 12, 24, 48, 96})) << m->name;
     o = ParseArgs({"-b", "7", "-e", "40", "-i", "5"});  // step 5 -> 6
     EXPECT_EQ(SweepOptions(*m, o, 3).step_bytes, 6u) << m->name;
-    EXPECT_EQ(SweepFor(*m, o, 3), (std::vector<uint64_t>{6, 12, 18, 24, 30, 36})) << m->name;
+    EXPECT_EQ(Sweep(*m, o, 3), (std::vector<uint64_t>{6, 12, 18, 24, 30, 36})) << m->name;
     // -i 0 still means the -b size only (aligned); a size below n becomes n.
-    EXPECT_EQ(SweepFor(*m, ParseArgs({"-b", "7", "-e", "40", "-i", "0"}), 3), std::vector<uint64_t>{6});
-    EXPECT_EQ(SweepFor(*m, ParseArgs({"-b", "2", "-e", "2"}), 3), std::vector<uint64_t>{3});
+    EXPECT_EQ(Sweep(*m, ParseArgs({"-b", "7", "-e", "40", "-i", "0"}), 3), std::vector<uint64_t>{6});
+    EXPECT_EQ(Sweep(*m, ParseArgs({"-b", "2", "-e", "2"}), 3), std::vector<uint64_t>{3});
     // Above 16 MiB the max is floored to a multiple of n x 512; the default step (max-min)/10 is
     // rounded up to a multiple of n.
     o = ParseArgs({"-b", "16M", "-e", "20M"});
@@ -359,9 +364,9 @@ TEST(HcclTestCollective, SplittingToolsAlignTheOptionsOnceBeforeTheSweep) {
     EXPECT_EQ(a.max_bytes, (20ull << 20) / 1536 * 1536) << m->name;
     EXPECT_EQ(a.step_bytes % 3, 0u) << m->name;
     EXPECT_GE(a.step_bytes, o.step_bytes) << m->name;
-    for (uint64_t s : SweepFor(*m, o, 3)) EXPECT_EQ(s % 3, 0u) << m->name << " " << s;
+    for (uint64_t s : Sweep(*m, o, 3)) EXPECT_EQ(s % 3, 0u) << m->name << " " << s;
     // --sizes entries are size options too.
-    EXPECT_EQ(SweepFor(*m, ParseArgs({"--sizes", "8,100,2"}), 3), (std::vector<uint64_t>{6, 99, 3}));
+    EXPECT_EQ(Sweep(*m, ParseArgs({"--sizes", "8,100,2"}), 3), (std::vector<uint64_t>{6, 99, 3}));
     // Already aligned options are unchanged (the e2e header "minbytes is 8, maxbytes is 4194304").
     a = SweepOptions(*m, ParseArgs({"-b", "8", "-e", "4M", "-f", "4"}), 4);
     EXPECT_EQ(a.min_bytes, 8u);
@@ -374,8 +379,8 @@ TEST(HcclTestCollective, SplittingToolsAlignTheOptionsOnceBeforeTheSweep) {
     Options a = SweepOptions(*m, o, 3);
     EXPECT_EQ(a.min_bytes, 8u);
     EXPECT_EQ(a.max_bytes, 100u);
-    EXPECT_EQ(SweepFor(*m, o, 3), (std::vector<uint64_t>{8, 16, 32, 64})) << m->name;
-    EXPECT_EQ(SweepFor(*m, ParseArgs({"-b", "7", "-e", "40", "-i", "5"}), 3),
+    EXPECT_EQ(Sweep(*m, o, 3), (std::vector<uint64_t>{8, 16, 32, 64})) << m->name;
+    EXPECT_EQ(Sweep(*m, ParseArgs({"-b", "7", "-e", "40", "-i", "5"}), 3),
               (std::vector<uint64_t>{7, 12, 17, 22, 27, 32, 37}));
   }
 }

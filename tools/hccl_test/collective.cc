@@ -265,10 +265,6 @@ Options SweepOptions(const CollectiveModel& m, const Options& o, int ranks) {
   return a;
 }
 
-std::vector<uint64_t> SweepFor(const CollectiveModel& m, const Options& o, int ranks) {
-  return SizeSweep(SweepOptions(m, o, ranks));
-}
-
 RowSizes SizesFor(const CollectiveModel& m, uint64_t size, int type_bytes, int ranks) {
   RowSizes r;
   const uint64_t tb = type_bytes > 0 ? static_cast<uint64_t>(type_bytes) : 1;

@@ -80,9 +80,6 @@ uint64_t RankSizeAlignedSize(uint64_t size, int ranks);
 // a model without align_size come back unchanged. The header's min/max and the sweep use these.
 Options SweepOptions(const CollectiveModel& m, const Options& o, int ranks);
 
-// The sizes a tool visits: SizeSweep(SweepOptions(m, o, ranks)).
-std::vector<uint64_t> SweepFor(const CollectiveModel& m, const Options& o, int ranks);
-
 // The numbers of one row, from the row's size D (already a sweep size: not re-aligned):
 // data_size = D (the printed size), the call's count from C = ceil(D / type size), and the
 // alg_bandwidth bytes (count-based).

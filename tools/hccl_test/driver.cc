@@ -319,7 +319,7 @@ bool MeasurePoint(Context& c, uint64_t bytes, int dtype, int op, Row* row, uint6
     return false;
 
   const bool calibrate = c.opt.time_budget_s > 0;
-  const int64_t warmups = calibrate ? std::max<int64_t>(c.opt.warmup_iters, 2) : c.opt.warmup_iters;
+  const int64_t warmups = WarmupIters(c.opt);
   double warm_t0 = 0;
   for (int64_t i = 0; i < warmups; ++i) {
     if (calibrate && i == 1) {

@@ -86,6 +86,11 @@ inline constexpr const char* kOpIgnoredWarning =
 // Iterations for a time budget from the measured time per call (warm-up): budget / t, within [1,
 // 5000] (the peers' benchmarks use the same rule).
 int64_t CalibratedIters(double budget_s, double per_call_us);
+// Warm-up calls per size: -w, and with -T at least 2 (the first may pay one-time costs; the
+// calibration times the others).
+inline int64_t WarmupIters(const Options& o) {
+  return o.time_budget_s > 0 && o.warmup_iters < 2 ? 2 : o.warmup_iters;
+}
 
 // Element count for a size in bytes: rounded UP, as hccl_test does (a 7-byte fp32 row is 2
 // elements); the buffers are sized from this count, so they may exceed the row's size.

@@ -55,13 +55,11 @@ std::string ParamsLine(const Options& o) {
   const std::vector<uint64_t>& list = o.size_list;
   const uint64_t lo = list.empty() ? o.min_bytes : *std::min_element(list.begin(), list.end());
   const uint64_t hi = list.empty() ? o.max_bytes : *std::max_element(list.begin(), list.end());
-  const bool calibrated = o.time_budget_s > 0;
-  const std::string iters = calibrated ? Fmt("calibrated to about %g s per size", o.time_budget_s)
-                                       : std::to_string(o.iters);
-  const int64_t warmups = calibrated ? std::max<int64_t>(o.warmup_iters, 2) : o.warmup_iters;
+  const std::string iters = o.time_budget_s > 0 ? Fmt("calibrated to about %g s per size", o.time_budget_s)
+                                                : std::to_string(o.iters);
   return Fmt("the minbytes is %llu, maxbytes is %llu, iters is %s, warmup_iters is %lld\n",
              static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi), iters.c_str(),
-             static_cast<long long>(warmups));
+             static_cast<long long>(WarmupIters(o)));
 }
 
 std::string WideHeader() {

@@ -262,12 +262,7 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
     if (!status_.ok()) return status_;
     const uint64_t now = NowNs();
     if (deadline.Expired()) {
-      stuck_on_ = -1;
-      for (size_t i = 0; i < n; ++i)  // the peer of the first transfer still pending
-        if (const ReqInfo& r = reqs_.at(ids[i]); !r.done) {
-          stuck_on_ = r.peer;
-          break;
-        }
+      stuck_on_ = FirstPendingPeer(ids, n);
       int culprit = -1;
       const std::string blame = Blame(ids, n, now, &culprit);
       if (culprit >= 0) {
@@ -278,10 +273,8 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
         st.WithPeer(culprit);
         Fail(std::move(st));
       } else {
-        Status st = MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms waiting for %s", rank_,
-                               Ull((now - start) / 1000000), DescribePending(ids, n).c_str());
-        if (stuck_on_ >= 0) st.WithPeer(stuck_on_);
-        Fail(std::move(st));
+        Fail(MakeStatus(Code::kTimeout, "rank %d: timed out after %llu ms waiting for %s", rank_,
+                        Ull((now - start) / 1000000), DescribePending(ids, n).c_str()));
       }
       return status_;
     }
@@ -295,12 +288,10 @@ Status TcpTransport::WaitLoop(const RequestId* ids, size_t n, Deadline deadline,
     int timeout_ms = 0;
     if (spin_until == 0 || now >= spin_until) {
       if (fr::Noting()) {  // about to block: the flight recorder's "waiting for"
-        for (size_t i = 0; i < n; ++i)
-          if (const ReqInfo& r = reqs_.at(ids[i]); !r.done) {
-            fr::NoteWaiting(r.peer);
-            noted = true;
-            break;
-          }
+        if (const int peer = FirstPendingPeer(ids, n); peer >= 0) {
+          fr::NoteWaiting(peer);
+          noted = true;
+        }
       }
       timeout_ms = deadline.RemainingMsForPoll();
       const int to_probe = static_cast<int>((probe_at - now + 999999) / 1000000);
@@ -329,6 +320,12 @@ Status TcpTransport::Test(RequestId id, bool* done) {
     reqs_.erase(it);
   }
   return Status::Ok();
+}
+
+int TcpTransport::FirstPendingPeer(const RequestId* ids, size_t n) const {
+  for (size_t i = 0; i < n; ++i)
+    if (const ReqInfo& r = reqs_.at(ids[i]); !r.done) return r.peer;
+  return -1;
 }
 
 std::string TcpTransport::DescribePending(const RequestId* ids, size_t n) const {

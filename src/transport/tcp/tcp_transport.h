@@ -178,6 +178,8 @@ class TcpTransport final : public Transport {
   // death the abort passes on is the other hang-up.
   Status PeerClosed(int p, const char* detail);
   std::string DescribePending(const RequestId* ids, size_t n) const;
+  // The peer of the first of `ids` not done yet (the one a wait is stuck on), or -1.
+  int FirstPendingPeer(const RequestId* ids, size_t n) const;
   bool SendControl(int p, int l, FrameType type, Code code, const std::string& text);
   void FinishThenAbort(const std::vector<std::pair<int, int>>& lanes, Code code, const std::string& reason);
   // Stall probes.
