@@ -4,7 +4,7 @@
 // sanitizers, where the first full-size call alone takes ~4 s). Every survivor must fail (within the
 // timeout plus a margin) with an error that blames the stopped rank: the last "X has not answered"
 // or "waiting for ..." in its message must name rank 2 alone, never a healthy neighbour stuck
-// behind it, and never "closed the connection". Rank 0 stops the victim 30 ms into the first
+// behind it, and never "closed the connection". Rank 0 stops the victim 30 ms into its first
 // call (the calls repeat until one fails, so a fast machine still stops it mid-call), waits for the
 // others to report, then resumes it; the resumed rank must fail too rather than hang.
 #include <gtest/gtest.h>
@@ -63,13 +63,18 @@ std::set<int> Blamed(const std::string& msg) {
   return out;
 }
 
-// On rank 0: the victim's pid (-1: none published) and a thread that stops it `ms` from now.
+// Called by every rank once its warm-up calls returned. On rank 0: the victim's pid (-1: none
+// published) and a thread that stops it `ms` after the victim's own warm-up returned (rank 0's
+// can return first: in the ring, rank 2 may still be receiving the large warm-up message, and a
+// stop then fails the warm-up instead of a timed call).
 std::thread StopVictimLater(const RankContext& ctx, int ms, pid_t* victim) {
   *victim = -1;
+  if (ctx.rank == kVictim) hostccl::faulttest::WriteMark("warm", NowMs());
   if (ctx.rank != 0) return {};
   *victim = hostccl::faulttest::PeerPid(kVictim);
   if (*victim <= 0) return {};
   return std::thread([v = *victim, ms] {
+    (void)hostccl::faulttest::ReadMark("warm", 20000);
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     kill(v, SIGSTOP);
   });
