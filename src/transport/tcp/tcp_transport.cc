@@ -384,10 +384,21 @@ Status TcpTransport::PeerClosed(int p, const char* detail) {
 // an HcclBarrier token reaching a rank in HcclReduce #seq) is a mismatch that would otherwise only
 // surface as a timeout. Checked when the header arrives and on every poll (it may have arrived
 // while we were still in the previous operation). False when it failed the transport.
+//
+// Also a collective's DATA on socket 0 while this rank waits for the same peer's NOTICE (it is in
+// HcclSend to the peer): a message starts on socket 0, where the NOTICE would have come first had
+// the peer posted the matching HcclRecv before entering that collective. (The peer's own probe
+// answers queue behind the frame, unread: without this both would wait for the exec timeout.)
 bool TcpTransport::CheckUnexpected(int p, int l) {
   Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
   const Fingerprint& f = pe.cur.fp;
-  if (!pe.recvs.empty() || current_fp_.seq == 0 || !SameCollective(f, current_fp_) || f == current_fp_) return true;
+  if (!pe.recvs.empty()) return true;
+  const auto& waits = peers_[p].notice_waits;
+  if (l == 0 && !waits.empty() && IsP2PKind(current_fp_.kind) && !IsP2PKind(f.kind)) {
+    Fail(Status(Code::kPara, FormatMismatch(waits.front().fp, rank_, f, p)).WithPeer(p));
+    return false;
+  }
+  if (current_fp_.seq == 0 || !SameCollective(f, current_fp_) || f == current_fp_) return true;
   Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
   return false;
 }
