@@ -55,6 +55,10 @@ std::string FormatMismatch(const Fingerprint& a, int rank_a, const Fingerprint& 
                      "message #%u from rank %d as %s",
                      rank_b, b.root, rank_a, what(b).c_str(), rank_a, a.root, rank_b, what(a).c_str());
   }
+  // A message fingerprint against a collective's: a frame's (b) comes from its sender, a posted
+  // receive's (a) is its receiver's.
+  if (a.kind == send) return FormatP2PMismatch(a, rank_a, true, b, rank_b, true);
+  if (b.kind == send) return FormatP2PMismatch(b, rank_b, false, a, rank_a, false);
   if (a.kind != b.kind || a.seq != b.seq) {
     return StrFormat("%s #%llu mismatch: rank %d is in %s #%llu %s, rank %d is in %s #%llu %s", name,
                      ull(a.seq), rank_a, name, ull(a.seq), DescribeFingerprint(a).c_str(), rank_b,
@@ -65,13 +69,27 @@ std::string FormatMismatch(const Fingerprint& a, int rank_a, const Fingerprint& 
                    DescribeFingerprint(a).c_str(), rank_b, DescribeFingerprint(b).c_str());
 }
 
-std::string FormatBlockedSend(const Fingerprint& mine, int me, const Fingerprint& send, int peer) {
+std::string FormatP2PMismatch(const Fingerprint& msg, int rank, bool receives, const Fingerprint& coll,
+                              int coll_rank, bool p2p_first) {
+  const char* dir = receives ? "HcclRecv from" : "HcclSend to";
+  const std::string p2p = StrFormat("rank %d is in %s rank %d (message #%u, count=%llu %s)", rank, dir, coll_rank,
+                                    msg.root, static_cast<unsigned long long>(msg.count), DataTypeName(msg.dtype));
+  const char* name = CollKindName(static_cast<CollKind>(coll.kind));
+  const unsigned long long seq = coll.seq;
+  const std::string other = StrFormat("rank %d is in %s #%llu %s", coll_rank, name, seq, DescribeFingerprint(coll).c_str());
+  if (p2p_first) return StrFormat("%s rank %d mismatch: %s, %s", dir, coll_rank, p2p.c_str(), other.c_str());
+  return StrFormat("%s #%llu mismatch: %s, %s", name, seq, other.c_str(), p2p.c_str());
+}
+
+std::string FormatBlockedPeer(const Fingerprint& mine, int me, const Fingerprint& msg, int peer, bool receives) {
   const char* op = CollKindName(static_cast<CollKind>(mine.kind));
   const unsigned long long seq = mine.seq;
-  return StrFormat("%s #%llu mismatch: rank %d is in %s #%llu %s and waits for rank %d, which is in HcclSend to "
-                   "rank %d (message #%u, count=%llu %s) and waits for rank %d's HcclRecv",
-                   op, seq, me, op, seq, DescribeFingerprint(mine).c_str(), peer, me, send.root,
-                   static_cast<unsigned long long>(send.count), DataTypeName(send.dtype), me);
+  return StrFormat("%s #%llu mismatch: rank %d is in %s #%llu %s and waits for rank %d, which is in %s rank %d "
+                   "(message #%u, count=%llu %s) and waits for rank %d's %s",
+                   op, seq, me, op, seq, DescribeFingerprint(mine).c_str(), peer,
+                   receives ? "HcclRecv from" : "HcclSend to", me, msg.root,
+                   static_cast<unsigned long long>(msg.count), DataTypeName(msg.dtype), me,
+                   receives ? "HcclSend" : "HcclRecv");
 }
 
 }  // namespace hostccl

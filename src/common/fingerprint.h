@@ -56,12 +56,22 @@ uint64_t HashWords(const uint64_t* words, uint64_t n, uint64_t h = 1469598103934
 std::string DescribeFingerprint(const Fingerprint& fp);
 // "HcclReduce #17 mismatch: rank 0 count=8 fp32 sum root=2, rank 3 count=32 fp32 sum root=2"
 // (for a differing collective kind or sequence number, both are named instead). For two P2P
-// message fingerprints, a is the receiver's and b the sender's:
+// message fingerprints, a is the receiver's and b the sender's (and against a collective's, a
+// message fingerprint in a is a receiver's, in b a sender's: FormatP2PMismatch):
 // "HcclSend/HcclRecv mismatch: rank 0 sends message #1 to rank 1 as count=8 fp32, rank 1 receives
 // message #1 from rank 0 as count=16 fp32".
 std::string FormatMismatch(const Fingerprint& a, int rank_a, const Fingerprint& b, int rank_b);
-// Rank `me` waits in collective `mine` for rank `peer`, which waits in HcclSend to `me` (message
-// fingerprint `send`) for me's HcclRecv: two different operations that can never complete.
-std::string FormatBlockedSend(const Fingerprint& mine, int me, const Fingerprint& send, int peer);
+// Rank `rank` is in HcclRecv from (`receives`) or HcclSend to rank `coll_rank`, of message `msg`
+// (count, dtype, the message number in `root`), while `coll_rank` is in collective `coll`:
+// "HcclRecv from rank 1 mismatch: rank 0 is in HcclRecv from rank 1 (message #1, count=8 fp32),
+// rank 1 is in HcclAllReduce #2 count=8 fp32 sum" (`p2p_first`), else led by the collective.
+// FormatMismatch words a message fingerprint against a collective's this way.
+std::string FormatP2PMismatch(const Fingerprint& msg, int rank, bool receives, const Fingerprint& coll,
+                              int coll_rank, bool p2p_first);
+// Rank `me` waits in collective `mine` for rank `peer`, which waits in HcclSend to `me` for me's
+// HcclRecv (`receives` false) or in HcclRecv from `me` for me's HcclSend (`receives` true), of
+// message `msg` (its fingerprint: count, dtype, and the message number in `root`): two different
+// operations that can never complete.
+std::string FormatBlockedPeer(const Fingerprint& mine, int me, const Fingerprint& msg, int peer, bool receives);
 
 }  // namespace hostccl

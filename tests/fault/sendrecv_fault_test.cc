@@ -90,36 +90,42 @@ void Mismatch(const Place& p, bool by_dtype) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-// One rank in HcclSend (the sender waits for its receiver), the others in HcclAllReduce:
-// different operations (reliability matrix row 1); every rank fails with HCCL_E_PARA naming the
-// sender and a rank of the collective, well before the exec timeout (20 s). 4 KiB (over TCP the
-// payload leaves at once) and 1 MiB (it waits for the receiver's notice). Shared memory and
-// threads: the ranks of the collective find the sender waiting for them. TCP: the receiver finds
-// the mismatch in an early payload, and the sender finds the receiver's collective DATA where the
-// notice would have come first (src/transport/tcp/tcp_transport.cc, CheckUnexpected).
-TEST_P(SendRecvFault, SendAgainstCollectiveFailsEveryRank) {
+// One rank in HcclSend to rank 1 (the sender waits for its receiver) or in HcclRecv from rank 1,
+// the others in HcclAllReduce: different operations (reliability matrix row 1); every rank fails
+// with HCCL_E_PARA naming rank 0 and both operations, well before the exec timeout (20 s). 4 KiB
+// (over TCP the payload leaves at once) and 1 MiB (it waits for the receiver's notice). Shared
+// memory and threads: the ranks of the collective find rank 0 waiting for them. TCP: the receiver
+// of an early payload finds another operation's, the sender finds the receiver's collective DATA
+// where the notice would have come first (src/transport/tcp/tcp_transport.cc, CheckUnexpected),
+// and a receiver finds it in place of the message it posted.
+TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
   const Place p = GetParam();
-  for (const uint64_t count : {uint64_t{1024}, uint64_t{262144}}) {
-    SCOPED_TRACE("count " + std::to_string(count));
-    auto res = RunRanks(3, p.mode, [&](RankContext& c) {
-      DevBuf a, b;
-      if (!a.Alloc(count * 4) || !b.Alloc(count * 4)) return c.Fail("aclrtMalloc");
-      const int64_t start = NowMs();
-      HcclResult r = c.rank == 0 ? HcclSend(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream)
-                                 : HcclAllReduce(a.ptr, b.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm,
-                                                 c.stream);
-      if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));
-      Verdict v = Finish(c, start);
-      if (v.sync == ACL_SUCCESS) return c.Fail("HcclSend against HcclAllReduce succeeded");
-      if (v.async != HCCL_E_PARA)
-        return c.Fail("async error " + std::to_string(v.async) + ", expected HCCL_E_PARA: " + v.msg);
-      if (!Contains(v.msg, "mismatch") || !Contains(v.msg, "rank 0") || !Contains(v.msg, "HcclSend") ||
-          !Contains(v.msg, "HcclAllReduce"))
-        return c.Fail("message does not name both operations and the sender: " + v.msg);
-      if (v.ms > 2000 * hostccl::faulttest::kSlowdown) return c.Fail("took " + std::to_string(v.ms) + " ms");
-      return true;
-    }, Options(p, "20000"));
-    EXPECT_TRUE(res.ok) << res.message;
+  for (const bool recv : {false, true}) {
+    for (const uint64_t count : {uint64_t{1024}, uint64_t{262144}}) {
+      const char* op = recv ? "HcclRecv" : "HcclSend";
+      SCOPED_TRACE(std::string(op) + ", count " + std::to_string(count));
+      auto res = RunRanks(3, p.mode, [&](RankContext& c) {
+        DevBuf a, b;
+        if (!a.Alloc(count * 4) || !b.Alloc(count * 4)) return c.Fail("aclrtMalloc");
+        const int64_t start = NowMs();
+        HcclResult r = HCCL_SUCCESS;
+        if (c.rank == 0 && !recv) r = HcclSend(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        if (c.rank == 0 && recv) r = HcclRecv(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        if (c.rank != 0)
+          r = HcclAllReduce(a.ptr, b.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
+        if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));
+        Verdict v = Finish(c, start);
+        if (v.sync == ACL_SUCCESS) return c.Fail(std::string(op) + " against HcclAllReduce succeeded");
+        if (v.async != HCCL_E_PARA)
+          return c.Fail("async error " + std::to_string(v.async) + ", expected HCCL_E_PARA: " + v.msg);
+        if (!Contains(v.msg, "mismatch") || !Contains(v.msg, "rank 0") || !Contains(v.msg, op) ||
+            !Contains(v.msg, "HcclAllReduce"))
+          return c.Fail("message does not name both operations and rank 0: " + v.msg);
+        if (v.ms > 2000 * hostccl::faulttest::kSlowdown) return c.Fail("took " + std::to_string(v.ms) + " ms");
+        return true;
+      }, Options(p, "20000"));
+      EXPECT_TRUE(res.ok) << res.message;
+    }
   }
 }
 

@@ -109,5 +109,29 @@ TEST(Fingerprint, MismatchOfSequenceOrKindNamesBothCalls) {
   EXPECT_NE(m.find("rank 3 is in HcclBarrier #17"), std::string::npos) << m;
 }
 
+// A point-to-point message against a collective: the message's side says whether it sends or
+// receives and to or from whom (a frame's message is its sender's, a posted receive's is its
+// receiver's), never "HcclSend #seq ... peer=" (the seq of a message is the collective count).
+TEST(Fingerprint, MessageAgainstACollectiveNamesTheTransfer) {
+  Fingerprint msg;
+  msg.kind = static_cast<uint8_t>(CollKind::kSend);
+  msg.seq = 16;
+  msg.root = 3;  // message #3
+  msg.dtype = static_cast<uint8_t>(DataType::kFp32);
+  msg.count = 8;
+  EXPECT_EQ(FormatMismatch(Reduce(17, 8), 1, msg, 0),
+            "HcclReduce #17 mismatch: rank 1 is in HcclReduce #17 count=8 fp32 sum root=2, rank 0 is in HcclSend "
+            "to rank 1 (message #3, count=8 fp32)");
+  EXPECT_EQ(FormatMismatch(msg, 0, Reduce(17, 8), 1),
+            "HcclRecv from rank 1 mismatch: rank 0 is in HcclRecv from rank 1 (message #3, count=8 fp32), rank 1 "
+            "is in HcclReduce #17 count=8 fp32 sum root=2");
+  EXPECT_EQ(FormatP2PMismatch(msg, 0, false, Reduce(17, 8), 1, true),
+            "HcclSend to rank 1 mismatch: rank 0 is in HcclSend to rank 1 (message #3, count=8 fp32), rank 1 is "
+            "in HcclReduce #17 count=8 fp32 sum root=2");
+  EXPECT_EQ(FormatBlockedPeer(Reduce(17, 8), 1, msg, 0, true),
+            "HcclReduce #17 mismatch: rank 1 is in HcclReduce #17 count=8 fp32 sum root=2 and waits for rank 0, "
+            "which is in HcclRecv from rank 1 (message #3, count=8 fp32) and waits for rank 1's HcclSend");
+}
+
 }  // namespace
 }  // namespace hostccl

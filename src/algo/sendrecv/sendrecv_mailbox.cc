@@ -370,7 +370,9 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
       return Status(Code::kAgain, "no message yet");
     }
   } else {
+    g->SetRecvWait(it.peer, o.m, it.count, static_cast<uint8_t>(it.dtype));  // a collective's ranks see it
     Status w = g->WaitFor(&OneFull, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+    g->ClearRecvWait();
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
   }
   Status st = Take(ctx, g, it, o.m, &a.recv_desc);

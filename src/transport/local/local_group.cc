@@ -21,7 +21,8 @@ LocalGroup::LocalGroup(std::string key, int size)
       arrivals_(new ArrivalWord[static_cast<size_t>(size)]),
       p2p_box_(static_cast<size_t>(size) * static_cast<size_t>(size)),
       p2p_send_timed_out_(static_cast<size_t>(size), -1),
-      p2p_gone_(static_cast<size_t>(size), 0) {
+      p2p_gone_(static_cast<size_t>(size), 0),
+      p2p_recv_wait_(static_cast<size_t>(size)) {
   for (int i = 0; i < size; ++i) arrivals_[i].arrived.store(0);
 }
 
@@ -44,16 +45,22 @@ std::shared_ptr<LocalGroup> LocalGroup::Join(const std::string& key, int size) {
 }
 
 // A member that has not reached this rank's barrier but waits in HcclSend for this rank to take
-// its message (thread ranks' sends all wait for the receiver): it will not arrive while this rank
-// waits here. Different operations on the two ranks: kPara naming both, not the exec timeout.
-Status LocalGroup::BlockedSender(int rank) {
+// its message (thread ranks' sends all wait for the receiver), or in HcclRecv for a message from
+// this rank (none is posted: this rank's sends completed before it came here): it will not
+// arrive while this rank waits here. Different operations on the two ranks: kPara naming both,
+// not the exec timeout.
+Status LocalGroup::BlockedPeer(int rank) {
   const uint64_t round = arrivals_[rank].arrived.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> lk(p2p_mu_);
+  const Fingerprint& mine = slots_[static_cast<size_t>(rank)].fp;
   for (int r = 0; r < size_; ++r) {
     if (r == rank || arrivals_[r].arrived.load(std::memory_order_acquire) >= round) continue;
-    const auto& box = p2p_box_[static_cast<size_t>(r) * static_cast<size_t>(size_) + static_cast<size_t>(rank)];
-    if (box.empty() || box.front()->state != 0) continue;
-    return Status(Code::kPara, FormatBlockedSend(slots_[static_cast<size_t>(rank)].fp, rank, box.front()->fp, r));
+    const auto& in = p2p_box_[static_cast<size_t>(r) * static_cast<size_t>(size_) + static_cast<size_t>(rank)];
+    if (!in.empty() && in.front()->state == 0)
+      return Status(Code::kPara, FormatBlockedPeer(mine, rank, in.front()->fp, r, false));
+    const auto& out = p2p_box_[static_cast<size_t>(rank) * static_cast<size_t>(size_) + static_cast<size_t>(r)];
+    const RecvWait& w = p2p_recv_wait_[static_cast<size_t>(r)];
+    if (w.from == rank && out.empty()) return Status(Code::kPara, FormatBlockedPeer(mine, rank, w.fp, r, true));
   }
   return Status::Ok();
 }
@@ -63,7 +70,7 @@ Status LocalGroup::Barrier(int rank, Deadline deadline) {
   opt.shared = false;
   opt.spin = !Oversubscribed(size_);
   opt.what = "thread rank(s)";
-  opt.check = [this, rank] { return BlockedSender(rank); };
+  opt.check = [this, rank] { return BlockedPeer(rank); };
   Status st = BarrierEnter(&words_, arrivals_.get(), size_, rank, deadline, opt);
   if (st.code() == Code::kRemote && words_.aborted.load() != 0) {
     std::lock_guard<std::mutex> lk(abort_mu_);
@@ -160,9 +167,12 @@ Status LocalGroup::P2PRecv(int from, int to, const Fingerprint& fp, void* dst, s
   P2PSendPost* post = nullptr;
   {
     std::unique_lock<std::mutex> lk(p2p_mu_);
+    RecvWait& waiting = p2p_recv_wait_[static_cast<size_t>(to)];  // for BlockedPeer
+    waiting = RecvWait{from, fp};
     const bool got = WaitUntil(p2p_cv_, lk, deadline, [&] {
       return (!box.empty() && box.front()->state == 0) || P2PBroken(from);
     });
+    waiting.from = -1;
     // A post that is there is taken even if the sender has left since (it waits for it).
     if (!(!box.empty() && box.front()->state == 0) && P2PBroken(from)) return P2PBrokenStatus(from);
     if (!got) return Status(Code::kTimeout, "");  // the caller words it (it knows the operation)

@@ -114,7 +114,12 @@ class LocalGroup : public PeerMemory {
   Code p2p_code_ = Code::kRemote;
   std::string p2p_reason_;
   bool P2PBroken(int peer) const { return p2p_failed_ || p2p_gone_[static_cast<size_t>(peer)]; }
-  Status BlockedSender(int rank);  // Barrier's check
+  struct RecvWait {
+    int from = -1;  // the rank a P2PRecv of this rank waits for (-1: none)
+    Fingerprint fp;
+  };
+  std::vector<RecvWait> p2p_recv_wait_;  // [to], under p2p_mu_
+  Status BlockedPeer(int rank);          // Barrier's check
   Status P2PBrokenStatus(int peer) const;
 };
 

@@ -51,6 +51,10 @@ struct alignas(64) ShmGroup::SlotData {
   // rank that leaves fails only transfers with itself.
   std::atomic<int32_t> gone;
   char gone_reason[380];
+  // SetRecvWait: (peer + 1) | dtype << 16 | message << 24 while an HcclRecv waits (0: none), and
+  // the receive's count (written first).
+  std::atomic<uint64_t> recv_wait;
+  std::atomic<uint64_t> recv_count;
 };
 
 namespace {
@@ -492,22 +496,42 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
   }
 }
 
-// A member that has not arrived at `t` but waits in HcclSend for this rank to take a message
-// larger than a mail slot's inline payload (such a sender waits for the copy; a smaller one went
-// on): it will not arrive while this rank waits here, and this rank takes no message before its
-// wait ends. Different operations on the two ranks: kPara naming both, instead of waiting for
-// the exec timeout.
-Status ShmGroup::BlockedSender(uint64_t t) const {
+void ShmGroup::SetRecvWait(int peer, uint64_t m, uint64_t count, uint8_t dtype) {
+  SlotData& s = slot_data_[rank_];
+  s.recv_count.store(count, std::memory_order_relaxed);
+  s.recv_wait.store(static_cast<uint64_t>(peer + 1) | static_cast<uint64_t>(dtype) << 16 | m << 24,
+                    std::memory_order_release);
+}
+
+void ShmGroup::ClearRecvWait() { slot_data_[rank_].recv_wait.store(0, std::memory_order_release); }
+
+// A sender of a message above the inline size waits for the copy (a smaller one went on); a
+// receiver waits for a message this rank never posted. Either will not arrive while this rank
+// waits here, and this rank neither takes nor posts a message before its wait ends: different
+// operations on the two ranks, reported at once instead of at the exec timeout.
+Status ShmGroup::BlockedPeer(uint64_t t) const {
   if (mail_ == nullptr) return Status::Ok();
   for (int r = 0; r < size_; ++r) {
     if (r == rank_ || Slot(r, t)->ticket.load(std::memory_order_acquire) >= t) continue;
     const uint64_t m = mail_taken_[static_cast<size_t>(r)] + 1;  // the next message this rank would take from r
     const MailSlot* s = Mail(r, rank_, m);
-    if (s->full.load(std::memory_order_acquire) != m) continue;
-    const Fingerprint f = s->fp;
-    if (f.count * DataTypeSize(f.dtype) <= MailSlot::kInline) continue;
-    return Status(Code::kPara, FormatBlockedSend(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], f,
-                                                 members_[static_cast<size_t>(r)]));
+    if (s->full.load(std::memory_order_acquire) == m) {
+      const Fingerprint f = s->fp;
+      if (f.count * DataTypeSize(f.dtype) <= MailSlot::kInline) continue;
+      return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], f,
+                                                   members_[static_cast<size_t>(r)], false));
+    }
+    const SlotData& d = slot_data_[r];
+    const uint64_t w = d.recv_wait.load(std::memory_order_acquire);
+    const uint64_t count = d.recv_count.load(std::memory_order_relaxed);
+    if (w == 0 || w != d.recv_wait.load(std::memory_order_acquire)) continue;
+    if (static_cast<int>(w & 0xffff) - 1 != rank_ || (w >> 24) <= mail_sent_[static_cast<size_t>(r)]) continue;
+    Fingerprint f;
+    f.root = static_cast<uint32_t>(w >> 24);
+    f.count = count;
+    f.dtype = static_cast<uint8_t>(w >> 16);
+    return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], f,
+                                                 members_[static_cast<size_t>(r)], true));
   }
   return Status::Ok();
 }
@@ -521,7 +545,7 @@ BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) 
   opt.check = [this, also_check] {
     Status alive = CheckPeersAlive();
     if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
-    if (alive.ok() && arrival_wait_ != 0) alive = BlockedSender(arrival_wait_);
+    if (alive.ok() && arrival_wait_ != 0) alive = BlockedPeer(arrival_wait_);
     return alive;
   };
   return opt;

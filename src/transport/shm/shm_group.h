@@ -241,6 +241,10 @@ class ShmGroup : public PeerMemory {
   // This rank's message counts per peer (process memory; one thread uses the group at a time).
   uint64_t& MailSent(int peer) { return mail_sent_[static_cast<size_t>(peer)]; }
   uint64_t& MailTaken(int peer) { return mail_taken_[static_cast<size_t>(peer)]; }
+  // While an HcclRecv waits for message `m` from `peer` (count, dtype), the ranks of a collective
+  // that wait for this rank can see it (BlockedPeer); cleared when the wait ends.
+  void SetRecvWait(int peer, uint64_t m, uint64_t count, uint8_t dtype);
+  void ClearRecvWait();
   // The answer line of the ordered pair (from, to), and this rank's last reading of its own
   // pairs' lines (as a sender, per peer).
   std::atomic<uint64_t>& MailTakenWord(int from, int to) const {
@@ -398,8 +402,11 @@ class ShmGroup : public PeerMemory {
   };
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
-  uint64_t arrival_wait_ = 0;  // the ticket Arrive waits for (0: none), for BlockedSender
-  Status BlockedSender(uint64_t t) const;
+  uint64_t arrival_wait_ = 0;  // the ticket Arrive waits for (0: none), for BlockedPeer
+  // A member that has not arrived at ticket `t` but waits in HcclSend to this rank (a message
+  // above a mail slot's inline size, untaken) or in HcclRecv from this rank (a message this rank
+  // never posted): kPara naming both operations.
+  Status BlockedPeer(uint64_t t) const;
   MailSlot* mail_ = nullptr;
   std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_, mail_known_taken_;
   MailAnswer* answers_ = nullptr;

@@ -395,7 +395,7 @@ bool TcpTransport::CheckUnexpected(int p, int l) {
   if (!pe.recvs.empty()) return true;
   const auto& waits = peers_[p].notice_waits;
   if (l == 0 && !waits.empty() && IsP2PKind(current_fp_.kind) && !IsP2PKind(f.kind)) {
-    Fail(Status(Code::kPara, FormatMismatch(waits.front().fp, rank_, f, p)).WithPeer(p));
+    Fail(Status(Code::kPara, FormatP2PMismatch(waits.front().fp, rank_, false, f, p, true)).WithPeer(p));
     return false;
   }
   if (current_fp_.seq == 0 || !SameCollective(f, current_fp_) || f == current_fp_) return true;
