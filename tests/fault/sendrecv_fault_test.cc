@@ -90,8 +90,8 @@ void Mismatch(const Place& p, bool by_dtype) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-// One rank in HcclSend to rank 1 (the sender waits for its receiver) or in HcclRecv from rank 1,
-// the others in HcclAllReduce: different operations (reliability matrix row 1); every rank fails
+// One rank in HcclSend to rank 1 (the sender waits for its receiver), in HcclRecv from rank 1 or
+// in HcclBatchSendRecv receiving from ranks 1 and 2, the others in HcclAllReduce: different operations (reliability matrix row 1); every rank fails
 // with HCCL_E_PARA naming rank 0 and both operations, well before the exec timeout (20 s). 4 KiB
 // (over TCP the payload leaves at once) and 1 MiB (it waits for the receiver's notice). Shared
 // memory and threads: the ranks of the collective find rank 0 waiting for them. TCP: the receiver
@@ -100,17 +100,21 @@ void Mismatch(const Place& p, bool by_dtype) {
 // and a receiver finds it in place of the message it posted.
 TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
   const Place p = GetParam();
-  for (const bool recv : {false, true}) {
+  // 0: HcclSend to rank 1; 1: HcclRecv from rank 1; 2: HcclBatchSendRecv {recv from 1, recv from 2}.
+  for (const int form : {0, 1, 2}) {
     for (const uint64_t count : {uint64_t{1024}, uint64_t{262144}}) {
-      const char* op = recv ? "HcclRecv" : "HcclSend";
-      SCOPED_TRACE(std::string(op) + ", count " + std::to_string(count));
+      const char* op = form == 0 ? "HcclSend" : "HcclRecv";
+      SCOPED_TRACE(std::to_string(form) + ", count " + std::to_string(count));
       auto res = RunRanks(3, p.mode, [&](RankContext& c) {
         DevBuf a, b;
         if (!a.Alloc(count * 4) || !b.Alloc(count * 4)) return c.Fail("aclrtMalloc");
         const int64_t start = NowMs();
         HcclResult r = HCCL_SUCCESS;
-        if (c.rank == 0 && !recv) r = HcclSend(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
-        if (c.rank == 0 && recv) r = HcclRecv(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        HcclSendRecvItem items[2] = {{HCCL_RECV, a.ptr, count, HCCL_DATA_TYPE_FP32, 1},
+                                     {HCCL_RECV, b.ptr, count, HCCL_DATA_TYPE_FP32, 2}};
+        if (c.rank == 0 && form == 0) r = HcclSend(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        if (c.rank == 0 && form == 1) r = HcclRecv(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        if (c.rank == 0 && form == 2) r = HcclBatchSendRecv(items, 2, c.comm, c.stream);
         if (c.rank != 0)
           r = HcclAllReduce(a.ptr, b.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
         if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));

@@ -528,7 +528,14 @@ Status P2PMailbox(Context& ctx, const OpArgs& a) {
     for (size_t i = 0; i < items.size(); ++i)
       if (!c.st[i].done && std::find(c.peers.begin(), c.peers.end(), items[i].peer) == c.peers.end())
         c.peers.push_back(items[i].peer);
+    // The first receive still open is published, as for a single HcclRecv: a collective's ranks
+    // that this rank waits for see it (ShmGroup::BlockedPeer).
+    const P2PItem* rx = nullptr;
+    for (size_t i = 0; i < items.size() && rx == nullptr; ++i)
+      if (!c.st[i].done && !items[i].send) rx = &items[i];
+    if (rx != nullptr) g->SetRecvWait(rx->peer, g->MailTaken(rx->peer) + 1, rx->count, static_cast<uint8_t>(rx->dtype));
     s = g->WaitFor(&ListReady, &c, ctx.deadline, c.peers.data(), c.peers.size(), &ListPeer);
+    if (rx != nullptr) g->ClearRecvWait();
     if (s.ok()) continue;
     if (s.code() != Code::kTimeout) return s;
     return Timeout(ctx, g, items[FirstOpen(c)]);
