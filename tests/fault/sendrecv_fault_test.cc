@@ -90,8 +90,9 @@ void Mismatch(const Place& p, bool by_dtype) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-// One rank in HcclSend to rank 1 (the sender waits for its receiver), in HcclRecv from rank 1 or
-// in HcclBatchSendRecv receiving from ranks 1 and 2, the others in HcclAllReduce: different operations (reliability matrix row 1); every rank fails
+// One rank in HcclSend to rank 1 (the sender waits for its receiver), in HcclRecv from rank 1 (also
+// after a small Send to it) or in HcclBatchSendRecv receiving from ranks 1 and 2, the others in
+// HcclAllReduce: different operations (reliability matrix row 1); every rank fails
 // with HCCL_E_PARA naming rank 0 and both operations, well before the exec timeout (20 s). 4 KiB
 // (over TCP the payload leaves at once) and 1 MiB (it waits for the receiver's notice). Shared
 // memory and threads: the ranks of the collective find rank 0 waiting for them. TCP: the receiver
@@ -100,11 +101,14 @@ void Mismatch(const Place& p, bool by_dtype) {
 // and a receiver finds it in place of the message it posted.
 TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
   const Place p = GetParam();
-  // 0: HcclSend to rank 1; 1: HcclRecv from rank 1; 2: HcclBatchSendRecv {recv from 1, recv from 2}.
-  for (const int form : {0, 1, 2}) {
+  // 0: HcclSend to rank 1; 1: HcclRecv from rank 1; 2: HcclBatchSendRecv {recv from 1, recv from
+  // 2}; 3: a small HcclSend to rank 1 (eager over shared memory: it completes) then HcclRecv.
+  for (const int form : {0, 1, 2, 3}) {
     for (const uint64_t count : {uint64_t{1024}, uint64_t{262144}}) {
-      const char* op = form == 0 ? "HcclSend" : "HcclRecv";
-      SCOPED_TRACE(std::to_string(form) + ", count " + std::to_string(count));
+      // The transfer rank 0 is stuck in, as every message must name it (form 2: either receive;
+      // form 3: over shared memory the Recv, elsewhere the Send, which waits for its receiver).
+      const std::string send = "HcclSend to rank 1", recv = "HcclRecv from rank 1";
+      SCOPED_TRACE("form " + std::to_string(form) + ", count " + std::to_string(count));
       auto res = RunRanks(3, p.mode, [&](RankContext& c) {
         DevBuf a, b;
         if (!a.Alloc(count * 4) || !b.Alloc(count * 4)) return c.Fail("aclrtMalloc");
@@ -115,16 +119,23 @@ TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
         if (c.rank == 0 && form == 0) r = HcclSend(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
         if (c.rank == 0 && form == 1) r = HcclRecv(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
         if (c.rank == 0 && form == 2) r = HcclBatchSendRecv(items, 2, c.comm, c.stream);
+        if (c.rank == 0 && form == 3) {
+          r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+          if (r == HCCL_SUCCESS) r = HcclRecv(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        }
         if (c.rank != 0)
           r = HcclAllReduce(a.ptr, b.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
         if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));
         Verdict v = Finish(c, start);
-        if (v.sync == ACL_SUCCESS) return c.Fail(std::string(op) + " against HcclAllReduce succeeded");
+        if (v.sync == ACL_SUCCESS) return c.Fail("rank 0's transfer against HcclAllReduce succeeded");
         if (v.async != HCCL_E_PARA)
           return c.Fail("async error " + std::to_string(v.async) + ", expected HCCL_E_PARA: " + v.msg);
-        if (!Contains(v.msg, "mismatch") || !Contains(v.msg, "rank 0") || !Contains(v.msg, op) ||
-            !Contains(v.msg, "HcclAllReduce"))
-          return c.Fail("message does not name both operations and rank 0: " + v.msg);
+        const bool names = form == 0   ? Contains(v.msg, send)
+                           : form == 1 ? Contains(v.msg, recv)
+                           : form == 2 ? Contains(v.msg, recv) || Contains(v.msg, "HcclRecv from rank 2")
+                                       : Contains(v.msg, send) || Contains(v.msg, recv);
+        if (!Contains(v.msg, "mismatch") || !Contains(v.msg, "rank 0") || !names || !Contains(v.msg, "HcclAllReduce"))
+          return c.Fail("message does not name rank 0's transfer and the collective: " + v.msg);
         if (v.ms > 2000 * hostccl::faulttest::kSlowdown) return c.Fail("took " + std::to_string(v.ms) + " ms");
         return true;
       }, Options(p, "20000"));

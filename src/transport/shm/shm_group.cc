@@ -517,10 +517,10 @@ Status ShmGroup::BlockedPeer(uint64_t t) const {
     const MailSlot* s = Mail(r, rank_, m);
     if (s->full.load(std::memory_order_acquire) == m) {
       const Fingerprint f = s->fp;
-      if (f.count * DataTypeSize(f.dtype) <= MailSlot::kInline) continue;
-      return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], f,
-                                                   members_[static_cast<size_t>(r)], false));
-    }
+      if (f.count * DataTypeSize(f.dtype) > MailSlot::kInline)
+        return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], f,
+                                                     members_[static_cast<size_t>(r)], false));
+    }  // (a sender of a small message went on: it may wait in an HcclRecv now)
     const SlotData& d = slot_data_[r];
     const uint64_t w = d.recv_wait.load(std::memory_order_acquire);
     const uint64_t count = d.recv_count.load(std::memory_order_relaxed);
