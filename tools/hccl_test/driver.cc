@@ -567,8 +567,9 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
   }
   const bool is_root = c.rank == c.opt.root;
   // A --json file the root cannot write fails now, not after the whole sweep (the launcher then
-  // ends the other ranks).
+  // ends the other ranks). The probe leaves no empty file behind: the sweep's end writes it.
   if (is_root && !c.opt.json_path.empty()) {
+    const bool existed = access(c.opt.json_path.c_str(), F_OK) == 0;
     std::FILE* f = std::fopen(c.opt.json_path.c_str(), "a");
     if (f == nullptr) {
       std::fprintf(stderr, "rank %d: cannot write --json file '%s': %s\n", c.rank, c.opt.json_path.c_str(),
@@ -577,6 +578,7 @@ int RunHcclTest(int argc, char** argv, const CollectiveSpec& spec) {
       return 2;
     }
     std::fclose(f);
+    if (!existed) (void)unlink(c.opt.json_path.c_str());
   }
   if (is_root) {
     for (const auto& n : c.opt.notes) std::printf("%s\n", n.c_str());
