@@ -97,8 +97,9 @@ void Mismatch(const Place& p, bool by_dtype) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-// One rank in HcclSend to rank 1 (the sender waits for its receiver), in HcclRecv from rank 1 (also
-// after a small Send to it) or in HcclBatchSendRecv receiving from ranks 1 and 2, the others in
+// One rank in HcclSend to rank 1 (the sender waits for its receiver; a small one, eager over shared
+// memory, in its synchronize or in a batch), in HcclRecv from rank 1 (also after a small Send to
+// it) or in HcclBatchSendRecv receiving from ranks 1 and 2, the others in
 // HcclAllReduce: different operations (reliability matrix row 1); every rank fails
 // with HCCL_E_PARA naming rank 0 and both operations, well before the exec timeout (20 s). 4 KiB
 // (over TCP the payload leaves at once) and 1 MiB (it waits for the receiver's notice). Shared
@@ -109,8 +110,10 @@ void Mismatch(const Place& p, bool by_dtype) {
 TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
   const Place p = GetParam();
   // 0: HcclSend to rank 1; 1: HcclRecv from rank 1; 2: HcclBatchSendRecv {recv from 1, recv from
-  // 2}; 3: a small HcclSend to rank 1 (eager over shared memory: it completes) then HcclRecv.
-  for (const int form : {0, 1, 2, 3}) {
+  // 2}; 3: a small HcclSend to rank 1 (eager over shared memory: it completes) then HcclRecv; 4:
+  // the small HcclSend alone (its synchronize waits for the answer); 5: HcclBatchSendRecv {small
+  // send to 1}.
+  for (const int form : {0, 1, 2, 3, 4, 5}) {
     for (const uint64_t count : {uint64_t{1024}, uint64_t{262144}}) {
       // The transfer rank 0 is stuck in, as every message must name it (form 2: either receive;
       // form 3: over shared memory the Recv, elsewhere the Send, which waits for its receiver).
@@ -130,15 +133,18 @@ TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
           r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
           if (r == HCCL_SUCCESS) r = HcclRecv(a.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
         }
+        HcclSendRecvItem small[1] = {{HCCL_SEND, b.ptr, 8, HCCL_DATA_TYPE_FP32, 1}};
+        if (c.rank == 0 && form == 4) r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        if (c.rank == 0 && form == 5) r = HcclBatchSendRecv(small, 1, c.comm, c.stream);
         if (c.rank != 0)
           r = HcclAllReduce(a.ptr, b.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
         if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));
         Verdict v = Finish(c, start);
         if (const std::string bad = NotAFastPara(v); !bad.empty()) return c.Fail("against HcclAllReduce: " + bad);
-        const bool names = form == 0   ? Contains(v.msg, send)
-                           : form == 1 ? Contains(v.msg, recv)
-                           : form == 2 ? Contains(v.msg, recv) || Contains(v.msg, "HcclRecv from rank 2")
-                                       : Contains(v.msg, send) || Contains(v.msg, recv);
+        const bool names = form == 0 || form >= 4 ? Contains(v.msg, send)
+                           : form == 1            ? Contains(v.msg, recv)
+                           : form == 2            ? Contains(v.msg, recv) || Contains(v.msg, "HcclRecv from rank 2")
+                                                  : Contains(v.msg, send) || Contains(v.msg, recv);
         if (!Contains(v.msg, "mismatch") || !Contains(v.msg, "rank 0") || !names || !Contains(v.msg, "HcclAllReduce"))
           return c.Fail("message does not name rank 0's transfer and the collective: " + v.msg);
         return true;
@@ -152,10 +158,12 @@ TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
 // HcclRecv from rank 0 then HcclAllReduce, rank 2 HcclAllReduce only, 4 KiB and 1 MiB, 12 rounds
 // with one of ranks 0 and 1 late by 3 ms in turn. Rank 1 runs ahead into the collective while
 // rank 0 is still in its Send (or has not issued it yet): its answer came first, so this is never
-// a mismatch. Every round's received message and sum are checked.
+// a mismatch. 32 bytes too (eager over shared memory): in odd rounds rank 0 synchronizes between
+// its Send and the collective, so it waits for rank 1's answer while rank 2 waits for it in the
+// collective. Every round's received message and sum are checked.
 TEST_P(SendRecvFault, SendThenCollectiveWithAPeerAheadCompletes) {
   const Place p = GetParam();
-  for (const uint64_t count : {uint64_t{1024}, uint64_t{262144}}) {
+  for (const uint64_t count : {uint64_t{8}, uint64_t{1024}, uint64_t{262144}}) {
     SCOPED_TRACE("count " + std::to_string(count));
     auto res = RunRanks(3, p.mode, [&](RankContext& c) {
       DevBuf msg, a, b;
@@ -169,6 +177,8 @@ TEST_P(SendRecvFault, SendThenCollectiveWithAPeerAheadCompletes) {
         }
         HcclResult r = HCCL_SUCCESS;
         if (c.rank == 0) r = HcclSend(msg.ptr, count, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        if (c.rank == 0 && r == HCCL_SUCCESS && round % 2 == 1 && aclrtSynchronizeStream(c.stream) != ACL_SUCCESS)
+          return c.Fail("round " + std::to_string(round) + ", the Send: " + aclGetRecentErrMsg());
         if (c.rank == 1) r = HcclRecv(msg.ptr, count, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream);
         if (r == HCCL_SUCCESS)
           r = HcclAllReduce(a.ptr, b.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);

@@ -316,6 +316,16 @@ std::string OnePeer(const void* a) {
   return std::to_string(o->from == o->g->rank() ? o->to : o->from);
 }
 
+// Waits until the receiver took message o.m (this rank -> o.to). While it waits, the wait is
+// published: a collective's ranks that wait for this rank see it (ShmGroup::BlockedPeer).
+Status WaitTaken(const One& o, Deadline deadline) {
+  if (OneTaken(&o)) return Status::Ok();
+  o.g->SetSendWait(o.to, o.m);
+  Status w = o.g->WaitFor(&OneTaken, &o, deadline, &o.to, 1, &OnePeer);
+  o.g->ClearSendWait();
+  return w;
+}
+
 Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it) {
   const int me = ctx.rank;
   // An inline attempt (a small transfer issued on an idle stream, rt::Stream::EnqueueAttempt)
@@ -356,7 +366,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
                    it.bytes(), o.m, &copied);
     }
     // Even after a failed copy: the receiver may still read this buffer until it answers.
-    w = g->WaitFor(&OneTaken, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+    w = WaitTaken(o, ctx.deadline);
     if (!copied.ok()) return copied;
     if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
     const net::MailSlot* s = g->Mail(me, it.peer, o.m);
@@ -467,7 +477,7 @@ Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline) {
     const uint64_t sent = p == me ? 0 : g->MailSent(p);
     if (g->MailChecked(p) >= sent) continue;
     One o{g, me, p, sent};
-    Status w = g->WaitFor(&OneTaken, &o, deadline, &p, 1, &OnePeer);
+    Status w = WaitTaken(o, deadline);
     if (!w.ok() && w.code() == Code::kTimeout) {
       // Name the first message the peer did not take, as the send itself would have.
       const uint64_t m = std::min(sent, std::max(g->MailChecked(p), TakenUpTo(g, me, p)) + 1);
@@ -534,8 +544,14 @@ Status P2PMailbox(Context& ctx, const OpArgs& a) {
     for (size_t i = 0; i < items.size() && rx == nullptr; ++i)
       if (!c.st[i].done && !items[i].send) rx = &items[i];
     if (rx != nullptr) g->SetRecvWait(rx->peer, g->MailTaken(rx->peer) + 1, rx->count, static_cast<uint8_t>(rx->dtype));
+    // So is the first posted send still waiting for its answer.
+    size_t tx = items.size();
+    for (size_t i = 0; i < items.size() && tx == items.size(); ++i)
+      if (!c.st[i].done && items[i].send && c.st[i].m != 0) tx = i;
+    if (tx < items.size()) g->SetSendWait(items[tx].peer, c.st[tx].m);
     s = g->WaitFor(&ListReady, &c, ctx.deadline, c.peers.data(), c.peers.size(), &ListPeer);
     if (rx != nullptr) g->ClearRecvWait();
+    if (tx < items.size()) g->ClearSendWait();
     if (s.ok()) continue;
     if (s.code() != Code::kTimeout) return s;
     return Timeout(ctx, g, items[FirstOpen(c)]);

@@ -34,8 +34,9 @@ namespace hostccl::net {
 namespace {
 constexpr uint64_t kMagic = 0x686f737463636c53ull;  // "hostcclS"
 // 3: a ring of arrival slots, done words, fingerprint history; 4: work words; 5: mail answers per
-// pair; 6: 16 mail slots per pair up to 16 ranks; 7: each member's CPU in its DoneLine
-constexpr uint32_t kVersion = 7;
+// pair; 6: 16 mail slots per pair up to 16 ranks; 7: each member's CPU in its DoneLine; 8: the
+// point-to-point waits in SlotData
+constexpr uint32_t kVersion = 8;
 constexpr size_t kMaxMappings = 512;
 
 constexpr uint64_t kFreedRing = 64;
@@ -55,6 +56,9 @@ struct alignas(64) ShmGroup::SlotData {
   // the receive's count (written first).
   std::atomic<uint64_t> recv_wait;
   std::atomic<uint64_t> recv_count;
+  // SetSendWait: (peer + 1) | message << 24 while this rank waits for `peer` to take a message
+  // it sent (0: none).
+  std::atomic<uint64_t> send_wait;
 };
 
 namespace {
@@ -505,10 +509,17 @@ void ShmGroup::SetRecvWait(int peer, uint64_t m, uint64_t count, uint8_t dtype) 
 
 void ShmGroup::ClearRecvWait() { slot_data_[rank_].recv_wait.store(0, std::memory_order_release); }
 
-// A sender of a message above the inline size waits for the copy (a smaller one went on); a
-// receiver waits for a message this rank never posted. Either will not arrive while this rank
-// waits here, and this rank neither takes nor posts a message before its wait ends: different
-// operations on the two ranks, reported at once instead of at the exec timeout.
+void ShmGroup::SetSendWait(int peer, uint64_t m) {
+  slot_data_[rank_].send_wait.store(static_cast<uint64_t>(peer + 1) | m << 24, std::memory_order_release);
+}
+
+void ShmGroup::ClearSendWait() { slot_data_[rank_].send_wait.store(0, std::memory_order_release); }
+
+// A sender of a message above the inline size waits for the copy (a smaller one went on, unless
+// it published that it waits for its answer: a synchronize, a batch); a receiver waits for a
+// message this rank never posted. Either will not arrive while this rank waits here, and this
+// rank neither takes nor posts a message before its wait ends: different operations on the two
+// ranks, reported at once instead of at the exec timeout.
 Status ShmGroup::BlockedPeer(uint64_t t) const {
   if (mail_ == nullptr) return Status::Ok();
   for (int r = 0; r < size_; ++r) {
@@ -522,6 +533,14 @@ Status ShmGroup::BlockedPeer(uint64_t t) const {
                                                      members_[static_cast<size_t>(r)], false));
     }  // (a sender of a small message went on: it may wait in an HcclRecv now)
     const SlotData& d = slot_data_[r];
+    const uint64_t sw = d.send_wait.load(std::memory_order_acquire);
+    if (sw != 0 && static_cast<int>(sw & 0xffff) - 1 == rank_ && (sw >> 24) >= m) {
+      const uint64_t ms = sw >> 24;  // posted (it waits for its answer), not taken by this rank
+      const MailSlot* q = Mail(r, rank_, ms);
+      if (q->full.load(std::memory_order_acquire) == ms)
+        return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], q->fp,
+                                                     members_[static_cast<size_t>(r)], false));
+    }
     const uint64_t w = d.recv_wait.load(std::memory_order_acquire);
     const uint64_t count = d.recv_count.load(std::memory_order_relaxed);
     if (w == 0 || w != d.recv_wait.load(std::memory_order_acquire)) continue;

@@ -245,6 +245,10 @@ class ShmGroup : public PeerMemory {
   // that wait for this rank can see it (BlockedPeer); cleared when the wait ends.
   void SetRecvWait(int peer, uint64_t m, uint64_t count, uint8_t dtype);
   void ClearRecvWait();
+  // The same for a sender that waits for `peer` to take its message `m` (a synchronize after
+  // eager sends, a batch, a send above the inline size); cleared when the wait ends.
+  void SetSendWait(int peer, uint64_t m);
+  void ClearSendWait();
   // The answer line of the ordered pair (from, to), and this rank's last reading of its own
   // pairs' lines (as a sender, per peer).
   std::atomic<uint64_t>& MailTakenWord(int from, int to) const {
