@@ -195,6 +195,39 @@ TEST_P(SendRecvFault, SendThenCollectiveWithAPeerAheadCompletes) {
   }
 }
 
+// The case above from the other side: rank 0 runs two small HcclReduce to root 1 back to back
+// (over shared memory a non-root's Reduce then completes once its data is out, and its
+// synchronize waits for the root) while rank 1 waits in HcclRecv from rank 0 or in HcclSend to it
+// (a small one, in its synchronize). Every rank fails with HCCL_E_PARA within 2 s naming rank 1's
+// transfer and the collective.
+TEST_P(SendRecvFault, TransferAgainstACollectiveThatRanAheadFailsEveryRank) {
+  const Place p = GetParam();
+  for (const bool recv : {true, false}) {
+    SCOPED_TRACE(recv ? "HcclRecv" : "HcclSend");
+    auto res = RunRanks(2, p.mode, [&](RankContext& c) {
+      DevBuf a, b;
+      if (!a.Alloc(64) || !b.Alloc(64)) return c.Fail("aclrtMalloc");
+      const int64_t start = NowMs();
+      HcclResult r = HCCL_SUCCESS;
+      if (c.rank == 0) {
+        for (int i = 0; i < 2 && r == HCCL_SUCCESS; ++i)
+          r = HcclReduce(a.ptr, b.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, c.comm, c.stream);
+      } else {
+        r = recv ? HcclRecv(a.ptr, 2, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream)
+                 : HcclSend(a.ptr, 2, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream);
+      }
+      if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));
+      Verdict v = Finish(c, start);
+      if (const std::string bad = NotAFastPara(v); !bad.empty()) return c.Fail("against HcclReduce: " + bad);
+      const std::string names = recv ? "HcclRecv from rank 0" : "HcclSend to rank 0";
+      if (!Contains(v.msg, "mismatch") || !Contains(v.msg, names) || !Contains(v.msg, "HcclReduce"))
+        return c.Fail("message does not name rank 1's transfer and the collective: " + v.msg);
+      return true;
+    }, Options(p, "20000"));
+    EXPECT_TRUE(res.ok) << res.message;
+  }
+}
+
 TEST_P(SendRecvFault, CountMismatchFailsBothNamingBoth) { Mismatch(GetParam(), false); }
 TEST_P(SendRecvFault, DtypeMismatchFailsBothNamingBoth) { Mismatch(GetParam(), true); }
 

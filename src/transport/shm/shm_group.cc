@@ -812,8 +812,11 @@ bool ShmGroup::Settled(uint64_t t) const {
 Status ShmGroup::Settle(Deadline deadline) {
   if (!ran_ahead_) return Status::Ok();
   const uint64_t t = last_post_;
+  // A member that has not arrived at t may be waiting in a transfer with this rank, which posts or
+  // takes nothing before this wait ends: a mismatch, as for an arrival (BlockedPeer).
+  const std::function<Status()> blocked = [this, t] { return BlockedPeer(t); };
   Status st;
-  st = PollUntil(settle_on_arrival_ ? &ShmGroup::AllArrived : &ShmGroup::Settled, t, deadline, nullptr, t,
+  st = PollUntil(settle_on_arrival_ ? &ShmGroup::AllArrived : &ShmGroup::Settled, t, deadline, &blocked, t,
                  last_post_seq_);
   st = AfterWait(std::move(st), last_post_seq_);
   if (st.ok() && verify_hi_ != 0) st = VerifyUpTo(t);
