@@ -34,13 +34,20 @@ struct Place {
 };
 const Place kPlaces[] = {{"threads", Mode::kThreadsInitAll, "auto"},
                          {"shm", Mode::kProcesses, "auto"},
-                         {"tcp", Mode::kProcesses, "tcp"}};
+                         {"tcp", Mode::kProcesses, "tcp"},
+                         {"nodes", Mode::kProcesses, "auto"}};
 
+// "nodes": two emulated hosts (HOSTCCL_NODE_ID: ranks 0 and 1 on one, the others on the other), so
+// a collective takes its plans for several hosts while ranks 0 and 1 share memory.
 RunOptions Options(const Place& p, const char* exec_timeout_ms) {
   RunOptions o;
   o.env = {{"HOSTCCL_TRANSPORT", p.transport},
            {"HOSTCCL_EXEC_TIMEOUT_MS", exec_timeout_ms},
            {"HOSTCCL_CONNECT_TIMEOUT_MS", "10000"}};
+  if (std::string(p.name) == "nodes")
+    o.rank_env = [](int rank) {
+      return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_NODE_ID", rank < 2 ? "srf-host-a" : "srf-host-b"}};
+    };
   o.timeout_s = 60;
   return o;
 }

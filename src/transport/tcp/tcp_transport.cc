@@ -494,10 +494,18 @@ void TcpTransport::WriteLane(int p, int l) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       const int err = errno;
       // The peer may have said why before it went (an ABORT or CLOSE still unread): that is the
-      // better error.
-      if (!draining_ && pe.rx != Rx::kDataPending && pe.rx != Rx::kClosed) {
+      // better error. So is another peer's ABORT already here: a rank that failed first, whose
+      // abort made this peer leave (its failure is not this peer's to name).
+      if (!draining_) {
         draining_ = true;
-        ReadLane(p, l);
+        if (pe.rx != Rx::kDataPending && pe.rx != Rx::kClosed) ReadLane(p, l);
+        for (int q = 0; q < size_ && status_.ok(); ++q) {
+          if (q == rank_ || q == p) continue;
+          Lane& other = peers_[q].lanes[0];
+          pollfd pf{other.fd.get(), POLLIN, 0};
+          if (other.rx == Rx::kDataPending || other.rx == Rx::kClosed || !other.fd.valid()) continue;
+          if (other.Buffered() || (::poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN))) ReadLane(q, 0);
+        }
         draining_ = false;
         if (!status_.ok()) return;
       }
@@ -676,7 +684,9 @@ void TcpTransport::ReadLane(int p, int l) {
           st.WithPeer(p);
           // Also while still in setup (sequence 0): peers that finished their part of it may
           // already have run, and failed, operation 1 (on a mismatch found among themselves).
-          if (pe.cur.fp.seq > current_fp_.seq) {
+          // Not when this rank is in a transfer that still needs p: p sent everything it had
+          // for it before this ABORT, so the transfer can never complete.
+          if (pe.cur.fp.seq > current_fp_.seq && !TransferWaitsOn(p)) {
             if (deferred_abort_.ok()) {
               deferred_abort_ = st;
               deferred_seq_ = pe.cur.fp.seq;
@@ -986,6 +996,38 @@ void TcpTransport::OnProbeReply(int p, int l) {
   pe.probe_sent_ns = 0;
   if (f.seq != 0 && SameCollective(f, current_fp_) && f != current_fp_)
     Fail(Status(Code::kPara, FormatMismatch(current_fp_, rank_, f, p)));
+  else
+    CheckP2PAgainstCollective(p, f);
+}
+
+bool TcpTransport::TransferWaitsOn(int p) const {
+  if (!IsP2PKind(current_fp_.kind)) return false;
+  const Peer& pe = peers_[p];
+  if (!pe.notice_waits.empty()) return true;
+  for (const Lane& ln : pe.lanes) {
+    if (!ln.recvs.empty()) return true;
+    for (const PendingSend& q : ln.sends)
+      if (q.ctl == Ctl::kNone) return true;
+  }
+  return false;
+}
+
+// This rank is in a transfer with p and waits for p's notice, or for the first part of a message
+// from p, while p answers from a collective that this rank issued after the transfer, or never.
+// The reply came on lane 0 behind everything p wrote before it entered that collective, notices
+// and every message's first part included, and p completed its earlier transfers first: what
+// this rank waits for was never sent, and p waits for this rank in its collective. Different
+// operations (p may be waiting in shared memory, where this rank's transfer cannot reach it).
+void TcpTransport::CheckP2PAgainstCollective(int p, const Fingerprint& f) {
+  if (!IsP2PKind(current_fp_.kind) || IsP2PKind(f.kind) || f.kind == static_cast<uint8_t>(CollKind::kInternal) ||
+      f.kind == static_cast<uint8_t>(CollKind::kNone) || f.seq <= current_fp_.seq)
+    return;
+  const Peer& pe = peers_[p];
+  if (!pe.notice_waits.empty()) {
+    Fail(Status(Code::kPara, FormatP2PMismatch(pe.notice_waits.front().fp, rank_, false, f, p, true)).WithPeer(p));
+  } else if (!pe.lanes[0].recvs.empty()) {
+    Fail(Status(Code::kPara, FormatP2PMismatch(pe.lanes[0].recvs.front().fp, rank_, true, f, p, true)).WithPeer(p));
+  }
 }
 
 std::string TcpTransport::Blame(const RequestId* ids, size_t n, uint64_t now, int* culprit) const {

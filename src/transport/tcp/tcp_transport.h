@@ -187,6 +187,10 @@ class TcpTransport final : public Transport {
   void ProbeTick(const RequestId* ids, size_t n, uint64_t now);
   void OnProbe(int p, int l);
   void OnProbeReply(int p, int l);
+  void CheckP2PAgainstCollective(int p, const Fingerprint& f);  // on a reply: mismatch (Fail)
+  // The current operation is a transfer that still needs p: a notice, a message, or p's reading
+  // of this rank's message.
+  bool TransferWaitsOn(int p) const;
   void OnNotice(int p, int l);
   void MatchNotices(int p);
   void MatchEarly(int p, int l);
