@@ -285,6 +285,34 @@ TEST_P(SendRecvFault, UnmatchedSendTimesOutNamingThePeer) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
+// A Send, or a Recv, whose peer destroys its communicator while the transfer waits for it (300 ms
+// in): HCCL_E_REMOTE naming the peer, long before the exec timeout (20 s).
+TEST_P(SendRecvFault, TransferWithAPeerThatLeavesFailsAtOnce) {
+  const Place p = GetParam();
+  for (const bool send : {true, false}) {
+    SCOPED_TRACE(send ? "HcclSend" : "HcclRecv");
+    auto res = RunRanks(2, p.mode, [&](RankContext& c) {
+      DevBuf buf;
+      if (!buf.Alloc(1024 * 4)) return c.Fail("aclrtMalloc");
+      if (c.rank == 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        return true;  // destroys its communicator
+      }
+      const int64_t start = NowMs();
+      const HcclResult r = send ? HcclSend(buf.ptr, 1024, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream)
+                                : HcclRecv(buf.ptr, 1024, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+      if (r != HCCL_SUCCESS) return c.Fail("rejected");
+      Verdict v = Finish(c, start);
+      if (v.sync == ACL_SUCCESS) return c.Fail("the transfer succeeded");
+      if (v.async != HCCL_E_REMOTE) return c.Fail("async error " + std::to_string(v.async) + ": " + v.msg);
+      if (v.ms > 5000 * hostccl::faulttest::kSlowdown) return c.Fail("took " + std::to_string(v.ms) + " ms: " + v.msg);
+      if (!Contains(v.msg, "rank 1")) return c.Fail("message does not name rank 1: " + v.msg);
+      return true;
+    }, Options(p, "20000"));
+    EXPECT_TRUE(res.ok) << res.message;
+  }
+}
+
 // A rank that has nothing more to exchange may destroy its communicator while two others still
 // exchange: their transfers complete (the departure fails only transfers with the departed rank).
 TEST_P(SendRecvFault, EarlyDestroyDoesNotBreakOtherPairs) {

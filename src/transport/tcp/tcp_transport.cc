@@ -424,7 +424,8 @@ void TcpTransport::PollOnce(int timeout_ms) {
       }
       if (pe.rx == Rx::kDataPending && !CheckUnexpected(p, l)) return;
       if (pe.rx == Rx::kClosed) {
-        if (!pe.sends.empty() || !pe.recvs.empty()) {
+        // (A notice this rank waits for would have come on socket 0.)
+        if (!pe.sends.empty() || !pe.recvs.empty() || (l == 0 && !peers_[p].notice_waits.empty())) {
           Fail(PeerClosed(p, " (its communicator was destroyed)"));
           return;
         }
