@@ -500,17 +500,25 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
   }
 }
 
+namespace {
+// A published wait (SlotData::recv_wait, send_wait): (peer + 1) | dtype << 16 | message << 24.
+uint64_t WaitWord(int peer, uint64_t m, uint8_t dtype = 0) {
+  return static_cast<uint64_t>(peer + 1) | static_cast<uint64_t>(dtype) << 16 | m << 24;
+}
+int WaitPeer(uint64_t w) { return static_cast<int>(w & 0xffff) - 1; }
+uint64_t WaitMessage(uint64_t w) { return w >> 24; }
+}  // namespace
+
 void ShmGroup::SetRecvWait(int peer, uint64_t m, uint64_t count, uint8_t dtype) {
   SlotData& s = slot_data_[rank_];
   s.recv_count.store(count, std::memory_order_relaxed);
-  s.recv_wait.store(static_cast<uint64_t>(peer + 1) | static_cast<uint64_t>(dtype) << 16 | m << 24,
-                    std::memory_order_release);
+  s.recv_wait.store(WaitWord(peer, m, dtype), std::memory_order_release);
 }
 
 void ShmGroup::ClearRecvWait() { slot_data_[rank_].recv_wait.store(0, std::memory_order_release); }
 
 void ShmGroup::SetSendWait(int peer, uint64_t m) {
-  slot_data_[rank_].send_wait.store(static_cast<uint64_t>(peer + 1) | m << 24, std::memory_order_release);
+  slot_data_[rank_].send_wait.store(WaitWord(peer, m), std::memory_order_release);
 }
 
 void ShmGroup::ClearSendWait() { slot_data_[rank_].send_wait.store(0, std::memory_order_release); }
@@ -522,35 +530,36 @@ void ShmGroup::ClearSendWait() { slot_data_[rank_].send_wait.store(0, std::memor
 // ranks, reported at once instead of at the exec timeout.
 Status ShmGroup::BlockedPeer(uint64_t t) const {
   if (mail_ == nullptr) return Status::Ok();
+  const Fingerprint& mine = Slot(rank_, t)->fp;
+  auto blocked = [&](int r, const Fingerprint& msg, bool receives) {
+    return Status(Code::kPara, FormatBlockedPeer(mine, members_[static_cast<size_t>(rank_)], msg,
+                                                 members_[static_cast<size_t>(r)], receives));
+  };
+  auto posted = [&](int r, uint64_t m) { return Mail(r, rank_, m)->full.load(std::memory_order_acquire) == m; };
   for (int r = 0; r < size_; ++r) {
     if (r == rank_ || Slot(r, t)->ticket.load(std::memory_order_acquire) >= t) continue;
     const uint64_t m = mail_taken_[static_cast<size_t>(r)] + 1;  // the next message this rank would take from r
-    const MailSlot* s = Mail(r, rank_, m);
-    if (s->full.load(std::memory_order_acquire) == m) {
-      const Fingerprint f = s->fp;
-      if (f.count * DataTypeSize(f.dtype) > MailSlot::kInline)
-        return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], f,
-                                                     members_[static_cast<size_t>(r)], false));
-    }  // (a sender of a small message went on: it may wait in an HcclRecv now)
+    // r waits for this rank to take its message: the next one when it is above the inline size
+    // (a sender of a smaller one went on), or the one it published that it waits on.
     const SlotData& d = slot_data_[r];
     const uint64_t sw = d.send_wait.load(std::memory_order_acquire);
-    if (sw != 0 && static_cast<int>(sw & 0xffff) - 1 == rank_ && (sw >> 24) >= m) {
-      const uint64_t ms = sw >> 24;  // posted (it waits for its answer), not taken by this rank
-      const MailSlot* q = Mail(r, rank_, ms);
-      if (q->full.load(std::memory_order_acquire) == ms)
-        return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], q->fp,
-                                                     members_[static_cast<size_t>(r)], false));
-    }
+    const Fingerprint& next = Mail(r, rank_, m)->fp;
+    uint64_t stuck = 0;
+    if (posted(r, m) && next.count * DataTypeSize(next.dtype) > MailSlot::kInline)
+      stuck = m;
+    else if (sw != 0 && WaitPeer(sw) == rank_ && WaitMessage(sw) >= m && posted(r, WaitMessage(sw)))
+      stuck = WaitMessage(sw);
+    if (stuck != 0) return blocked(r, Mail(r, rank_, stuck)->fp, false);
+    // r waits in HcclRecv for a message this rank never posted.
     const uint64_t w = d.recv_wait.load(std::memory_order_acquire);
     const uint64_t count = d.recv_count.load(std::memory_order_relaxed);
     if (w == 0 || w != d.recv_wait.load(std::memory_order_acquire)) continue;
-    if (static_cast<int>(w & 0xffff) - 1 != rank_ || (w >> 24) <= mail_sent_[static_cast<size_t>(r)]) continue;
+    if (WaitPeer(w) != rank_ || WaitMessage(w) <= mail_sent_[static_cast<size_t>(r)]) continue;
     Fingerprint f;
-    f.root = static_cast<uint32_t>(w >> 24);
+    f.root = static_cast<uint32_t>(WaitMessage(w));
     f.count = count;
     f.dtype = static_cast<uint8_t>(w >> 16);
-    return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, t)->fp, members_[static_cast<size_t>(rank_)], f,
-                                                 members_[static_cast<size_t>(r)], true));
+    return blocked(r, f, true);
   }
   return Status::Ok();
 }

@@ -408,8 +408,9 @@ class ShmGroup : public PeerMemory {
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
   uint64_t arrival_wait_ = 0;  // the ticket Arrive waits for (0: none), for BlockedPeer
   // A member that has not arrived at ticket `t` but waits in HcclSend to this rank (a message
-  // above a mail slot's inline size, untaken) or in HcclRecv from this rank (a message this rank
-  // never posted): kPara naming both operations.
+  // above a mail slot's inline size, or one whose answer it published that it waits for; untaken)
+  // or in HcclRecv from this rank (a message this rank never posted): kPara naming both
+  // operations.
   Status BlockedPeer(uint64_t t) const;
   MailSlot* mail_ = nullptr;
   std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_, mail_known_taken_;

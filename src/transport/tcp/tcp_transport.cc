@@ -393,9 +393,8 @@ bool TcpTransport::CheckUnexpected(int p, int l) {
   Lane& pe = peers_[p].lanes[static_cast<size_t>(l)];
   const Fingerprint& f = pe.cur.fp;
   if (!pe.recvs.empty()) return true;
-  const auto& waits = peers_[p].notice_waits;
-  if (l == 0 && !waits.empty() && IsP2PKind(current_fp_.kind) && !IsP2PKind(f.kind)) {
-    Fail(Status(Code::kPara, FormatP2PMismatch(waits.front().fp, rank_, false, f, p, true)).WithPeer(p));
+  if (l == 0 && !peers_[p].notice_waits.empty() && IsP2PKind(current_fp_.kind) && !IsP2PKind(f.kind)) {
+    FailTransferAgainst(p, f);
     return false;
   }
   if (current_fp_.seq == 0 || !SameCollective(f, current_fp_) || f == current_fp_) return true;
@@ -503,8 +502,8 @@ void TcpTransport::WriteLane(int p, int l) {
         for (int q = 0; q < size_ && status_.ok(); ++q) {
           if (q == rank_ || q == p) continue;
           Lane& other = peers_[q].lanes[0];
-          pollfd pf{other.fd.get(), POLLIN, 0};
           if (other.rx == Rx::kDataPending || other.rx == Rx::kClosed || !other.fd.valid()) continue;
+          pollfd pf{other.fd.get(), POLLIN, 0};
           if (other.Buffered() || (::poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN))) ReadLane(q, 0);
         }
         draining_ = false;
@@ -1023,12 +1022,15 @@ void TcpTransport::CheckP2PAgainstCollective(int p, const Fingerprint& f) {
   if (!IsP2PKind(current_fp_.kind) || IsP2PKind(f.kind) || f.kind == static_cast<uint8_t>(CollKind::kInternal) ||
       f.kind == static_cast<uint8_t>(CollKind::kNone) || f.seq <= current_fp_.seq)
     return;
+  FailTransferAgainst(p, f);
+}
+
+void TcpTransport::FailTransferAgainst(int p, const Fingerprint& coll) {
   const Peer& pe = peers_[p];
-  if (!pe.notice_waits.empty()) {
-    Fail(Status(Code::kPara, FormatP2PMismatch(pe.notice_waits.front().fp, rank_, false, f, p, true)).WithPeer(p));
-  } else if (!pe.lanes[0].recvs.empty()) {
-    Fail(Status(Code::kPara, FormatP2PMismatch(pe.lanes[0].recvs.front().fp, rank_, true, f, p, true)).WithPeer(p));
-  }
+  if (!pe.notice_waits.empty())
+    Fail(Status(Code::kPara, FormatP2PMismatch(pe.notice_waits.front().fp, rank_, false, coll, p, true)).WithPeer(p));
+  else if (!pe.lanes[0].recvs.empty())
+    Fail(Status(Code::kPara, FormatP2PMismatch(pe.lanes[0].recvs.front().fp, rank_, true, coll, p, true)).WithPeer(p));
 }
 
 std::string TcpTransport::Blame(const RequestId* ids, size_t n, uint64_t now, int* culprit) const {

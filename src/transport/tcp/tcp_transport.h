@@ -188,6 +188,9 @@ class TcpTransport final : public Transport {
   void OnProbe(int p, int l);
   void OnProbeReply(int p, int l);
   void CheckP2PAgainstCollective(int p, const Fingerprint& f);  // on a reply: mismatch (Fail)
+  // Fails with the transfer this rank waits on p for (a notice, else a message's first part)
+  // against p's collective `coll`; nothing when it waits for neither.
+  void FailTransferAgainst(int p, const Fingerprint& coll);
   // The current operation is a transfer that still needs p: a notice, a message, or p's reading
   // of this rank's message.
   bool TransferWaitsOn(int p) const;
