@@ -119,8 +119,9 @@ TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
   // 0: HcclSend to rank 1; 1: HcclRecv from rank 1; 2: HcclBatchSendRecv {recv from 1, recv from
   // 2}; 3: a small HcclSend to rank 1 (eager over shared memory: it completes) then HcclRecv; 4:
   // the small HcclSend alone (its synchronize waits for the answer); 5: HcclBatchSendRecv {small
-  // send to 1}.
-  for (const int form : {0, 1, 2, 3, 4, 5}) {
+  // send to 1}; 6: 20 small HcclSend to rank 1, more than its 16 mailbox slots (the 17th waits
+  // for a slot); 7: those 20 in a group (run as one batch).
+  for (const int form : {0, 1, 2, 3, 4, 5, 6, 7}) {
     for (const uint64_t count : {uint64_t{1024}, uint64_t{262144}}) {
       // The transfer rank 0 is stuck in, as every message must name it (form 2: either receive;
       // form 3: over shared memory the Recv, elsewhere the Send, which waits for its receiver).
@@ -143,6 +144,13 @@ TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
         HcclSendRecvItem small[1] = {{HCCL_SEND, b.ptr, 8, HCCL_DATA_TYPE_FP32, 1}};
         if (c.rank == 0 && form == 4) r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
         if (c.rank == 0 && form == 5) r = HcclBatchSendRecv(small, 1, c.comm, c.stream);
+        for (int i = 0; c.rank == 0 && form == 6 && i < 20 && r == HCCL_SUCCESS; ++i)
+          r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+        if (c.rank == 0 && form == 7) {  // run as one batch, which holds one transfer per peer
+          r = HcclGroupStart();
+          for (int i = 0; i < 20 && r == HCCL_SUCCESS; ++i) r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+          if (r == HCCL_SUCCESS) r = HcclGroupEnd();
+        }
         if (c.rank != 0)
           r = HcclAllReduce(a.ptr, b.ptr, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
         if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));
@@ -205,19 +213,21 @@ TEST_P(SendRecvFault, SendThenCollectiveWithAPeerAheadCompletes) {
 // The case above from the other side: rank 0 runs two small HcclReduce to root 1 back to back
 // (over shared memory a non-root's Reduce then completes once its data is out, and its
 // synchronize waits for the root) while rank 1 waits in HcclRecv from rank 0 or in HcclSend to it
-// (a small one, in its synchronize). Every rank fails with HCCL_E_PARA within 2 s naming rank 1's
-// transfer and the collective.
+// (a small one, in its synchronize). Also with 100 calls, more than the 64 a rank may run ahead:
+// rank 0 then waits in its 65th call. Every rank fails with HCCL_E_PARA within 2 s naming rank 1's
+// transfer and rank 0's first call, the one rank 1 never joined.
 TEST_P(SendRecvFault, TransferAgainstACollectiveThatRanAheadFailsEveryRank) {
   const Place p = GetParam();
+  for (const int calls : {2, 100})
   for (const bool recv : {true, false}) {
-    SCOPED_TRACE(recv ? "HcclRecv" : "HcclSend");
+    SCOPED_TRACE(std::to_string(calls) + (recv ? " calls, HcclRecv" : " calls, HcclSend"));
     auto res = RunRanks(2, p.mode, [&](RankContext& c) {
       DevBuf a, b;
       if (!a.Alloc(64) || !b.Alloc(64)) return c.Fail("aclrtMalloc");
       const int64_t start = NowMs();
       HcclResult r = HCCL_SUCCESS;
       if (c.rank == 0) {
-        for (int i = 0; i < 2 && r == HCCL_SUCCESS; ++i)
+        for (int i = 0; i < calls && r == HCCL_SUCCESS; ++i)
           r = HcclReduce(a.ptr, b.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, c.comm, c.stream);
       } else {
         r = recv ? HcclRecv(a.ptr, 2, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream)
@@ -227,8 +237,8 @@ TEST_P(SendRecvFault, TransferAgainstACollectiveThatRanAheadFailsEveryRank) {
       Verdict v = Finish(c, start);
       if (const std::string bad = NotAFastPara(v); !bad.empty()) return c.Fail("against HcclReduce: " + bad);
       const std::string names = recv ? "HcclRecv from rank 0" : "HcclSend to rank 0";
-      if (!Contains(v.msg, "mismatch") || !Contains(v.msg, names) || !Contains(v.msg, "HcclReduce"))
-        return c.Fail("message does not name rank 1's transfer and the collective: " + v.msg);
+      if (!Contains(v.msg, "mismatch") || !Contains(v.msg, names) || !Contains(v.msg, "HcclReduce #1 "))
+        return c.Fail("message does not name rank 1's transfer and rank 0's first call: " + v.msg);
       return true;
     }, Options(p, "20000"));
     EXPECT_TRUE(res.ok) << res.message;

@@ -326,6 +326,16 @@ Status WaitTaken(const One& o, Deadline deadline) {
   return w;
 }
 
+// Waits for a free slot for message o.m: for the receiver to take message o.m - MailSlots(n),
+// published as in WaitTaken.
+Status WaitFree(const One& o, Deadline deadline) {
+  if (OneFree(&o)) return Status::Ok();
+  o.g->SetSendWait(o.to, o.m - o.g->mail_slots());
+  Status w = o.g->WaitFor(&OneFree, &o, deadline, &o.to, 1, &OnePeer);
+  o.g->ClearSendWait();
+  return w;
+}
+
 Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it) {
   const int me = ctx.rank;
   // An inline attempt (a small transfer issued on an idle stream, rt::Stream::EnqueueAttempt)
@@ -341,7 +351,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
         return Status(Code::kAgain, "the receiver's mailbox is full");
       }
     } else {
-      Status w = g->WaitFor(&OneFree, &o, ctx.deadline, &it.peer, 1, &OnePeer);
+      Status w = WaitFree(o, ctx.deadline);
       if (!w.ok()) return w.code() == Code::kTimeout ? Timeout(ctx, g, it) : w;
     }
     Status w;
@@ -544,11 +554,16 @@ Status P2PMailbox(Context& ctx, const OpArgs& a) {
     for (size_t i = 0; i < items.size() && rx == nullptr; ++i)
       if (!c.st[i].done && !items[i].send) rx = &items[i];
     if (rx != nullptr) g->SetRecvWait(rx->peer, g->MailTaken(rx->peer) + 1, rx->count, static_cast<uint8_t>(rx->dtype));
-    // So is the first posted send still waiting for its answer.
+    // So is the first posted send still waiting for its answer, or else the first send waiting
+    // for a free slot (for the answer to the message in that slot).
     size_t tx = items.size();
+    uint64_t tx_m = 0;
     for (size_t i = 0; i < items.size() && tx == items.size(); ++i)
-      if (!c.st[i].done && items[i].send && c.st[i].m != 0) tx = i;
-    if (tx < items.size()) g->SetSendWait(items[tx].peer, c.st[tx].m);
+      if (!c.st[i].done && items[i].send && c.st[i].m != 0) tx = i, tx_m = c.st[i].m;
+    for (size_t i = 0; i < items.size() && tx == items.size(); ++i)
+      if (!c.st[i].done && items[i].send && c.blocked_send[static_cast<size_t>(items[i].peer)])
+        tx = i, tx_m = g->MailSent(items[i].peer) + 1 - g->mail_slots();
+    if (tx < items.size()) g->SetSendWait(items[tx].peer, tx_m);
     s = g->WaitFor(&ListReady, &c, ctx.deadline, c.peers.data(), c.peers.size(), &ListPeer);
     if (rx != nullptr) g->ClearRecvWait();
     if (tx < items.size()) g->ClearSendWait();

@@ -530,9 +530,14 @@ void ShmGroup::ClearSendWait() { slot_data_[rank_].send_wait.store(0, std::memor
 // ranks, reported at once instead of at the exec timeout.
 Status ShmGroup::BlockedPeer(uint64_t t) const {
   if (mail_ == nullptr) return Status::Ok();
-  const Fingerprint& mine = Slot(rank_, t)->fp;
   auto blocked = [&](int r, const Fingerprint& msg, bool receives) {
-    return Status(Code::kPara, FormatBlockedPeer(mine, members_[static_cast<size_t>(rank_)], msg,
+    // Named by the first of this rank's calls up to t that r has not arrived at (r arrives in
+    // order; a slot this rank has reused since no longer holds its call).
+    uint64_t x = t;
+    while (x > 1 && Slot(rank_, x - 1)->ticket.load(std::memory_order_relaxed) == x - 1 &&
+           Slot(r, x - 1)->ticket.load(std::memory_order_acquire) < x - 1)
+      --x;
+    return Status(Code::kPara, FormatBlockedPeer(Slot(rank_, x)->fp, members_[static_cast<size_t>(rank_)], msg,
                                                  members_[static_cast<size_t>(r)], receives));
   };
   auto posted = [&](int r, uint64_t m) { return Mail(r, rank_, m)->full.load(std::memory_order_acquire) == m; };
@@ -621,7 +626,13 @@ Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t byt
     // members can wait for each other here: each waits only for tickets below its own.
     ++flow_waits_;
     const uint64_t u = ring_ >= 8 ? t - ring_ / 2 : t - ring_;
-    Status st = PollUntil(&ShmGroup::Released, u, deadline, also_check, u, seq);
+    // A member that has not arrived at u may be waiting in a transfer with this rank, which posts
+    // or takes nothing before this wait ends: a mismatch, as for Settle (BlockedPeer).
+    const std::function<Status()> blocked = [this, u, also_check] {
+      if (also_check != nullptr && *also_check) HOSTCCL_RETURN_IF_ERROR((*also_check)());
+      return BlockedPeer(u);
+    };
+    Status st = PollUntil(&ShmGroup::Released, u, deadline, &blocked, u, seq);
     if (!st.ok()) return AfterWait(std::move(st), seq);
   }
   if (t > ring_) *known = std::max(*known, t - ring_);
