@@ -120,7 +120,7 @@ TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
   // 2}; 3: a small HcclSend to rank 1 (eager over shared memory: it completes) then HcclRecv; 4:
   // the small HcclSend alone (its synchronize waits for the answer); 5: HcclBatchSendRecv {small
   // send to 1}; 6: 20 small HcclSend to rank 1, more than its 16 mailbox slots (the 17th waits
-  // for a slot); 7: those 20 in a group (run as one batch).
+  // for a slot); 7: 16 small HcclSend, then a group of two more (one batch, waiting for a slot).
   for (const int form : {0, 1, 2, 3, 4, 5, 6, 7}) {
     for (const uint64_t count : {uint64_t{1024}, uint64_t{262144}}) {
       // The transfer rank 0 is stuck in, as every message must name it (form 2: either receive;
@@ -144,11 +144,11 @@ TEST_P(SendRecvFault, SendOrRecvAgainstCollectiveFailsEveryRank) {
         HcclSendRecvItem small[1] = {{HCCL_SEND, b.ptr, 8, HCCL_DATA_TYPE_FP32, 1}};
         if (c.rank == 0 && form == 4) r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
         if (c.rank == 0 && form == 5) r = HcclBatchSendRecv(small, 1, c.comm, c.stream);
-        for (int i = 0; c.rank == 0 && form == 6 && i < 20 && r == HCCL_SUCCESS; ++i)
+        for (int i = 0; c.rank == 0 && form >= 6 && i < (form == 6 ? 20 : 16) && r == HCCL_SUCCESS; ++i)
           r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
-        if (c.rank == 0 && form == 7) {  // run as one batch, which holds one transfer per peer
+        if (c.rank == 0 && form == 7 && r == HCCL_SUCCESS) {  // runs as one batch of two items
           r = HcclGroupStart();
-          for (int i = 0; i < 20 && r == HCCL_SUCCESS; ++i) r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+          for (int i = 0; i < 2 && r == HCCL_SUCCESS; ++i) r = HcclSend(b.ptr, 8, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
           if (r == HCCL_SUCCESS) r = HcclGroupEnd();
         }
         if (c.rank != 0)
