@@ -210,6 +210,55 @@ TEST_P(SendRecvFault, SendThenCollectiveWithAPeerAheadCompletes) {
   }
 }
 
+// The legitimate neighbours of the full waits below, with rank 1 late by 300 ms each time: 40
+// small HcclSend from rank 0 to rank 1 (more than the pair's 16 mailbox slots: rank 0 waits for a
+// slot) then HcclAllReduce, rank 2 in the collective meanwhile; then 100 small HcclReduce to root 1
+// (more than the 64 a non-root may run ahead: ranks 0 and 2 wait for room) then a HcclSend from
+// rank 0 to rank 1. Nobody waits in a transfer against a collective, so nothing fails; the
+// messages and the sums are checked.
+TEST_P(SendRecvFault, FullMailboxAndFullRingWithALatePeerComplete) {
+  const Place p = GetParam();
+  auto res = RunRanks(3, p.mode, [&](RankContext& c) {
+    constexpr int kMessages = 40, kReduces = 100;
+    DevBuf msgs, a, b;
+    if (!msgs.Alloc(kMessages * 8, -1.0f) || !a.Alloc(8, 1.0f + c.rank) || !b.Alloc(8, 0.0f)) return c.Fail("aclrtMalloc");
+    if (c.rank == 0) {
+      std::vector<float> v(kMessages * 2);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+      if (aclrtMemcpy(msgs.ptr, msgs.bytes, v.data(), msgs.bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+        return c.Fail("memcpy");
+    }
+    auto msg = [&](int i) { return static_cast<void*>(static_cast<char*>(msgs.ptr) + 8 * i); };
+    HcclResult r = HCCL_SUCCESS;
+    for (const int part : {1, 2}) {
+      if (c.rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      for (int i = 0; part == 1 && c.rank < 2 && i < kMessages && r == HCCL_SUCCESS; ++i)
+        r = c.rank == 0 ? HcclSend(msg(i), 2, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream)
+                        : HcclRecv(msg(i), 2, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream);
+      if (part == 1 && r == HCCL_SUCCESS)
+        r = HcclAllReduce(a.ptr, b.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
+      for (int i = 0; part == 2 && i < kReduces && r == HCCL_SUCCESS; ++i)
+        r = HcclReduce(a.ptr, b.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, c.comm, c.stream);
+      if (part == 2 && r == HCCL_SUCCESS && c.rank < 2)
+        r = c.rank == 0 ? HcclSend(msg(0), 2, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream)
+                        : HcclRecv(msg(kMessages - 1), 2, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream);
+      if (r != HCCL_SUCCESS) return c.Fail("part " + std::to_string(part) + ": call rejected: " + std::to_string(r));
+      if (aclrtSynchronizeStream(c.stream) != ACL_SUCCESS)
+        return c.Fail("part " + std::to_string(part) + ": " + aclGetRecentErrMsg());
+      if ((part == 1 || c.rank == 1) && (b.At(0) != 6.0f || b.At(1) != 6.0f))
+        return c.Fail("part " + std::to_string(part) + ": wrong sum");
+    }
+    // Rank 1 took message i into its slot i, then message 0 again into the last slot.
+    for (int i = 0; c.rank == 1 && i < kMessages; ++i) {
+      const float want = static_cast<float>(i == kMessages - 1 ? 0 : 2 * i);
+      if (msgs.At(2 * i) != want || msgs.At(2 * i + 1) != want + 1.0f)
+        return c.Fail("message " + std::to_string(i) + " is wrong");
+    }
+    return true;
+  }, Options(p, "20000"));
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
 // The case above from the other side: rank 0 runs two small HcclReduce to root 1 back to back
 // (over shared memory a non-root's Reduce then completes once its data is out, and its
 // synchronize waits for the root) while rank 1 waits in HcclRecv from rank 0 or in HcclSend to it
