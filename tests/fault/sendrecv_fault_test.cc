@@ -11,6 +11,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,6 +55,13 @@ RunOptions Options(const Place& p, const char* exec_timeout_ms) {
 }
 
 bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+template <typename... T>
+std::string StrCat(const T&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
 
 // The failed call's verdict on this rank: the synchronize code, the communicator's async code and
 // the recent error message.
@@ -300,6 +309,39 @@ TEST_P(SendRecvFault, TransferAgainstACollectiveThatRanAheadFailsEveryRank) {
   }
 }
 
+// A reader that runs ahead: after a matching HcclAllReduce with no synchronize in between, rank 0
+// calls HcclBroadcast or HcclScatter with root 1 (it waits for the root's slot alone), while rank 1
+// waits in HcclSend to rank 0 (4 KiB, above the mailbox's inline size) or in HcclRecv from it.
+// Every rank fails with HCCL_E_PARA within 2 s naming rank 1's transfer and rank 0's call.
+TEST_P(SendRecvFault, ReaderThatRanAheadAgainstARootInATransferFailsEveryRank) {
+  const Place p = GetParam();
+  for (const bool scatter : {false, true})
+  for (const bool recv : {true, false}) {
+    SCOPED_TRACE(std::string(scatter ? "HcclScatter" : "HcclBroadcast") + (recv ? ", HcclRecv" : ", HcclSend"));
+    auto res = RunRanks(2, p.mode, [&](RankContext& c) {
+      DevBuf a, b;
+      if (!a.Alloc(4096) || !b.Alloc(4096)) return c.Fail("aclrtMalloc");
+      const int64_t start = NowMs();
+      HcclResult r = HcclAllReduce(a.ptr, b.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
+      if (r == HCCL_SUCCESS && c.rank == 0)
+        r = scatter ? HcclScatter(a.ptr, b.ptr, 2, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream)
+                    : HcclBroadcast(a.ptr, 2, HCCL_DATA_TYPE_FP32, 1, c.comm, c.stream);
+      if (r == HCCL_SUCCESS && c.rank == 1)
+        r = recv ? HcclRecv(a.ptr, 1024, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream)
+                 : HcclSend(a.ptr, 1024, HCCL_DATA_TYPE_FP32, 0, c.comm, c.stream);
+      if (r != HCCL_SUCCESS) return c.Fail("call rejected: " + std::to_string(r));
+      Verdict v = Finish(c, start);
+      if (const std::string bad = NotAFastPara(v); !bad.empty()) return c.Fail("against the transfer: " + bad);
+      const std::string names = recv ? "HcclRecv from rank 0" : "HcclSend to rank 0";
+      if (!Contains(v.msg, "mismatch") || !Contains(v.msg, names) ||
+          !Contains(v.msg, scatter ? "HcclScatter #2" : "HcclBroadcast #2"))
+        return c.Fail("message does not name rank 1's transfer and rank 0's call: " + v.msg);
+      return true;
+    }, Options(p, "20000"));
+    EXPECT_TRUE(res.ok) << res.message;
+  }
+}
+
 TEST_P(SendRecvFault, CountMismatchFailsBothNamingBoth) { Mismatch(GetParam(), false); }
 TEST_P(SendRecvFault, DtypeMismatchFailsBothNamingBoth) { Mismatch(GetParam(), true); }
 
@@ -479,3 +521,91 @@ INSTANTIATE_TEST_SUITE_P(P, SendRecvPeerDeath, ::testing::ValuesIn(kPlaces + 1, 
                          [](const ::testing::TestParamInfo<Place>& i) { return std::string(i.param.name); });
 
 }  // namespace
+
+// Program-order mistakes, generated: a program of 2-8 steps for 3 ranks (HcclAllReduce, HcclReduce,
+// HcclBroadcast, HcclScatter, HcclAllGather, HcclBarrier; HcclSend/HcclRecv from one rank to
+// another; a two-item HcclBatchSendRecv exchange between two ranks; 8 B, 4 KiB or 1 MiB), in which
+// one rank drops one step or swaps it with the next. Every rank's synchronize must end within 4 s
+// (a mismatch found, a departed peer reported, or the program completed), unless the mistake made
+// two ranks wait in transfers for each other: a deadlock, reported at the exec timeout (8 s here)
+// as docs/semantics.md §8 promises. Seeds 1-12 by default; FAULTTEST_ORDER_TRIALS and
+// FAULTTEST_ORDER_SEED choose others (the long-labelled sendrecv_order_fuzz_long runs 300).
+namespace {
+struct Step {
+  int kind;  // 0 AllReduce, 1 Reduce, 2 Broadcast, 3 Send/Recv, 4 Scatter, 5 AllGather, 6 Barrier, 7 batch
+  int a, b;  // the root (a); the sender a and the receiver b; the two ranks of the batch
+  uint64_t count;
+};
+
+HcclResult RunStep(const RankContext& c, const Step& s, void* x, void* y) {
+  const uint32_t other = static_cast<uint32_t>(c.rank == s.a ? s.b : s.a);
+  HcclSendRecvItem items[2] = {{HCCL_SEND, x, s.count, HCCL_DATA_TYPE_FP32, other},
+                               {HCCL_RECV, y, s.count, HCCL_DATA_TYPE_FP32, other}};
+  const bool pair = c.rank == s.a || c.rank == s.b;
+  switch (s.kind) {
+    case 0: return HcclAllReduce(x, y, s.count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
+    case 1: return HcclReduce(x, y, s.count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, s.a, c.comm, c.stream);
+    case 2: return HcclBroadcast(x, s.count, HCCL_DATA_TYPE_FP32, s.a, c.comm, c.stream);
+    case 3:
+      if (!pair) return HCCL_SUCCESS;
+      return c.rank == s.a ? HcclSend(x, s.count, HCCL_DATA_TYPE_FP32, s.b, c.comm, c.stream)
+                           : HcclRecv(y, s.count, HCCL_DATA_TYPE_FP32, s.a, c.comm, c.stream);
+    case 4: return HcclScatter(x, y, s.count / 4, HCCL_DATA_TYPE_FP32, s.a, c.comm, c.stream);
+    case 5: return HcclAllGather(x, y, s.count / 4, HCCL_DATA_TYPE_FP32, c.comm, c.stream);
+    case 6: return HcclBarrier(c.comm, c.stream);
+    default: return pair ? HcclBatchSendRecv(items, 2, c.comm, c.stream) : HCCL_SUCCESS;
+  }
+}
+}  // namespace
+
+TEST_P(SendRecvFault, ProgramOrderMistakesNeverWaitForTheTimeout) {
+  const Place p = GetParam();
+  const char* trials_env = getenv("FAULTTEST_ORDER_TRIALS");
+  const char* seed_env = getenv("FAULTTEST_ORDER_SEED");
+  const int trials = trials_env != nullptr ? atoi(trials_env) : 12;
+  const unsigned seed0 = seed_env != nullptr ? static_cast<unsigned>(atoi(seed_env)) : 1;
+  const int64_t bound_ms = 4000 * hostccl::faulttest::kSlowdown;
+  for (int trial = 0; trial < trials; ++trial) {
+    const unsigned seed = seed0 + static_cast<unsigned>(trial);
+    std::mt19937 g(seed);
+    std::vector<Step> steps(2 + g() % 7);
+    const uint64_t counts[] = {2, 1024, 262144};
+    for (auto& s : steps) {
+      s.kind = static_cast<int>(g() % 8);
+      s.a = static_cast<int>(g() % 3);
+      s.b = (s.a + 1 + static_cast<int>(g() % 2)) % 3;
+      s.count = counts[g() % 3];
+    }
+    const int j = static_cast<int>(g() % steps.size());
+    const bool pair_step = steps[j].kind == 3 || steps[j].kind == 7;
+    const int d = pair_step ? (g() % 2 ? steps[j].a : steps[j].b) : static_cast<int>(g() % 3);
+    const bool swap = g() % 2 == 1 && j + 1 < static_cast<int>(steps.size());
+    std::string program;
+    for (size_t i = 0; i < steps.size(); ++i)
+      program += StrCat(steps[i].kind, ":", steps[i].a, ">", steps[i].b, "/", steps[i].count, static_cast<int>(i) == j ? "* " : " ");
+    program += StrCat(swap ? "swapped with the next" : "dropped", " by rank ", d);
+    auto res = RunRanks(3, p.mode, [&](RankContext& c) {
+      DevBuf x, y;
+      if (!x.Alloc(262144 * 4, 1.0f, false) || !y.Alloc(262144 * 4, 1.0f, false)) return c.Fail("aclrtMalloc");
+      std::vector<Step> mine = steps;
+      if (c.rank == d && swap) std::swap(mine[static_cast<size_t>(j)], mine[static_cast<size_t>(j) + 1]);
+      else if (c.rank == d) mine.erase(mine.begin() + j);
+      const int64_t start = NowMs();
+      HcclResult r = HCCL_SUCCESS;
+      for (size_t i = 0; i < mine.size() && r == HCCL_SUCCESS; ++i) r = RunStep(c, mine[i], x.ptr, y.ptr);
+      Verdict v = Finish(c, start);
+      if (v.ms <= bound_ms) return true;
+      const bool deadlock = Contains(v.msg, "to each other") || Contains(v.msg, "did not send the message") ||
+                            Contains(v.msg, "did not post the HcclRecv");
+      return c.Fail(StrCat(deadlock ? "SLOW in a transfer deadlock" : "SLOW", " (", v.ms, " ms): ", v.msg));
+    }, Options(p, "8000"));
+    if (res.ok) continue;
+    // A deadlock of two transfers may leave the other ranks waiting for the exec timeout too.
+    bool every_failure_slow = true;
+    std::istringstream lines(res.message);
+    for (std::string line; std::getline(lines, line);)
+      if (Contains(line, "exit status") && !Contains(line, "SLOW")) every_failure_slow = false;
+    EXPECT_TRUE(every_failure_slow && Contains(res.message, "SLOW in a transfer deadlock"))
+        << "seed " << seed << ": " << program << "\n" << res.message;
+  }
+}

@@ -528,7 +528,7 @@ void ShmGroup::ClearSendWait() { slot_data_[rank_].send_wait.store(0, std::memor
 // message this rank never posted. Either will not arrive while this rank waits here, and this
 // rank neither takes nor posts a message before its wait ends: different operations on the two
 // ranks, reported at once instead of at the exec timeout.
-Status ShmGroup::BlockedPeer(uint64_t t) const {
+Status ShmGroup::BlockedPeer(uint64_t t, int only) const {
   if (mail_ == nullptr) return Status::Ok();
   auto blocked = [&](int r, const Fingerprint& msg, bool receives) {
     // Named by the first of this rank's calls up to t that r has not arrived at (r arrives in
@@ -542,7 +542,7 @@ Status ShmGroup::BlockedPeer(uint64_t t) const {
   };
   auto posted = [&](int r, uint64_t m) { return Mail(r, rank_, m)->full.load(std::memory_order_acquire) == m; };
   for (int r = 0; r < size_; ++r) {
-    if (r == rank_ || Slot(r, t)->ticket.load(std::memory_order_acquire) >= t) continue;
+    if (r == rank_ || (only >= 0 && r != only) || Slot(r, t)->ticket.load(std::memory_order_acquire) >= t) continue;
     const uint64_t m = mail_taken_[static_cast<size_t>(r)] + 1;  // the next message this rank would take from r
     // r waits for this rank to take its message: the next one when it is above the inline size
     // (a sender of a smaller one went on), or the one it published that it waits on.
@@ -578,7 +578,7 @@ BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) 
   opt.check = [this, also_check] {
     Status alive = CheckPeersAlive();
     if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
-    if (alive.ok() && arrival_wait_ != 0) alive = BlockedPeer(arrival_wait_);
+    if (alive.ok() && arrival_wait_ != 0) alive = BlockedPeer(arrival_wait_, arrival_only_);
     return alive;
   };
   return opt;
@@ -784,8 +784,14 @@ Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_
     }
     return AfterWait(Status::Ok(), seq);
   }
+  // Only the member this rank waits for: another one that waits in a transfer with this rank may
+  // get it once this call returns (a Broadcast reader that runs ahead needs the root alone).
+  arrival_wait_ = ticket;
+  arrival_only_ = r;
   Status st = WaitUntil([s, ticket] { return s->ticket.load(std::memory_order_seq_cst) >= ticket; }, &seg_->barrier,
                         deadline, WaitOptions(nullptr), [this, ticket] { return Missing(ticket, false); });
+  arrival_wait_ = 0;
+  arrival_only_ = -1;
   return AfterWait(std::move(st), seq);
 }
 

@@ -406,12 +406,13 @@ class ShmGroup : public PeerMemory {
   };
   std::unordered_map<uint64_t, Mapping> maps_;  // key: rank << 48 ^ serial
   std::vector<uint64_t> freed_seen_;            // per peer: freed-ring entries already applied
-  uint64_t arrival_wait_ = 0;  // the ticket Arrive waits for (0: none), for BlockedPeer
-  // A member that has not arrived at ticket `t` but waits in HcclSend to this rank (a message
-  // above a mail slot's inline size, or one whose answer it published that it waits for; untaken)
-  // or in HcclRecv from this rank (a message this rank never posted): kPara naming both
-  // operations.
-  Status BlockedPeer(uint64_t t) const;
+  uint64_t arrival_wait_ = 0;  // the ticket Arrive or AwaitArrival waits for (0: none), for BlockedPeer
+  int arrival_only_ = -1;      // AwaitArrival: the one member it waits for (-1: every member)
+  // A member that has not arrived at ticket `t` (member `only`, when not -1) but waits in HcclSend
+  // to this rank (a message above a mail slot's inline size, or one whose answer it published that
+  // it waits for; untaken) or in HcclRecv from this rank (a message this rank never posted): kPara
+  // naming both operations.
+  Status BlockedPeer(uint64_t t, int only = -1) const;
   MailSlot* mail_ = nullptr;
   std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_, mail_known_taken_;
   MailAnswer* answers_ = nullptr;
