@@ -18,6 +18,7 @@ std::map<std::string, std::weak_ptr<LocalGroup>>& Groups() {
 
 LocalGroup::LocalGroup(std::string key, int size)
     : key_(std::move(key)), size_(size), slots_(static_cast<size_t>(size)),
+      fp_words_(new std::atomic<uint64_t>[static_cast<size_t>(size) * kFpWords]()),
       arrivals_(new ArrivalWord[static_cast<size_t>(size)]),
       p2p_box_(static_cast<size_t>(size) * static_cast<size_t>(size)),
       p2p_send_timed_out_(static_cast<size_t>(size), -1),
@@ -123,10 +124,28 @@ Status LocalGroup::Exchange(int rank, const Fingerprint& fp, const void* send, v
   Publish(rank, LocalSlot{send, recv, fp, payload});
   HOSTCCL_RETURN_IF_ERROR(Barrier(rank, deadline));
   if (check) {
+    const Fingerprint first = SlotFp(0);
     for (int r = 1; r < size_; ++r)
-      if (Slot(r).fp != Slot(0).fp) return Status(Code::kPara, FormatMismatch(Slot(0).fp, 0, Slot(r).fp, r));
+      if (const Fingerprint other = SlotFp(r); other != first) return Status(Code::kPara, FormatMismatch(first, 0, other, r));
   }
   return Status::Ok();
+}
+
+void LocalGroup::Publish(int rank, const LocalSlot& slot) {
+  slots_[static_cast<size_t>(rank)] = slot;
+  uint64_t w[kFpWords];
+  std::memcpy(w, &slot.fp, sizeof(w));
+  for (size_t i = 0; i < kFpWords; ++i)
+    fp_words_[static_cast<size_t>(rank) * kFpWords + i].store(w[i], std::memory_order_relaxed);
+}
+
+Fingerprint LocalGroup::SlotFp(int rank) const {
+  uint64_t w[kFpWords];
+  for (size_t i = 0; i < kFpWords; ++i)
+    w[i] = fp_words_[static_cast<size_t>(rank) * kFpWords + i].load(std::memory_order_relaxed);
+  Fingerprint fp;
+  std::memcpy(&fp, w, sizeof(fp));
+  return fp;
 }
 
 Status LocalGroup::Check(uint64_t) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -53,8 +54,11 @@ class LocalGroup : public PeerMemory {
   static std::shared_ptr<LocalGroup> Join(const std::string& key, int size);
 
   int size() const { return size_; }
-  void Publish(int rank, const LocalSlot& slot) { slots_[static_cast<size_t>(rank)] = slot; }
-  const LocalSlot& Slot(int rank) const { return slots_[static_cast<size_t>(rank)]; }
+  // The fingerprint is also kept in atomic words, which the other members compare: after a
+  // mistake in program order (members in operations with different numbers of barriers) a member
+  // may publish its next operation while another still compares this one's.
+  void Publish(int rank, const LocalSlot& slot);
+  Fingerprint SlotFp(int rank) const;
 
   // Waits until all members called Barrier the same number of times, or the deadline (kTimeout
   // naming the ranks that have not arrived), or Abort (its code and reason).
@@ -96,6 +100,8 @@ class LocalGroup : public PeerMemory {
   std::string key_;
   int size_;
   std::vector<LocalSlot> slots_;
+  static constexpr size_t kFpWords = sizeof(Fingerprint) / sizeof(uint64_t);
+  std::unique_ptr<std::atomic<uint64_t>[]> fp_words_;  // [rank * kFpWords + i]: SlotFp
   BarrierWords words_{};
   struct alignas(64) WorkLine {
     std::atomic<uint64_t> word{0};
