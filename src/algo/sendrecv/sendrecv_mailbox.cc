@@ -559,10 +559,15 @@ Status P2PMailbox(Context& ctx, const OpArgs& a) {
     size_t tx = items.size();
     uint64_t tx_m = 0;
     for (size_t i = 0; i < items.size() && tx == items.size(); ++i)
-      if (!c.st[i].done && items[i].send && c.st[i].m != 0) tx = i, tx_m = c.st[i].m;
+      if (!c.st[i].done && items[i].send && c.st[i].m != 0) {
+        tx = i;
+        tx_m = c.st[i].m;
+      }
     for (size_t i = 0; i < items.size() && tx == items.size(); ++i)
-      if (!c.st[i].done && items[i].send && c.blocked_send[static_cast<size_t>(items[i].peer)])
-        tx = i, tx_m = g->MailSent(items[i].peer) + 1 - g->mail_slots();
+      if (!c.st[i].done && items[i].send && c.blocked_send[static_cast<size_t>(items[i].peer)]) {
+        tx = i;
+        tx_m = g->MailSent(items[i].peer) + 1 - g->mail_slots();
+      }
     if (tx < items.size()) g->SetSendWait(items[tx].peer, tx_m);
     s = g->WaitFor(&ListReady, &c, ctx.deadline, c.peers.data(), c.peers.size(), &ListPeer);
     if (rx != nullptr) g->ClearRecvWait();
