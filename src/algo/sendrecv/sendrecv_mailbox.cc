@@ -316,24 +316,20 @@ std::string OnePeer(const void* a) {
   return std::to_string(o->from == o->g->rank() ? o->to : o->from);
 }
 
-// Waits until the receiver took message o.m (this rank -> o.to). While it waits, the wait is
-// published: a collective's ranks that wait for this rank see it (ShmGroup::BlockedPeer).
-Status WaitTaken(const One& o, Deadline deadline) {
-  if (OneTaken(&o)) return Status::Ok();
-  o.g->SetSendWait(o.to, o.m);
-  Status w = o.g->WaitFor(&OneTaken, &o, deadline, &o.to, 1, &OnePeer);
+// Waits until ready(o) while publishing that this rank waits for o.to to take message m: a
+// collective's ranks that wait for this rank see it (ShmGroup::BlockedPeer).
+Status WaitForReceiver(const One& o, bool (*ready)(const void*), uint64_t m, Deadline deadline) {
+  if (ready(&o)) return Status::Ok();
+  o.g->SetSendWait(o.to, m);
+  Status w = o.g->WaitFor(ready, &o, deadline, &o.to, 1, &OnePeer);
   o.g->ClearSendWait();
   return w;
 }
-
-// Waits for a free slot for message o.m: for the receiver to take message o.m - MailSlots(n),
-// published as in WaitTaken.
+// Until the receiver took message o.m (this rank -> o.to).
+Status WaitTaken(const One& o, Deadline deadline) { return WaitForReceiver(o, &OneTaken, o.m, deadline); }
+// Until message o.m has a free slot: the receiver took message o.m - MailSlots(n).
 Status WaitFree(const One& o, Deadline deadline) {
-  if (OneFree(&o)) return Status::Ok();
-  o.g->SetSendWait(o.to, o.m - o.g->mail_slots());
-  Status w = o.g->WaitFor(&OneFree, &o, deadline, &o.to, 1, &OnePeer);
-  o.g->ClearSendWait();
-  return w;
+  return WaitForReceiver(o, &OneFree, o.m - o.g->mail_slots(), deadline);
 }
 
 Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it) {
