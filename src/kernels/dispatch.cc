@@ -117,7 +117,11 @@ void FoldN(DataType t, RedOp op, void* dst, const void* const* srcs, int k, size
   if (e == nullptr) return;
   // Less than one 64-byte vector: the scalar loop (the same fold, bitwise). The vector kernels'
   // masked loads and stores of a few elements measured slower in small calls across cores.
-  if (n * DataTypeSize(t) < kSmallFoldBytes) e = &kScalarTable.entry[static_cast<int>(t)][static_cast<int>(op)];
+  if (n * DataTypeSize(t) < kSmallFoldBytes) {
+    e = &kScalarTable.entry[static_cast<int>(t)][static_cast<int>(op)];
+    // Two sources (a 2-rank call): the binary loop, which takes no array of sources.
+    if (k == 2) return e->binary(dst, srcs[0], srcs[1], n);
+  }
   e->fold(dst, srcs, k, n);
 }
 
