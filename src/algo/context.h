@@ -18,6 +18,10 @@
 #include "transport/shm/shm_group.h"
 #include "transport/transport.h"
 
+namespace hostccl::kern {
+class StoreLearner;  // kernels/copy.h
+}  // namespace hostccl::kern
+
 namespace hostccl::algo {
 
 // Scratch memory owned by the communicator, allocated once and reused (pre-faulted), so steady
@@ -117,6 +121,9 @@ struct Context {
   bool check_fp = true;  // compare fingerprints across ranks (HOSTCCL_CHECK_ARGS)
   Deadline deadline = Deadline::Infinite();
   Scratch* scratch = nullptr;
+  // The communicator's learned store kind for the AlltoAll family's claimed copy (null: the
+  // footprint rule, kern::StreamStores).
+  kern::StoreLearner* alltoall_stores = nullptr;
   size_t chunk_bytes = 1 << 20;   // pipeline chunk for chunked algorithms
   size_t staging_bytes = 64 << 20; // bound on scratch use per operation (HCCL_BUFFSIZE)
   // HOSTCCL_ACCUMULATE=fp32: fp16/bf16 sums and products accumulate in fp32 and round once

@@ -627,6 +627,7 @@ algo::Context Communicator::MakeContext(const Fingerprint& fp, Deadline deadline
   ctx.accumulate_fp32 = accumulate_fp32_;
   ctx.deadline = deadline;
   ctx.scratch = &scratch_;
+  ctx.alltoall_stores = &alltoall_stores_;
   ctx.staging_bytes = staging_bytes_;
   // Issued back to back (rt::TaskHasSuccessor), inline attempts included: a reader that runs ahead
   // inside an attempt waits for the root only as an attempt does (ShmGroup::AwaitArrival).

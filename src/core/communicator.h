@@ -25,6 +25,7 @@
 #include "common/thread_state.h"
 #include "core/profiles.h"
 #include "core/selector.h"
+#include "kernels/copy.h"
 #include "runtime/runtime.h"
 #include "transport/local/local_group.h"
 #include "transport/shm/shm_group.h"
@@ -195,6 +196,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   algo::NodeLayout nodes_;
   int free_observer_ = 0;  // runtime observer that forwards our frees to the shm groups
   algo::Scratch scratch_;
+  kern::StoreLearner alltoall_stores_;  // AlltoAll(V/VC)'s stores, learned per footprint class
   // Vectors for the tasks' copies of the V arrays, reused (no allocation per call in steady state).
   QuickLock arrays_mu_;
   std::vector<std::vector<uint64_t>> arrays_pool_;

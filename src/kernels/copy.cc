@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/env.h"
+#include "common/log.h"
 #include "kernels/reduce.h"
 
 namespace hostccl::kern {
@@ -112,10 +113,58 @@ uint64_t StreamThresholdBytes() {
   return t;
 }
 
-bool StreamStores(uint64_t footprint) {
+namespace {
+int ForcedMode() {
   static const int mode = StreamMode();
+  return mode;
+}
+}  // namespace
+
+bool StreamStores(uint64_t footprint) {
+  const int mode = ForcedMode();
   if (mode >= 0) return mode == 1;
   return footprint > StreamThresholdBytes();
+}
+
+int StoreLearner::ClassOf(uint64_t footprint) {
+  if (ForcedMode() >= 0 || footprint <= (uint64_t{4} << 20) || footprint > 4 * StreamThresholdBytes()) return -1;
+  return 63 - __builtin_clzll(footprint);
+}
+
+StoreLearner::Choice StoreLearner::Choose(uint64_t footprint) const {
+  const int b = ClassOf(footprint);
+  if (b < 0) return Choice{StreamStores(footprint), -1};
+  const Class& c = classes_[b];
+  if (c.decided >= 0) return Choice{c.decided == 1, -1};
+  // The class's first call by the rule (its first pass over newly mapped pages), then a run of
+  // kRun calls with ordinary stores and one with non-temporal ones.
+  if (c.seen == 0) return Choice{StreamStores(footprint), b};
+  return Choice{c.seen > kRun, b};
+}
+
+void StoreLearner::Learn(const Choice& choice, uint64_t ns) {
+  if (choice.bucket < 0 || choice.bucket >= 64) return;
+  Class& c = classes_[choice.bucket];
+  if (c.decided >= 0) return;
+  const int s = c.seen++;
+  // The first call of each run is not timed: a call after one with the other kind of stores
+  // finds the cache as that one left it (ordinary stores after non-temporal ones measured 2.2 ms
+  // against 1.4 in a steady run of 16 MiB AlltoAll calls).
+  if (s == 0 || (s - 1) % kRun == 0) return;
+  uint64_t& best = c.best[choice.stream ? 1 : 0];
+  best = std::min(best, ns);
+  if (c.seen < kLearningCalls) return;
+  c.decided = c.best[1] < c.best[0] ? 1 : 0;
+  HLOG_INFO(kKernel, "AlltoAll copies of %llu-%llu MiB of buffers: %s stores (fastest call %.0f us, against %.0f us)",
+            static_cast<unsigned long long>((uint64_t{1} << choice.bucket) >> 20),
+            static_cast<unsigned long long>((uint64_t{2} << choice.bucket) >> 20),
+            c.decided == 1 ? "non-temporal" : "ordinary", static_cast<double>(c.best[c.decided]) / 1e3,
+            static_cast<double>(c.best[1 - c.decided]) / 1e3);
+}
+
+int StoreLearner::Decided(uint64_t footprint) const {
+  const int b = ClassOf(footprint);
+  return b < 0 ? -1 : classes_[b].decided;
 }
 
 }  // namespace hostccl::kern

@@ -36,6 +36,42 @@ uint64_t StreamThresholdBytes();
 // "auto" (default) when footprint > StreamThresholdBytes().
 bool StreamStores(uint64_t footprint);
 
+// The choice for the AlltoAll family's claimed copy, learned per communicator: which stores are
+// faster at a footprint in (4 MiB, 4 x StreamThresholdBytes()] differs between hosts of one vendor
+// (2 ranks, 16 MiB: non-temporal stores 10 % slower on a Sapphire Rapids VM, 17 % faster on an
+// Emerald Rapids one; docs/performance.md "When to stream"). Per power-of-two footprint class,
+// after one call by the rule (its first pass over newly mapped pages is not representative), a
+// run of kRun calls with ordinary stores and one with non-temporal ones; the last kRun - 1 calls
+// of each run are timed (the first finds the cache as the other kind left it), and the class
+// keeps the kind of the fastest of them. Outside that range, or with HOSTCCL_STREAM_STORES=on/off,
+// it answers as StreamStores. Not thread-safe: one per communicator, used under its operation
+// lock. Every rank of a call sees the same footprint, so the ranks use the same stores in each
+// call.
+class StoreLearner {
+ public:
+  static constexpr int kRun = 3;
+  static constexpr int kLearningCalls = 1 + 2 * kRun;  // then the class is decided
+  struct Choice {
+    bool stream = false;
+    int bucket = -1;  // >= 0: pass the call's time to Learn
+  };
+  Choice Choose(uint64_t footprint) const;
+  // A call's time, ns (a failed call is not passed); decides its class after kLearningCalls.
+  void Learn(const Choice& c, uint64_t ns);
+  // -1 while the class of `footprint` is still timed or outside the learned range, 0 ordinary
+  // stores, 1 non-temporal.
+  int Decided(uint64_t footprint) const;
+
+ private:
+  struct Class {
+    uint8_t seen = 0;  // calls passed to Learn
+    int8_t decided = -1;
+    uint64_t best[2] = {~uint64_t{0}, ~uint64_t{0}};  // fastest call: ordinary, non-temporal
+  };
+  static int ClassOf(uint64_t footprint);  // -1 outside the learned range
+  Class classes_[64];
+};
+
 }  // namespace hostccl::kern
 
 #include <cstring>

@@ -291,6 +291,27 @@ TEST_P(AlltoAllVCGrid, EveryRankHasItsBlocks) { RunConfig(Op::kAlltoAllVC, GetPa
 INSTANTIATE_TEST_SUITE_P(Default, AlltoAllVCGrid, ::testing::ValuesIn(Defaults(Op::kAlltoAllVC)), ParamName);
 INSTANTIATE_TEST_SUITE_P(Full, AlltoAllVCGrid, ::testing::ValuesIn(Full(Op::kAlltoAllVC)), ParamName);
 
+// The claimed push learns its stores per communicator (kern::StoreLearner): the first calls of a
+// footprint class between 4 MiB and 4 x the streaming threshold switch between ordinary and
+// non-temporal stores. Nine calls of one such class on threads and over shared memory, AlltoAll
+// and AlltoAllV (uniform 40,000 8-byte elements per block: 5.8 MiB of buffers at 3 ranks, 10.2
+// at 4): every call's blocks, bitwise, whichever stores it used.
+TEST(AlltoAllLearnedStores, EveryCallOfTheLearningKeepsEveryBlock) {
+  for (Op op : {Op::kAlltoAll, Op::kAlltoAllV}) {
+    for (const GridConfig& g : {GridConfig{0, 4, Mode::kThreadsInitAll, Place::kThreads, "", 0, false, 1},
+                                GridConfig{1, 3, Mode::kProcesses, Place::kShm, "", 0, false, 1}}) {
+      std::vector<Case> cases;
+      for (int i = 0; i < 9; ++i) cases.push_back({op, HCCL_DATA_TYPE_UINT64, 8, 40000, false, false, Mix64(100 + i)});
+      RunResult res = RunRanks(g.nranks, g.mode, [&](RankContext& ctx) {
+        for (const Case& c : cases)
+          if (!RunCase(ctx, c)) return false;
+        return true;
+      }, grid::Options(g, AlgoName(op)));
+      EXPECT_TRUE(res.ok) << AlgoName(op) << " " << grid::ConfigName(g) << ":\n" << res.message;
+    }
+  }
+}
+
 // The default subset runs every algorithm of each operator where it really runs, on one rank and
 // on several, and the automatic choice in every placement; the layouts include zero blocks, gaps
 // and unordered displacements (AlltoAllV), every element size, and malloc'd buffers.

@@ -82,5 +82,84 @@ TEST(StreamStores, FollowsTheKnobAndTheCacheSize) {
   }
 }
 
+// The AlltoAll family's learned stores (StoreLearner): forced by the knob like StreamStores (this
+// test runs in the on/off passes too); under auto, see StoreLearner.* below.
+TEST(StreamStores, TheLearnerFollowsTheKnob) {
+  const char* v = std::getenv("HOSTCCL_STREAM_STORES");
+  const std::string mode = v ? v : "auto";
+  if (mode != "on" && mode != "off") GTEST_SKIP() << "auto: StoreLearner.*";
+  StoreLearner learner;
+  for (uint64_t f : {uint64_t{1}, uint64_t{8} << 20, uint64_t{1} << 40}) {
+    const StoreLearner::Choice c = learner.Choose(f);
+    EXPECT_EQ(c.stream, mode == "on") << f;
+    EXPECT_EQ(c.bucket, -1) << "a forced choice was timed at " << f;
+    EXPECT_EQ(learner.Decided(f), -1);
+  }
+}
+
+bool Forced() {
+  const char* v = std::getenv("HOSTCCL_STREAM_STORES");
+  return v != nullptr && (std::string(v) == "on" || std::string(v) == "off");
+}
+
+// Runs the kLearningCalls calls of one footprint class with the given times (ns; index = call):
+// the first by the rule, then three with ordinary stores and three with non-temporal ones.
+StoreLearner Teach(uint64_t footprint, const std::vector<uint64_t>& ns) {
+  StoreLearner learner;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    const StoreLearner::Choice c = learner.Choose(footprint);
+    EXPECT_EQ(c.stream, i == 0 ? StreamStores(footprint) : i >= 4) << "call " << i;
+    EXPECT_GE(c.bucket, 0) << "call " << i << " not passed to Learn";
+    EXPECT_EQ(learner.Decided(footprint), -1) << "decided before call " << i;
+    learner.Learn(c, ns[i]);
+  }
+  return learner;
+}
+
+TEST(StoreLearner, KeepsTheKindOfTheFastestCallOfEachClass) {
+  if (Forced()) GTEST_SKIP() << "HOSTCCL_STREAM_STORES forces the choice";
+  ASSERT_EQ(StoreLearner::kLearningCalls, 7);
+  const uint64_t f = uint64_t{8} << 20;  // inside (4 MiB, 4 x the threshold) on every host
+  // The class's first call and the first of each run (1 ns here) do not count.
+  StoreLearner faster_nt = Teach(f, {1, 1, 100, 110, 1, 95, 120});
+  EXPECT_EQ(faster_nt.Decided(f), 1);
+  EXPECT_TRUE(faster_nt.Choose(f).stream);
+  EXPECT_EQ(faster_nt.Choose(f).bucket, -1) << "timed after deciding";
+  // The fastest call of each kind counts, not the last: ordinary 80 against non-temporal 85.
+  StoreLearner faster_plain = Teach(f, {1, 1, 80, 130, 1, 85, 86});
+  EXPECT_EQ(faster_plain.Decided(f), 0);
+  EXPECT_FALSE(faster_plain.Choose(f).stream);
+  // Another class of the same learner is still timed from its first call; the same class is
+  // the same for any footprint in [8 MiB, 16 MiB).
+  EXPECT_EQ(faster_nt.Decided((uint64_t{16} << 20) - 1), 1);
+  const StoreLearner::Choice other = faster_nt.Choose(uint64_t{16} << 20);
+  EXPECT_EQ(other.stream, StreamStores(uint64_t{16} << 20));
+  EXPECT_GE(other.bucket, 0);
+}
+
+TEST(StoreLearner, FailedCallsAreNotCountedAndTheRuleHoldsOutsideTheRange) {
+  if (Forced()) GTEST_SKIP() << "HOSTCCL_STREAM_STORES forces the choice";
+  StoreLearner learner;
+  const uint64_t f = uint64_t{8} << 20;
+  // A call that was never passed to Learn (it failed): the next one uses the same stores.
+  for (int i = 0; i < 1 + StoreLearner::kRun; ++i) learner.Learn(learner.Choose(f), 1);
+  EXPECT_TRUE(learner.Choose(f).stream);
+  EXPECT_TRUE(learner.Choose(f).stream);
+  EXPECT_EQ(learner.Decided(f), -1);
+  // 4 MiB and below: ordinary stores, untimed; beyond 4 x the threshold: non-temporal, untimed.
+  const uint64_t ceiling = 4 * StreamThresholdBytes();
+  for (uint64_t small : {uint64_t{4096}, uint64_t{4} << 20}) {
+    EXPECT_FALSE(learner.Choose(small).stream) << small;
+    EXPECT_EQ(learner.Choose(small).bucket, -1) << small;
+  }
+  EXPECT_GE(learner.Choose(ceiling).bucket, 0) << "the ceiling itself is learned";
+  EXPECT_TRUE(learner.Choose(ceiling + 1).stream);
+  EXPECT_EQ(learner.Choose(ceiling + 1).bucket, -1);
+  EXPECT_EQ(learner.Decided(ceiling + 1), -1);
+  // A Learn for a choice that was not timed changes nothing.
+  learner.Learn(learner.Choose(ceiling + 1), 1);
+  EXPECT_EQ(learner.Decided(f), -1);
+}
+
 }  // namespace
 }  // namespace hostccl::kern

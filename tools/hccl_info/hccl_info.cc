@@ -173,10 +173,11 @@ void PrintHost() {
   // Where large results switch to non-temporal stores (kern::StreamStores).
   std::printf(
       "  streaming stores       HOSTCCL_STREAM_STORES=%s; auto: beyond %llu MiB of a call's "
-      "buffers (last-level cache %llu MiB)\n",
+      "buffers (last-level cache %llu MiB); AlltoAll(V/VC) learns it from 4 to %llu MiB\n",
       hostccl::EnvString(hostccl::Knob::kStreamStores, "auto").c_str(),
       static_cast<unsigned long long>(hostccl::kern::StreamThresholdBytes() >> 20),
-      static_cast<unsigned long long>(hostccl::kern::LastLevelCacheBytes() >> 20));
+      static_cast<unsigned long long>(hostccl::kern::LastLevelCacheBytes() >> 20),
+      static_cast<unsigned long long>(4 * hostccl::kern::StreamThresholdBytes() >> 20));
 #endif
   uint32_t devices = 0;
   aclError rc = aclrtGetDeviceCount(&devices);

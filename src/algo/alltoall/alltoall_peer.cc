@@ -16,8 +16,10 @@
 //   "shm_pull": rank r copies, for k = 0 .. n-1 and i = (r + k) mod n, the block rank i addressed
 //     to r into recvBuf + RecvDispl(i) (the rotation spreads the n readers over the n sources).
 //   Non-temporal stores when the call's buffers do not fit the cache (kern::StreamStores: a
-//   quarter of the last-level cache, twice it on AMD). One closing barrier: no rank returns (and
-//   reuses its sendBuf) while a peer may still read it.
+//   quarter of the last-level cache, twice it on AMD); the claimed push learns it per
+//   communicator from 4 MiB to 4 x that (kern::StoreLearner: the first calls of each footprint
+//   class timed with each kind). One closing barrier: no rank returns (and reuses its sendBuf)
+//   while a peer may still read it.
 // Preconditions: "direct": ctx.local. "shm"/"shm_pull": ctx.shm, every rank's sendBuf shareable
 //   (aclrtMalloc) and, for AlltoAllV, 24 n <= 4096 bytes of arrays (n <= 170); otherwise every rank
 //   re-plans (all read the same descriptors) to "pairwise" over TCP and logs it once.
@@ -128,9 +130,14 @@ Status Push(Context& ctx, net::PeerMemory* g, const OpArgs& a, const uint64_t* c
     g->Abort(st.code(), st.message(), ctx.fp.seq);
     return st;
   }
-  // Every rank's sendBuf and recvBuf (2 S per rank on average).
-  const bool stream = kern::StreamStores(2 * total);
-  return CopyClaimed(ctx, g, items.data(), items.size(), ClaimPieceBytes(total, n, kAlltoAllPieceBytes), stream);
+  // Every rank's sendBuf and recvBuf (2 S per rank on average): the stores this communicator
+  // learned for the footprint (the first calls of a footprint class are timed), else the rule.
+  kern::StoreLearner::Choice stores{kern::StreamStores(2 * total), -1};
+  if (ctx.alltoall_stores != nullptr) stores = ctx.alltoall_stores->Choose(2 * total);
+  const uint64_t start = stores.bucket >= 0 ? NowNs() : 0;
+  st = CopyClaimed(ctx, g, items.data(), items.size(), ClaimPieceBytes(total, n, kAlltoAllPieceBytes), stores.stream);
+  if (st.ok() && stores.bucket >= 0) ctx.alltoall_stores->Learn(stores, NowNs() - start);
+  return st;
 }
 
 // `offset`: where AlltoAllV's arrays start in each rank's exchange payload (shm_inline puts a
