@@ -104,9 +104,8 @@ void BinaryLoop(void* dst_v, const void* a_v, const void* b_v, size_t n) {
 
 // dst = fold of srcs[0..k), 2 <= k <= kMaxStreams, every source read once, dst written once.
 // P is Elem or void: FoldLoop passes the caller's array as it is. The local copy fills all
-// kMaxStreams entries: a loop of k copies compiled to a `rep movsq`, whose start-up cost every
-// small fold paid (FoldLoop's copy of the array, since removed, was 3 % of the root's time in a
-// 2-rank 8 B Reduce back to back).
+// kMaxStreams entries: a loop of k copies compiles to a `rep movsq`, whose start-up cost a small
+// fold pays (such a copy took 3 % of the root's time in a 2-rank 8 B Reduce back to back).
 template <class K, class P>
 void FoldStreams(typename K::Elem* dst, const P* const* srcs, int k, size_t n) {
   using Elem = typename K::Elem;
