@@ -294,7 +294,7 @@ INSTANTIATE_TEST_SUITE_P(Full, AlltoAllVCGrid, ::testing::ValuesIn(Full(Op::kAll
 // The claimed push learns its stores per communicator (kern::StoreLearner): the first calls of a
 // footprint class between 4 MiB and 4 x the streaming threshold switch between ordinary and
 // non-temporal stores. Nine calls of one such class on threads and over shared memory, AlltoAll
-// and AlltoAllV (uniform 40,000 8-byte elements per block: 5.8 MiB of buffers at 3 ranks, 10.2
+// and AlltoAllV (uniform 40,000 8-byte elements per block: 5.5 MiB of buffers at 3 ranks, 9.8
 // at 4): every call's blocks, bitwise, whichever stores it used.
 TEST(AlltoAllLearnedStores, EveryCallOfTheLearningKeepsEveryBlock) {
   for (Op op : {Op::kAlltoAll, Op::kAlltoAllV}) {

@@ -132,8 +132,9 @@ Status Push(Context& ctx, net::PeerMemory* g, const OpArgs& a, const uint64_t* c
   }
   // Every rank's sendBuf and recvBuf (2 S per rank on average): the stores this communicator
   // learned for the footprint (the first calls of a footprint class are timed), else the rule.
-  kern::StoreLearner::Choice stores{kern::StreamStores(2 * total), -1};
-  if (ctx.alltoall_stores != nullptr) stores = ctx.alltoall_stores->Choose(2 * total);
+  const kern::StoreLearner::Choice stores = ctx.alltoall_stores != nullptr
+                                                ? ctx.alltoall_stores->Choose(2 * total)
+                                                : kern::StoreLearner::Choice{kern::StreamStores(2 * total), -1};
   const uint64_t start = stores.bucket >= 0 ? NowNs() : 0;
   st = CopyClaimed(ctx, g, items.data(), items.size(), ClaimPieceBytes(total, n, kAlltoAllPieceBytes), stores.stream);
   if (st.ok() && stores.bucket >= 0) ctx.alltoall_stores->Learn(stores, NowNs() - start);
