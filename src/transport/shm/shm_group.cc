@@ -295,6 +295,11 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
 }
 
 ShmGroup::~ShmGroup() {
+  if (const uint64_t sleeps = sleep_stats_.sleeps.load(std::memory_order_relaxed); sleeps > 0)
+    HLOG_INFO(kShm, "rank %d of a shared memory group of %d: %llu sleeps on its futex, %llu missed wake-ups (the "
+              "sleep ran out with the wait over)", members_.empty() ? -1 : members_[static_cast<size_t>(rank_)], size_,
+              static_cast<unsigned long long>(sleeps),
+              static_cast<unsigned long long>(sleep_stats_.missed.load(std::memory_order_relaxed)));
   for (auto& [k, m] : maps_) munmap(m.local, m.length);
   for (int fd : pidfds_)
     if (fd >= 0) close(fd);
@@ -575,6 +580,7 @@ BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) 
   opt.spin = !Oversubscribed(size_);
   opt.what = "rank(s)";
   opt.asymmetric_wake = asym_wake_;
+  opt.stats = &sleep_stats_;
   opt.check = [this, also_check] {
     Status alive = CheckPeersAlive();
     if (alive.ok() && also_check != nullptr && *also_check) alive = (*also_check)();
@@ -882,6 +888,7 @@ Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadlin
     sched_yield();
   } while (NowNs() < yield_until);
   BarrierWords* b = &seg_->barrier;
+  const uint64_t asleep_since = NowNs();
   while (true) {
     const uint32_t word = b->wake.load(std::memory_order_acquire);
     if (ready()) return Status::Ok();
@@ -896,10 +903,15 @@ Status ShmGroup::WaitFor(bool (*ready_fn)(const void*), const void* arg, Deadlin
                           pids_[static_cast<size_t>(r)]);
     }
     if (deadline.Expired()) return MakeStatus(Code::kTimeout, "timed out waiting for rank %s", missing(arg).c_str());
-    Deadline slice = deadline.Earlier(Deadline::AfterMs(100));
+    const uint64_t now = NowNs();
     b->sleepers.fetch_add(1, std::memory_order_seq_cst);
-    if (!SleeperFence(asym_wake_)) slice = slice.Earlier(Deadline::AfterMs(1));
-    if (!ready()) FutexWait(&b->wake, word, slice, true);
+    const bool fenced = SleeperFence(asym_wake_);
+    const Deadline check_by = deadline.Earlier(Deadline::AtNs(now + 100000000));  // the pidfds, every 100 ms
+    const Deadline slice = RecheckBy(check_by, asym_wake_, fenced, asleep_since, now);
+    if (!ready()) {
+      FutexWait(&b->wake, word, slice, true);
+      sleep_stats_.Note(slice.Expired() && b->wake.load(std::memory_order_acquire) == word && ready());
+    }
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
   }
 }

@@ -30,12 +30,12 @@
 #include "common/fingerprint.h"
 #include "common/status.h"
 #include "transport/peer_memory.h"
+#include "transport/sync/group_barrier.h"
 #include "transport/transport.h"
 
 namespace hostccl::net {
 
 struct ShmSegment;  // layout private to shm_group.cc
-struct BarrierOptions;  // transport/sync/group_barrier.h
 
 // One slot of a point-to-point mailbox (ShmGroup::Mail): the sender fills the first part and
 // publishes it with `full`. The receiver writes the second cache line only when the fingerprints
@@ -374,6 +374,7 @@ class ShmGroup : public PeerMemory {
   bool attempting_ = false;
   uint64_t resume_seq_ = 0, resume_ticket_ = 0;  // an attempt's announced arrival
   bool spin_ok_ = true;                         // this host's members fit on its cores
+  SleepStats sleep_stats_;   // this rank's futex sleeps, logged at teardown
   bool asym_wake_ = false;  // every member's process registered for membarrier: wakers run no fence (wake_fence.h)
   int workers_ = 1;                             // Workers()
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)

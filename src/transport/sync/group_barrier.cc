@@ -43,11 +43,11 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
     if (done()) return Status::Ok();
     sched_yield();
   } while (NowNs() < yield_until);
-  // The flight recorder learns whom we wait for (the first rank `missing` names) once a whole
-  // sleep slice passed without it: a hang, not a late peer (formatting `missing` earlier would
-  // delay the common short wait), and again at the timeout.
+  // The flight recorder learns whom we wait for (the first rank `missing` names) once the rank
+  // slept a whole check interval without it: a hang, not a late peer (formatting `missing`
+  // earlier would delay the common short wait), and again at the timeout.
   bool noted = false;
-  bool slept = false;
+  const uint64_t asleep_since = NowNs();
   // Cleared when the wait succeeds; a failed wait leaves it for the dump ("waited_for").
   struct Unnote {
     bool& on;
@@ -67,7 +67,8 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
       Status alive = opt.check();
       if (!alive.ok()) return done() ? Status::Ok() : alive;  // a peer may finish, then exit
     }
-    if (slept && !noted && fr::Noting()) {
+    const uint64_t now = NowNs();
+    if (!noted && now - asleep_since >= static_cast<uint64_t>(opt.check_every_ms) * 1000000u && fr::Noting()) {
       const std::string m = missing();
       if (!m.empty() && m[0] >= '0' && m[0] <= '9') fr::NoteWaiting(static_cast<int>(strtol(m.c_str(), nullptr, 10)));
       noted = true;
@@ -77,10 +78,12 @@ Status WaitUntil(const std::function<bool()>& done, BarrierWords* b, Deadline de
     // their single total order either the waker sees us counted or we see its arrival in done().
     // With asymmetric wakers (no fence of theirs) the membarrier gives the same (wake_fence.h).
     b->sleepers.fetch_add(1, std::memory_order_seq_cst);
-    if (!SleeperFence(opt.asymmetric_wake)) slice = slice.Earlier(Deadline::AfterMs(1));
+    const bool fenced = SleeperFence(opt.asymmetric_wake);
+    slice = RecheckBy(slice, opt.asymmetric_wake, fenced, asleep_since, now);
     if (!done() && b->aborted.load(std::memory_order_acquire) == 0) {
       FutexWait(&b->wake, word, slice, opt.shared);
-      slept = slept || slice.Expired();
+      if (opt.stats != nullptr)
+        opt.stats->Note(slice.Expired() && b->wake.load(std::memory_order_acquire) == word && done());
     }
     b->sleepers.fetch_sub(1, std::memory_order_acq_rel);
   }

@@ -26,6 +26,18 @@ struct alignas(64) ArrivalWord {
   std::atomic<uint64_t> arrived;   // barriers entered by this rank
 };
 
+// How a rank's futex sleeps ended. `missed` counts those that ended by time (RecheckBy's bound)
+// with the wait already over and the wake word unchanged: the condition came true and nobody
+// woke the sleeper, i.e. a missed wake-up (wake_fence.h). ShmGroup logs both at teardown.
+struct SleepStats {
+  std::atomic<uint64_t> sleeps{0};
+  std::atomic<uint64_t> missed{0};
+  void Note(bool missed_wake) {
+    sleeps.fetch_add(1, std::memory_order_relaxed);
+    if (missed_wake) missed.fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
 struct BarrierOptions {
   bool shared = false;         // words are in memory shared between processes
   bool spin = true;            // allowed to spin (ranks on this host <= cores)
@@ -33,6 +45,7 @@ struct BarrierOptions {
   std::function<Status()> check;  // optional: non-ok stops the wait with that status
   const char* what = "rank(s)";   // wording for the timeout message
   bool asymmetric_wake = false;   // the wakers run no fence: the sleeper pays (wake_fence.h)
+  SleepStats* stats = nullptr;    // optional: counts this wait's sleeps
 };
 
 // Enters the barrier as `rank` of `size`; returns when all arrived (Ok), the deadline passed

@@ -52,4 +52,12 @@ bool SleeperFence(bool asymmetric) {
   return false;
 }
 
+Deadline RecheckBy(Deadline slice, bool asymmetric, bool fenced, uint64_t asleep_since_ns, uint64_t now_ns) {
+  if (!asymmetric) return slice;
+  constexpr uint64_t kMinNs = 1000000;
+  const uint64_t slept = now_ns > asleep_since_ns ? now_ns - asleep_since_ns : 0;
+  const uint64_t bound = fenced && slept > kMinNs ? slept : kMinNs;
+  return slice.Earlier(Deadline::AtNs(now_ns + bound));
+}
+
 }  // namespace hostccl::net

@@ -19,7 +19,18 @@
 // (and sees the count) or its store comes before it (and the sleeper's next look sees the store).
 // The sleeper pays ~1 us, or ~50 us when a peer runs on another core of this VM (an IPI), once
 // per sleep, after 90-200 us of spinning and yielding.
+//
+// The kernel's membarrier can skip a CPU, though: it interrupts only CPUs whose run queue is
+// marked as running a registered process, a thread's exit clears that mark on its CPU, and a
+// switch between two threads of one process (or to the idle thread and back) does not set it
+// again. A waker thread that then runs on that CPU gets no barrier, and a wake-up may be missed
+// (measured: docs/performance.md "Wakers without a fence"). So an asymmetric sleeper never trusts
+// a sleep to end by a wake-up alone: RecheckBy bounds each sleep by the time it has slept so far.
 #pragma once
+
+#include <cstdint>
+
+#include "common/clock.h"
 
 namespace hostccl::net {
 
@@ -43,5 +54,12 @@ inline void WakerFence(bool asymmetric) {
 // Sleeper side: after counting itself in `sleepers`, before it looks at its condition again.
 // Returns false when membarrier failed (a wake-up may then be missed: sleep in short slices).
 bool SleeperFence(bool asymmetric);
+
+// The latest end of a sleep that starts at `now_ns` when the rank went to sleep first at
+// `asleep_since_ns` of this wait: `slice` itself where the wakers fence (no wake-up is missed);
+// otherwise at most max(1 ms, now_ns - asleep_since_ns) from now, 1 ms where the membarrier
+// failed (`fenced` false). A missed wake-up then costs at most as long as the rank had already
+// slept, plus 1 ms, and a long wait looks again only about once per doubling of its length.
+Deadline RecheckBy(Deadline slice, bool asymmetric, bool fenced, uint64_t asleep_since_ns, uint64_t now_ns);
 
 }  // namespace hostccl::net
