@@ -374,7 +374,6 @@ class ShmGroup : public PeerMemory {
   bool attempting_ = false;
   uint64_t resume_seq_ = 0, resume_ticket_ = 0;  // an attempt's announced arrival
   bool spin_ok_ = true;                         // this host's members fit on its cores
-  SleepStats sleep_stats_;   // this rank's futex sleeps, logged at teardown
   bool asym_wake_ = false;  // every member's process registered for membarrier: wakers run no fence (wake_fence.h)
   int workers_ = 1;                             // Workers()
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
@@ -418,6 +417,7 @@ class ShmGroup : public PeerMemory {
   std::vector<uint64_t> mail_sent_, mail_taken_, mail_checked_, mail_known_taken_;
   MailAnswer* answers_ = nullptr;
   bool mail_ahead_ = false;
+  SleepStats sleep_stats_;  // this rank's futex sleeps, logged at teardown (last: off the hot members' lines)
 };
 
 }  // namespace hostccl::net
