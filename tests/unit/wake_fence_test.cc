@@ -5,8 +5,12 @@
 //    compiler barrier); the sleeper increments `sleepers` (seq_cst) and loads `cond`;
 //  - "both missed" (the waker saw no sleeper and the sleeper saw no condition) is the lost
 //    wake-up. Without SleeperFence the x86 store buffer produces it now and then (the control
-//    run counts how often on this machine); with SleeperFence(true) it must never happen.
+//    run counts how often on this machine); with SleeperFence(true) it must never happen while
+//    no thread of the process has exited on the waker's core (the kernel then skips that core:
+//    wake_fence.h), so one waker thread serves both runs.
 //  - WakerFence(false) (the symmetric fallback) makes the control run clean as well.
+//  - RecheckBy's bound, and WaitUntil finding a condition nobody woke it for within that bound:
+//    what a missed wake-up costs.
 #include <gtest/gtest.h>
 
 #include <atomic>
