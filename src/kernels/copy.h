@@ -45,8 +45,9 @@ bool StreamStores(uint64_t footprint);
 // of each run are timed (the first finds the cache as the other kind left it), and the class
 // keeps the kind of the fastest of them. Outside that range, or with HOSTCCL_STREAM_STORES=on/off,
 // it answers as StreamStores. Not thread-safe: one per communicator, used under its operation
-// lock. Every rank of a call sees the same footprint, so the ranks use the same stores in each
-// call.
+// lock. Every rank of a call sees the same footprint, so while a class is timed the ranks use the
+// same stores in each call; each rank then keeps the kind of its own fastest call, which may
+// differ between ranks (a copy either way: the results do not depend on it).
 class StoreLearner {
  public:
   static constexpr int kRun = 3;
