@@ -230,6 +230,13 @@ std::vector<Case> Cases(Op op, const GridConfig& g) {
   add(4, 0, true, false);                            // V/VC: every block empty (still synchronises)
   add(8, 70001, true, false);                        // larger than the 4 MiB check / stream size at 8 ranks
   add(4, 1025, true, true);                          // malloc'd buffers
+  if (op == Op::kAlltoAll && g.nranks > 1) {
+    // shm_inline's 4 KiB arrival slot (an 8-byte word, then the blocks for the other ranks):
+    // filled exactly, then one byte per block too many (every rank re-plans to shm).
+    const uint64_t fill = (4096 - 8) / static_cast<uint64_t>(g.nranks - 1);
+    add(1, fill, false, false);
+    add(1, fill + 1, false, false);
+  }
   if (g.full)
     for (size_t es : kSizes) add(es, 33333, true, es % 2 == 0);
   return out;

@@ -1,25 +1,28 @@
 // AlltoAll family, "shm_inline" (processes of one host, small blocks): one arrival moves everything.
 //
 // What: every rank packs its payload [fits word][AlltoAllV: sendCounts, sdispls, recvCounts,
-//   rdispls (4 n words; 3 n, without rdispls, for 127 < n <= 170: VPayloadWords)][its send blocks for ranks 0 .. n-1, packed in rank order] and arrives with it inline in
-//   its arrival slot (ShmGroup::kInlineBytes = 4 KiB); the fits word is 1 when the packed blocks fit
-//   the slot, else the blocks stay out (fits = 0). After the arrival (fingerprints compared there)
-//   every rank reads every rank's fits word:
+//   rdispls (4 n words; 3 n, without rdispls, for 127 < n <= 170: VPayloadWords)][its send blocks
+//   for the other ranks, packed in rank order, its own block left out] and arrives with it inline
+//   in its arrival slot (ShmGroup::kInlineBytes = 4 KiB); the fits word is 1 when the packed blocks
+//   fit the slot, else the blocks stay out (fits = 0). After the arrival (fingerprints compared
+//   there) every rank reads every rank's fits word:
 //   - all 1: AlltoAllV's pairs are checked from the arrays in the slots (CheckPairs), then rank r
-//     copies, for each i, i's packed block for r out of i's slot into recvBuf + RecvDispl(i). No
-//     barrier: a slot stays readable until its owner's next-but-one arrival, which needs this
-//     rank's next arrival.
+//     copies its own block from its sendBuf into its recvBuf and, for each i != r, i's packed
+//     block for r out of i's slot into recvBuf + RecvDispl(i). No barrier: a slot stays readable
+//     until its owner's next-but-one arrival, which needs this rank's next arrival.
 //   - any 0: every rank (all read the same words) continues as "shm" on the same arrival (the
 //     buffers were published with it): the claimed copy between the mapped buffers (or its re-plan
 //     to "shm_pull") and the closing barrier, or shm's own re-plan to "pairwise" for unmappable
 //     sendBufs; logged once per group.
+//   Nothing is written into recvBuf before the arrival and its checks passed.
 // Preconditions: ctx.shm. AlltoAllV with 8 + 24 n > 4 KiB (n > 170): every rank runs "shm" instead
 //   (which re-plans to "pairwise"), decided from n alone. Buffers need not be aclrtMalloc memory
 //   when the blocks fit (nothing is mapped).
-// Bytes per rank: writes its send total (<= 4 KiB - header) into its slot, reads its receive total
-//   from the n slots; one arrival, no messages. 8 B AlltoAll at n ranks: 8 + 8 n bytes per slot.
-// Example: 3 ranks, AlltoAll count 1 of fp32: rank 1's slot holds [1][b10 b11 b12]; rank 2 copies
-//   b02 from rank 0's slot offset 8 + 8, b12 from rank 1's, its own b22 from its sendBuf.
+// Bytes per rank: writes what it sends to the others (<= 4 KiB - header) into its slot, reads what
+//   it receives from them out of their slots, copies its own block locally; one arrival, no
+//   messages. AlltoAll with 8-byte blocks at n ranks: 8 + 8 (n - 1) bytes per slot.
+// Example: 3 ranks, AlltoAll count 1 of fp32: rank 1's slot holds [1][b10 b12]; rank 2 copies b02
+//   from rank 0's slot at offset 8 + 4, b12 from rank 1's at 8 + 4, its own b22 from its sendBuf.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -43,9 +46,10 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   const size_t header = sizeof(uint64_t) + arrays;
   const uint64_t es = DataTypeSize(a.dtype);
   const Blocks b{a};
-  uint64_t send_total = 0;
-  for (int j = 0; j < n; ++j) send_total += b.SendCount(j);
-  const bool fits = send_total <= (limit - header) / (es ? es : 1);
+  uint64_t peer_total = 0;  // elements for the other ranks: this rank's own block stays out of the slot
+  for (int j = 0; j < n; ++j)
+    if (j != r) peer_total += b.SendCount(j);
+  const bool fits = peer_total <= (limit - header) / (es ? es : 1);
   thread_local ExitMarked<std::vector<uint64_t>> stage;  // 8-byte aligned: the arrays are read in place
   stage.resize((limit + sizeof(uint64_t) - 1) / sizeof(uint64_t));
   char* p = reinterpret_cast<char*>(stage.data());
@@ -56,7 +60,7 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   if (fits) {
     const char* send = static_cast<const char*>(a.send);
     for (int j = 0; j < n; ++j) {
-      const uint64_t len = b.SendCount(j) * es;
+      const uint64_t len = j == r ? 0 : b.SendCount(j) * es;
       if (len) std::memcpy(p + bytes, send + b.SendDispl(j) * es, len);
       bytes += len;
     }
@@ -93,12 +97,23 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
     uint64_t displ = 0, count = 0;
     PeerBlock(a, n, i, r, v ? rows[i] : nullptr, &displ, &count);
     if (count == 0) continue;
-    // i's blocks are packed in rank order: its block for r starts after its blocks for 0 .. r-1
-    // (AlltoAll and AlltoAllVC: exactly PeerBlock's displacement).
-    uint64_t packed = displ;
+    if (i == r) {  // checked like the others (CheckPairs' pair (r, r)), copied from the sendBuf
+      std::memcpy(recv + b.RecvDispl(r) * es, static_cast<const char*>(a.send) + b.SendDispl(r) * es, count * es);
+      continue;
+    }
+    // i's blocks for the others are packed in rank order: its block for r starts after its blocks
+    // for 0 .. r-1 but i (AlltoAll and AlltoAllVC: PeerBlock's displacement less i's own block).
+    uint64_t packed = 0;
     if (v) {
-      packed = 0;
-      for (int k = 0; k < r; ++k) packed += rows[i][k];
+      for (int k = 0; k < r; ++k)
+        if (k != i) packed += rows[i][k];
+    } else {
+      packed = displ;
+      if (i < r) {
+        uint64_t own_displ = 0, own = 0;
+        PeerBlock(a, n, i, i, nullptr, &own_displ, &own);
+        packed -= own;
+      }
     }
     const char* src = static_cast<const char*>(g->PeerPayload(i)) + header + packed * es;
     std::memcpy(recv + b.RecvDispl(i) * es, src, count * es);
