@@ -111,7 +111,8 @@ class ShmGroup : public PeerMemory {
   // did, yield to them (transport/sync/shared_cpu.h). Either at most once per millisecond.
   void LeaveSharedCpu();
   // At the end of an operation: asks for this rank's lines of its next arrival (the slot's first
-  // lines, as many as the last arrival's payload filled, at most kPrefetchLines, and its history
+  // lines, as many as the last arrival's payload filled, at most kPrefetchLines: the first line
+  // and 2 KiB of payload after it, since the whole 4 KiB slowed rooted 4 KiB calls; and its history
   // entry), so that the next Announce finds them owned instead of waiting for the peers that read
   // them to give them back (transport/sync/prefetch_write.h); and, after an Arrive (which read
   // every member's slot), the first line of every member's next slot, for reading: a member that
@@ -119,7 +120,7 @@ class ShmGroup : public PeerMemory {
   // (docs/performance.md "The next arrival's lines, asked for early"). Nothing while that slot is
   // not known to be released (a full ring: its lines still hold data a peer has to read). A hint:
   // changes nothing.
-  static constexpr size_t kPrefetchLines = 2;
+  static constexpr size_t kPrefetchLines = 33;
   void PrefetchNextArrival() const;
   // `also_check`, when given, runs with the peer-death check while this rank sleeps (every 100 ms):
   // e.g. Transport::Progress, so peers on other hosts that wait on this rank get their probes
