@@ -32,6 +32,33 @@
 #include "common/thread_state.h"
 
 namespace hostccl::algo {
+namespace {
+
+// Where rank i's block for rank r starts among i's packed blocks (elements): after its blocks for
+// 0 .. r-1 but its own, which stays out of its slot. `displ`: PeerBlock's displacement of that
+// block (AlltoAll, AlltoAllVC: their packing is rank order, so less i's own block when i < r);
+// `row_i`: AlltoAllV, rank i's published sendCounts.
+uint64_t PackedOffset(const OpArgs& a, int n, int i, int r, const uint64_t* row_i, uint64_t displ) {
+  if (row_i != nullptr) {
+    uint64_t packed = 0;
+    for (int k = 0; k < r; ++k)
+      if (k != i) packed += row_i[k];
+    return packed;
+  }
+  if (i > r) return displ;
+  uint64_t own_displ = 0, own = 0;
+  PeerBlock(a, n, i, i, nullptr, &own_displ, &own);
+  return displ - own;
+}
+
+// Asks for the cache lines of [p, p + bytes) for reading.
+void PrefetchLines(const char* p, uint64_t bytes) {
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}; a < end; a += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);
+}
+
+}  // namespace
 
 Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
@@ -90,8 +117,18 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
     }
     for (int i = 0; i < n; ++i)
       rows[i] = reinterpret_cast<const uint64_t*>(static_cast<const char*>(g->PeerPayload(i)) + sizeof(uint64_t));
-    HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows));
   }
+  // Every peer line read below, asked for at once: otherwise the pair check's miss on a peer's
+  // arrays and the copy's miss on its block follow one another.
+  for (int i = 0; i < n; ++i) {
+    if (i == r) continue;
+    const char* slot = static_cast<const char*>(g->PeerPayload(i));
+    uint64_t displ = 0, count = 0;
+    PeerBlock(a, n, i, r, v ? rows[i] : nullptr, &displ, &count);
+    PrefetchLines(slot, header);
+    if (count) PrefetchLines(slot + header + PackedOffset(a, n, i, r, v ? rows[i] : nullptr, displ) * es, count * es);
+  }
+  if (v) HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows));
   char* recv = static_cast<char*>(a.recv);
   for (int i = 0; i < n; ++i) {
     uint64_t displ = 0, count = 0;
@@ -101,21 +138,7 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
       std::memcpy(recv + b.RecvDispl(r) * es, static_cast<const char*>(a.send) + b.SendDispl(r) * es, count * es);
       continue;
     }
-    // i's blocks for the others are packed in rank order: its block for r starts after its blocks
-    // for 0 .. r-1 but i (AlltoAll and AlltoAllVC: PeerBlock's displacement less i's own block).
-    uint64_t packed = 0;
-    if (v) {
-      for (int k = 0; k < r; ++k)
-        if (k != i) packed += rows[i][k];
-    } else {
-      packed = displ;
-      if (i < r) {
-        uint64_t own_displ = 0, own = 0;
-        PeerBlock(a, n, i, i, nullptr, &own_displ, &own);
-        packed -= own;
-      }
-    }
-    const char* src = static_cast<const char*>(g->PeerPayload(i)) + header + packed * es;
+    const char* src = static_cast<const char*>(g->PeerPayload(i)) + header + PackedOffset(a, n, i, r, v ? rows[i] : nullptr, displ) * es;
     std::memcpy(recv + b.RecvDispl(i) * es, src, count * es);
   }
   return Status::Ok();
