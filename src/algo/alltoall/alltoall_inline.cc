@@ -6,10 +6,11 @@
 //   in its arrival slot (ShmGroup::kInlineBytes = 4 KiB); the fits word is 1 when the packed blocks
 //   fit the slot, else the blocks stay out (fits = 0). After the arrival (fingerprints compared
 //   there) every rank reads every rank's fits word:
-//   - all 1: AlltoAllV's pairs are checked from the arrays in the slots (CheckPairs), then rank r
-//     copies its own block from its sendBuf into its recvBuf and, for each i != r, i's packed
-//     block for r out of i's slot into recvBuf + RecvDispl(i). No barrier: a slot stays readable
-//     until its owner's next-but-one arrival, which needs this rank's next arrival.
+//   - all 1: rank r asks for every peer line it reads below at once (read prefetches), AlltoAllV's
+//     pairs are checked from the arrays in the slots (CheckPairs), then rank r copies its own
+//     block from its sendBuf into its recvBuf and, for each i != r, i's packed block for r out of
+//     i's slot into recvBuf + RecvDispl(i). No barrier: a slot stays readable until its owner's
+//     next-but-one arrival, which needs this rank's next arrival.
 //   - any 0: every rank (all read the same words) continues as "shm" on the same arrival (the
 //     buffers were published with it): the claimed copy between the mapped buffers (or its re-plan
 //     to "shm_pull") and the closing barrier, or shm's own re-plan to "pairwise" for unmappable
