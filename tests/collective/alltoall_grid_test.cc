@@ -232,7 +232,8 @@ std::vector<Case> Cases(Op op, const GridConfig& g) {
   add(4, 1025, true, true);                          // malloc'd buffers
   if (op == Op::kAlltoAll && g.nranks > 1) {
     // shm_inline's 4 KiB arrival slot (an 8-byte word, then the blocks for the other ranks):
-    // filled exactly, then one byte per block too many (every rank re-plans to shm).
+    // filled as far as whole blocks go (exactly at 2, 3, 5 and 8 ranks), then one byte per block
+    // too many (every rank re-plans to shm).
     const uint64_t fill = (4096 - 8) / static_cast<uint64_t>(g.nranks - 1);
     add(1, fill, false, false);
     add(1, fill + 1, false, false);
