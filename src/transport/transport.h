@@ -83,8 +83,9 @@ class Transport {
   }
   // What `peer` last said (answering a stall probe) about its operation and the rank its wait is
   // stuck on, or, when a point-to-point message of the peer waits here unreceived, that message's
-  // fingerprint and this rank; false when neither is known. For timeout messages (two ranks both
-  // in HcclSend to each other).
+  // fingerprint and this rank; false when neither is known, and when the peer has left this
+  // rank's latest probe unanswered (its earlier answer may be stale). For timeout messages (two
+  // ranks both in HcclSend to each other).
   virtual bool PeerWaitsFor(int peer, Fingerprint* fp, int* waits_for) const {
     (void)peer; (void)fp; (void)waits_for;
     return false;

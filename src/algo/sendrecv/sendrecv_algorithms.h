@@ -33,7 +33,11 @@ static_assert(kP2PDirectMinBytes > net::kP2PEarlyMaxBytes, "a direct write is al
 // receive from it) as local copies; the message fingerprint of a transfer; timeout wording.
 Status P2PSelfCopies(const Context& ctx, const OpArgs& args);
 Fingerprint P2PMessageFp(const Context& ctx, const P2PItem& it, uint8_t op);
-// kTimeout for transfer `it`; `both_send`: the peer is itself in HcclSend to this rank.
-Status P2PTimeout(const Context& ctx, const P2PItem& it, bool both_send, const Status& detail);
+// What a send that timed out waited for (its wording): the peer's receive (kNoRecv), which the
+// peer never posts because it is itself in HcclSend to this rank (kBothSend), or, the receive
+// posted, the peer taking the payload (kNotTaken: the peer stopped or stalled in the middle).
+enum class SendStall : uint8_t { kNoRecv, kBothSend, kNotTaken };
+// kTimeout for transfer `it` (`stall` words a send; a receive ignores it).
+Status P2PTimeout(const Context& ctx, const P2PItem& it, SendStall stall, const Status& detail);
 
 }  // namespace hostccl::algo

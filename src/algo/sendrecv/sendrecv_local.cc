@@ -52,13 +52,17 @@ Fingerprint P2PMessageFp(const Context& ctx, const P2PItem& it, uint8_t op) {
   return f;
 }
 
-Status P2PTimeout(const Context& ctx, const P2PItem& it, bool both_send, const Status& detail) {
+Status P2PTimeout(const Context& ctx, const P2PItem& it, SendStall stall, const Status& detail) {
   std::string msg;
   const unsigned long long k = static_cast<unsigned long long>(it.pair_seq);
-  if (it.send && both_send) {
+  if (it.send && stall == SendStall::kBothSend) {
     msg = StrFormat("rank %d and rank %d are both in HcclSend to each other (each waits for the other's HcclRecv: "
                     "a deadlock; send and receive in opposite orders, or use HcclBatchSendRecv)",
                     ctx.rank, it.peer);
+  } else if (it.send && stall == SendStall::kNotTaken) {
+    msg = StrFormat("rank %d did not take the payload of rank %d's HcclSend #%llu to it (count=%llu %s) within the "
+                    "exec timeout (its HcclRecv was posted)",
+                    it.peer, ctx.rank, k, static_cast<unsigned long long>(it.count), DataTypeName(it.dtype));
   } else if (it.send) {
     msg = StrFormat("rank %d did not post the HcclRecv matching rank %d's HcclSend #%llu to it (count=%llu %s) "
                     "within the exec timeout",
@@ -93,7 +97,7 @@ Status P2PLocal(Context& ctx, const OpArgs& a) {
     if (it.send || it.peer == ctx.rank) continue;
     st = g->P2PRecv(it.peer, ctx.rank, P2PMessageFp(ctx, it, kP2PData), it.buf, it.bytes(), ctx.deadline);
     // The group's own timeout has no text; an abort (whatever its code) keeps the aborter's.
-    if (st.code() == Code::kTimeout && st.message().empty()) st = P2PTimeout(ctx, it, false, Status::Ok());
+    if (st.code() == Code::kTimeout && st.message().empty()) st = P2PTimeout(ctx, it, SendStall::kNoRecv, Status::Ok());
   }
   // Wait for (or, after a failure, withdraw) every post: they live on this stack.
   for (size_t i = 0; i < items.size(); ++i) {
@@ -101,7 +105,8 @@ Status P2PLocal(Context& ctx, const OpArgs& a) {
     if (!it.send || it.peer == ctx.rank) continue;
     bool peer_sends = false;
     Status s = g->P2PWaitSent(ctx.rank, it.peer, &posts[i], st.ok() ? ctx.deadline : Deadline::AtNs(0), &peer_sends);
-    if (s.code() == Code::kTimeout && s.message().empty() && st.ok()) s = P2PTimeout(ctx, it, peer_sends, Status::Ok());
+    if (s.code() == Code::kTimeout && s.message().empty() && st.ok())
+      s = P2PTimeout(ctx, it, peer_sends ? SendStall::kBothSend : SendStall::kNoRecv, Status::Ok());
     if (st.ok() && !s.ok()) st = s;
   }
   return st;

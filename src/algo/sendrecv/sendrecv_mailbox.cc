@@ -285,7 +285,7 @@ Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const
 Status Timeout(Context& ctx, net::ShmGroup* g, const P2PItem& it) {
   const uint64_t m = g->MailTaken(it.peer) + 1;
   const bool both = it.send && g->Mail(it.peer, ctx.rank, m)->full.load(std::memory_order_acquire) == m;
-  return P2PTimeout(ctx, it, both, Status::Ok());
+  return P2PTimeout(ctx, it, both ? SendStall::kBothSend : SendStall::kNoRecv, Status::Ok());
 }
 
 // HcclSend / HcclRecv: one transfer, no list bookkeeping.
@@ -496,7 +496,7 @@ Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline) {
       it.count = fp.count;
       it.dtype = static_cast<DataType>(fp.dtype);
       it.pair_seq = fp.root;
-      return P2PTimeout(ctx, it, false, Status::Ok());
+      return P2PTimeout(ctx, it, SendStall::kNoRecv, Status::Ok());
     }
     HOSTCCL_RETURN_IF_ERROR(w);
     HOSTCCL_RETURN_IF_ERROR(CollectAnswers(g, me, p, sent));

@@ -54,16 +54,19 @@ bool DirectPeer(const Context& ctx, bool direct, int peer, uint32_t* pid) {
   return false;
 }
 
-// A timeout's final wording: is the peer of a send itself in HcclSend to this rank (it answered
-// a stall probe saying it waits for this rank's clear-to-send)?
-Status Reword(const Context& ctx, const P2PItem& it, const Status& st) {
+// A timeout's final wording. `noticed`: the wait was for the data, every receiver's notice had
+// arrived (its receive is posted; a send stuck there is a payload the peer did not take). Else a
+// send waited for the notice: is its peer itself in HcclSend to this rank (it answered a stall
+// probe saying it waits for this rank)?
+Status Reword(const Context& ctx, const P2PItem& it, const Status& st, bool noticed) {
   // Only this rank's own timeout (a peer's abort keeps the peer's words, whatever its code).
   if (st.code() != Code::kTimeout || st.message().rfind(StrFormat("rank %d: timed out", ctx.rank), 0) != 0) return st;
+  if (noticed) return P2PTimeout(ctx, it, SendStall::kNotTaken, st);
   Fingerprint f;
   int waits_for = -1;
   const bool both = it.send && ctx.transport->PeerWaitsFor(it.peer, &f, &waits_for) &&
                     f.kind == static_cast<uint8_t>(CollKind::kSend) && waits_for == ctx.rank;
-  return P2PTimeout(ctx, it, both, st);
+  return P2PTimeout(ctx, it, both ? SendStall::kBothSend : SendStall::kNoRecv, st);
 }
 
 // The transfer a failed wait is worded for: the first of `waited` with the peer this rank was
@@ -136,7 +139,7 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
   while (!cts.empty()) {
     size_t w = 0;
     Status st = t->WaitAny(cts.data(), cts.size(), ctx.deadline, &w);
-    if (!st.ok()) return Reword(ctx, Stalled(t, items, cts_item, st), st);
+    if (!st.ok()) return Reword(ctx, Stalled(t, items, cts_item, st), st, false);
     const size_t i = cts_item[w];
     cts.erase(cts.begin() + static_cast<long>(w));
     cts_item.erase(cts_item.begin() + static_cast<long>(w));
@@ -176,7 +179,7 @@ Status RunOverTransport(Context& ctx, const OpArgs& a, bool direct) {
   // 3. Everything sent and received.
   if (all.empty()) return Status::Ok();
   Status st = t->WaitAll(all.data(), all.size(), ctx.deadline);
-  return st.ok() ? st : Reword(ctx, Stalled(t, items, all_item, st), st);
+  return st.ok() ? st : Reword(ctx, Stalled(t, items, all_item, st), st, true);
 }
 
 }  // namespace

@@ -1163,7 +1163,9 @@ bool TcpTransport::PeerWaitsFor(int peer, Fingerprint* fp, int* waits_for) const
       return true;
     }
   }
-  if (pe.reply_ns == 0 || pe.reply_fp.seq != current_fp_.seq) return false;
+  // Its answer in this operation, unless it has since gone silent (a stopped peer's last answer
+  // is stale: it may have waited for this rank then, in a transfer that has since moved on).
+  if (pe.reply_ns == 0 || pe.reply_fp.seq != current_fp_.seq || Silent(peer, NowNs())) return false;
   *fp = pe.reply_fp;
   *waits_for = pe.reply.waits_for;
   return true;
