@@ -119,15 +119,19 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
     for (int i = 0; i < n; ++i)
       rows[i] = reinterpret_cast<const uint64_t*>(static_cast<const char*>(g->PeerPayload(i)) + sizeof(uint64_t));
   }
+  // Rank i's block for this rank in i's slot, from PeerBlock's displacement of it.
+  auto block_in_slot = [&](int i, uint64_t displ) {
+    const uint64_t packed = PackedOffset(a, n, i, r, v ? rows[i] : nullptr, displ);
+    return static_cast<const char*>(g->PeerPayload(i)) + header + packed * es;
+  };
   // Every peer line read below, asked for at once: otherwise the pair check's miss on a peer's
   // arrays and the copy's miss on its block follow one another.
   for (int i = 0; i < n; ++i) {
     if (i == r) continue;
-    const char* slot = static_cast<const char*>(g->PeerPayload(i));
     uint64_t displ = 0, count = 0;
     PeerBlock(a, n, i, r, v ? rows[i] : nullptr, &displ, &count);
-    PrefetchLines(slot, header);
-    if (count) PrefetchLines(slot + header + PackedOffset(a, n, i, r, v ? rows[i] : nullptr, displ) * es, count * es);
+    PrefetchLines(static_cast<const char*>(g->PeerPayload(i)), header);
+    if (count) PrefetchLines(block_in_slot(i, displ), count * es);
   }
   if (v) HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows));
   char* recv = static_cast<char*>(a.recv);
@@ -139,8 +143,7 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
       std::memcpy(recv + b.RecvDispl(r) * es, static_cast<const char*>(a.send) + b.SendDispl(r) * es, count * es);
       continue;
     }
-    const char* src = static_cast<const char*>(g->PeerPayload(i)) + header + PackedOffset(a, n, i, r, v ? rows[i] : nullptr, displ) * es;
-    std::memcpy(recv + b.RecvDispl(i) * es, src, count * es);
+    std::memcpy(recv + b.RecvDispl(i) * es, block_in_slot(i, displ), count * es);
   }
   return Status::Ok();
 }
