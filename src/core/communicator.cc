@@ -335,9 +335,9 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   check_args_ = EnvBool(Knob::kCheckArgs, true);
   if (const std::string ra = EnvString(Knob::kRunAhead, "auto"); ra != "auto")  // validated: auto|on|off
     run_ahead_ = ra == "on" ? RunAhead::kAlways : RunAhead::kNever;
-  // Processes of one host, each its own (a thread driving several ranks would make a given-up
-  // attempt wait in the queue for calls it has not issued yet).
-  if (shm_ != nullptr && node_shm_ == nullptr && local_ == nullptr && !shares_process_) {
+  // Ranks of one host's shared segment: processes, or threads with HOSTCCL_TRANSPORT=shm (a thread
+  // that drives several of them sees its attempts give up and queue as host waits, Submit).
+  if (shm_ != nullptr && node_shm_ == nullptr && local_ == nullptr) {
     const std::string ic = EnvString(Knob::kInlineCalls, "auto");  // validated: auto|on|off
     inline_calls_ = ic == "on" || (ic == "auto" && !net::Oversubscribed(size_));
   }
@@ -746,9 +746,12 @@ Status Communicator::Settle(Deadline deadline) {
 }
 
 // A call goes to its stream as a task that runs it and hands a settle to the stream when it
-// completed ahead of its peers. An attempt (a small call of process ranks on one host) runs at
-// once when the stream is idle and nothing is queued, on this thread, its record (and its V
-// arrays) on this stack; only when it must wait is the task built (queued at its place, to resume).
+// completed ahead of its peers. An attempt (a small call of ranks on one host's shared segment)
+// runs at once when the stream is idle and nothing is queued, on this thread, its record (and its
+// V arrays) on this stack; only when it must wait is the task built (queued at its place, to
+// resume). Ranks that are threads of this process may all be driven by this thread, which then
+// issues the peers' calls only after this one: their tasks are host waits, which a full queue
+// never makes this thread run (it would wait for calls it has not issued yet).
 template <typename MakeTask>
 Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt,
                             ThreadState& ts, MakeTask&& make_task) {
@@ -760,13 +763,11 @@ Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const alg
         stream->EndAttempt(tseq, std::move(st), ts);
         return Status::Ok();
       }
-      stream->RequeueAttempt(tseq, make_task(), ts);
+      stream->RequeueAttempt(tseq, make_task(), ts, shares_process_);
       return Status::Ok();
     }
-    return stream->EnqueueAttempt(make_task());
+    return stream->EnqueueAttempt(make_task(), shares_process_);
   }
-  // Ranks that are threads of this process may all be driven by this thread, which then issues
-  // the peers' calls only after this one: a full queue must not make it run this call itself.
   return shares_process_ ? stream->EnqueueHostWait(make_task()) : stream->Enqueue(make_task());
 }
 

@@ -130,8 +130,11 @@ class Stream {
   // with Attempting() true. A task that cannot finish without waiting for other ranks does what it
   // can and returns kAgain: it is then queued at its place, to run again (Attempting() false)
   // like any task, and must resume rather than redo. Any other result is the task's. When the
-  // stream is busy: Enqueue.
-  virtual Status EnqueueAttempt(Task task) { return Enqueue(std::move(task)); }
+  // stream is busy: Enqueue. With `host_wait` the queued task is one as EnqueueHostWait's (below):
+  // a full queue neither runs it on an enqueuing thread nor holds this enqueue back.
+  virtual Status EnqueueAttempt(Task task, bool host_wait) {
+    return host_wait ? EnqueueHostWait(std::move(task)) : Enqueue(std::move(task));
+  }
   // A task that may wait for work the enqueuing thread issues only later (an event wait; a call
   // of a communicator with another rank in this process, which one thread may drive): an enqueue
   // held back by a full queue (HOSTCCL_STREAM_DEPTH) never runs it nor waits for it.
@@ -141,7 +144,7 @@ class Stream {
   // and marks it running with Attempting() true; 0 when it cannot start now (nothing changed: use
   // EnqueueAttempt). The caller runs the call on this thread and then either ends it with
   // EndAttempt(seq, result), or, when it returned kAgain, hands it over with RequeueAttempt(seq,
-  // task): queued at its place, as EnqueueAttempt does.
+  // task, ts, host_wait): queued at its place, as EnqueueAttempt does.
   // `ts` is the calling thread's block (ThisThread()), which the caller already holds.
   virtual uint64_t BeginAttempt(ThreadState& ts) {
     (void)ts;
@@ -152,10 +155,11 @@ class Stream {
     (void)st;
     (void)ts;
   }
-  virtual void RequeueAttempt(uint64_t seq, Task task, ThreadState& ts) {
+  virtual void RequeueAttempt(uint64_t seq, Task task, ThreadState& ts, bool host_wait) {
     (void)seq;
     (void)task;
     (void)ts;
+    (void)host_wait;
   }
   // Waits until every task enqueued so far has finished (running pending ones on this thread
   // when the deadline is infinite). Returns the first task error since the last synchronize,

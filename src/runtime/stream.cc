@@ -125,14 +125,14 @@ void StreamImpl::StartAttempt(bool follows, ThreadState& ts) {
   ts.has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
 }
 
-void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue, ThreadState& ts) {
+void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue, bool host_wait, ThreadState& ts) {
   executing_ = false;
   if (requeue == nullptr) {
     Finished(seq, std::move(st));
   } else {
     ++attempts_queued_;
     // Its place (later tasks have later numbers), and the same verdict on what follows it.
-    queue_.push_front(Entry{seq, 0, std::move(*requeue), true, ts.has_successor});
+    queue_.push_front(Entry{seq, 0, std::move(*requeue), true, ts.has_successor, host_wait});
   }
   ts.attempting = false;
   ts.has_successor = false;
@@ -155,11 +155,11 @@ bool StreamImpl::RunAttempt(std::unique_lock<QuickLock>& lk, Entry&& e) {
   const bool done = st.code() != Code::kAgain;
   if (done) e.fn = nullptr;  // drop the task's captures before taking the lock again
   lk.lock();
-  EndAttemptLocked(e.seq, std::move(st), done ? nullptr : &e.fn, ts);
+  EndAttemptLocked(e.seq, std::move(st), done ? nullptr : &e.fn, e.host_wait, ts);
   return done;
 }
 
-Status StreamImpl::EnqueueAttempt(Task task) {
+Status StreamImpl::EnqueueAttempt(Task task, bool host_wait) {
   if (!task) return MakeStatus(Code::kPara, "stream %llu: empty task", static_cast<unsigned long long>(id_));
   std::unique_lock lk(mu_);
   if (stop_) return MakeStatus(Code::kPara, "stream %llu is destroyed", static_cast<unsigned long long>(id_));
@@ -179,11 +179,11 @@ Status StreamImpl::EnqueueAttempt(Task task) {
     lk.unlock();
     return Enqueue(std::move(task));  // records it into the capture
   }
-  Entry mine{++enqueued_, 0, std::move(task), true, Follows()};
+  Entry mine{++enqueued_, 0, std::move(task), true, Follows(), host_wait};
   if (blocked) {
     queue_.push_back(std::move(mine));
     quiet_.store(false, std::memory_order_relaxed);
-    Backpressure(lk);
+    Backpressure(lk);  // stops at a host wait in front (Push)
   } else {
     (void)RunAttempt(lk, std::move(mine));
   }
@@ -202,13 +202,13 @@ uint64_t StreamImpl::BeginAttempt(ThreadState& ts) {
 void StreamImpl::EndAttempt(uint64_t seq, Status st, ThreadState& ts) {
   if (st.code() == Code::kAgain) st = Status(Code::kInternal, "an inline attempt gave up without handing its task over");
   std::unique_lock lk(mu_);
-  EndAttemptLocked(seq, std::move(st), nullptr, ts);
+  EndAttemptLocked(seq, std::move(st), nullptr, false, ts);
   AfterAttempts(lk);
 }
 
-void StreamImpl::RequeueAttempt(uint64_t seq, Task task, ThreadState& ts) {
+void StreamImpl::RequeueAttempt(uint64_t seq, Task task, ThreadState& ts, bool host_wait) {
   std::unique_lock lk(mu_);
-  EndAttemptLocked(seq, Status::Ok(), &task, ts);
+  EndAttemptLocked(seq, Status::Ok(), &task, host_wait, ts);
   AfterAttempts(lk);
 }
 

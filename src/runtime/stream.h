@@ -81,10 +81,10 @@ class StreamImpl final : public Stream {
 
   Status Enqueue(Task task) override;
   Status EnqueueHostWait(Task task) override { return Push(std::move(task), true); }
-  Status EnqueueAttempt(Task task) override;
+  Status EnqueueAttempt(Task task, bool host_wait) override;
   uint64_t BeginAttempt(ThreadState& ts) override;
   void EndAttempt(uint64_t seq, Status st, ThreadState& ts) override;
-  void RequeueAttempt(uint64_t seq, Task task, ThreadState& ts) override;
+  void RequeueAttempt(uint64_t seq, Task task, ThreadState& ts, bool host_wait) override;
   Status Synchronize(Deadline deadline) override;
   int device() const override { return device_; }
   // While a capture is set (aclmdlRICaptureBegin .. End), Enqueue records its task into it
@@ -257,7 +257,7 @@ class StreamImpl final : public Stream {
   // its result recorded when it completed, else (`requeue`: its task) back to the front of the
   // queue with its number.
   void StartAttempt(bool follows, ThreadState& ts);  // ts: this thread's
-  void EndAttemptLocked(uint64_t seq, Status st, Task* requeue, ThreadState& ts);
+  void EndAttemptLocked(uint64_t seq, Status st, Task* requeue, bool host_wait, ThreadState& ts);
   // After attempts (mu_ held, released here): the worker starts or wakes for what is queued.
   void AfterAttempts(std::unique_lock<QuickLock>& lk);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.

@@ -15,6 +15,9 @@
 //  - SwitchedOffEverythingQueues: HOSTCCL_INLINE_CALLS=off gives the same results (the queue path).
 //  - InlineAttemptOn.ManyRanksBackToBackAndIsolated: HOSTCCL_INLINE_CALLS=on with more ranks
 //    than cores (one look instead of the spin): back-to-back and isolated results stay right.
+//  - The ThreadRanks variants: the same with every rank a thread of one process over shared
+//    memory (HOSTCCL_TRANSPORT=shm), which attempts as processes do. One thread driving every
+//    rank: communicator_test's OneThreadTest.
 // Where a deferred attempt is resumed ahead of its peers (the root of a back-to-back Broadcast):
 // runahead_rooted_test's BoundedRunAhead (its first call is such an attempt).
 //  - InlineAttemptV.BackToBackWithALatePeerRetriesOnItsCopies: V calls back to back while the
@@ -175,9 +178,19 @@ TEST_P(InlineAttempt, SwitchedOffEverythingQueues) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-TEST_P(InlineAttempt, MismatchIsStillFoundOnEveryRank) {
+// Thread ranks over shared memory (HOSTCCL_TRANSPORT=shm) attempt too: the same late peer, each
+// rank its own thread.
+TEST_P(InlineAttempt, ThreadRanksLatePeerNeverBlocksTheCall) {
   const Case c = GetParam();
-  auto res = RunRanks(2, Mode::kProcesses, [c](RankContext& ctx) {
+  const std::string dir = hostccl::faulttest::MakeScratchDir();
+  auto res = RunRanks(2, Mode::kThreadsRootInfo, [c](RankContext& ctx) { return RunLatePeer(c, ctx); },
+                      RunAheadShmOptions(dir));
+  hostccl::faulttest::RemoveScratchDir(dir);
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
+void ExpectMismatchFoundOnEveryRank(const Case& c, Mode mode) {
+  auto res = RunRanks(2, mode, [c](RankContext& ctx) {
     DevBuf send, recv;
     if (!send.Alloc(64, 1.0f) || !recv.Alloc(64, 0.0f)) return ctx.Fail("aclrtMalloc failed");
     // Rank `early` calls first, so one side's attempt gives up and one completes at once.
@@ -193,6 +206,12 @@ TEST_P(InlineAttempt, MismatchIsStillFoundOnEveryRank) {
     return true;
   }, RunAheadShmOptions());
   EXPECT_TRUE(res.ok) << res.message;
+}
+
+TEST_P(InlineAttempt, MismatchIsStillFoundOnEveryRank) { ExpectMismatchFoundOnEveryRank(GetParam(), Mode::kProcesses); }
+
+TEST_P(InlineAttempt, ThreadRanksMismatchIsStillFoundOnEveryRank) {
+  ExpectMismatchFoundOnEveryRank(GetParam(), Mode::kThreadsRootInfo);
 }
 
 // HOSTCCL_INLINE_CALLS=on with more ranks than this machine has cores (auto would not attempt):
@@ -269,11 +288,11 @@ TEST(InlineAttemptV, BackToBackWithALatePeerRetriesOnItsCopies) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-TEST(InlineAttemptOn, ManyRanksBackToBackAndIsolated) {
+void ManyRanksBackToBackAndIsolated(Mode mode) {
   const int n = std::max(4, static_cast<int>(std::thread::hardware_concurrency()) + 2);
   auto opt = RunAheadShmOptions();
   opt.env.push_back({"HOSTCCL_INLINE_CALLS", "on"});
-  auto res = RunRanks(n, Mode::kProcesses, [n](RankContext& ctx) {
+  auto res = RunRanks(n, mode, [n](RankContext& ctx) {
     constexpr int kCalls = 200;
     DevBuf send, recv;
     if (!send.Alloc(64, static_cast<float>(ctx.rank + 1)) || !recv.Alloc(kCalls * 8, 0.0f))
@@ -294,6 +313,10 @@ TEST(InlineAttemptOn, ManyRanksBackToBackAndIsolated) {
   }, opt);
   EXPECT_TRUE(res.ok) << res.message;
 }
+
+TEST(InlineAttemptOn, ManyRanksBackToBackAndIsolated) { ManyRanksBackToBackAndIsolated(Mode::kProcesses); }
+
+TEST(InlineAttemptOn, ManyThreadRanksBackToBackAndIsolated) { ManyRanksBackToBackAndIsolated(Mode::kThreadsRootInfo); }
 
 INSTANTIATE_TEST_SUITE_P(Ops, InlineAttempt,
                          ::testing::Values(Case{Op::kAllReduce, 0, 0}, Case{Op::kAllReduce, 1, 0},

@@ -351,7 +351,7 @@ TEST(Stream, AttemptRunsAtOnceOrKeepsItsPlace) {
     where = std::this_thread::get_id();
     log.push_back(Attempting() ? "a1" : "q1");
     return Status::Ok();
-  }).ok());
+  }, false).ok());
   EXPECT_EQ(where, std::this_thread::get_id());
   EXPECT_EQ(s.completed(), 1u);
   EXPECT_FALSE(Attempting());
@@ -361,11 +361,11 @@ TEST(Stream, AttemptRunsAtOnceOrKeepsItsPlace) {
     ++tries;
     log.push_back(Attempting() ? "a2" : "q2");
     return Attempting() && tries < 3 ? Status(Code::kAgain, "later") : Status::Ok();
-  }).ok());
+  }, false).ok());
   EXPECT_EQ(s.completed(), 1u);
   EXPECT_EQ(s.attempts_queued(), 1u);
   // Another attempt retries the queued one first (it gives up again), then queues itself.
-  ASSERT_TRUE(s.EnqueueAttempt([&] { log.push_back(Attempting() ? "a3" : "q3"); return Status::Ok(); }).ok());
+  ASSERT_TRUE(s.EnqueueAttempt([&] { log.push_back(Attempting() ? "a3" : "q3"); return Status::Ok(); }, false).ok());
   ASSERT_TRUE(s.Enqueue([&] { log.push_back(Attempting() ? "a4" : "q4"); return Status::Ok(); }).ok());
   EXPECT_EQ(s.enqueued(), 4u);
   ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
@@ -373,9 +373,9 @@ TEST(Stream, AttemptRunsAtOnceOrKeepsItsPlace) {
   const std::vector<std::string> want = {"a1", "a2", "a2", "q2", "q3", "q4"};
   EXPECT_EQ(log, want);
   // An attempt's error is the task's: reported by the next synchronize, later tasks still run.
-  ASSERT_TRUE(s.EnqueueAttempt([] { return Status(Code::kPara, "bad call"); }).ok());
+  ASSERT_TRUE(s.EnqueueAttempt([] { return Status(Code::kPara, "bad call"); }, false).ok());
   bool later = false;
-  ASSERT_TRUE(s.EnqueueAttempt([&] { later = true; return Status::Ok(); }).ok());
+  ASSERT_TRUE(s.EnqueueAttempt([&] { later = true; return Status::Ok(); }, false).ok());
   Status st = s.Synchronize(Deadline::Infinite());
   EXPECT_EQ(st.code(), Code::kPara);
   EXPECT_TRUE(later);
@@ -394,7 +394,7 @@ TEST(Stream, TasklessAttemptTakesItsNumberAndKeepsItsPlace) {
   EXPECT_EQ(s.BeginAttempt(ThisThread()), 0u);  // attempts never nest
   std::vector<std::string> log;
   ASSERT_TRUE(s.Enqueue([&] { log.push_back(Attempting() ? "a2" : "q2"); return Status::Ok(); }).ok());
-  s.RequeueAttempt(a, [&] { log.push_back(Attempting() ? "a1" : "q1"); return Status::Ok(); }, ThisThread());
+  s.RequeueAttempt(a, [&] { log.push_back(Attempting() ? "a1" : "q1"); return Status::Ok(); }, ThisThread(), false);
   EXPECT_FALSE(Attempting());
   EXPECT_EQ(s.BeginAttempt(ThisThread()), 0u);  // tasks are queued: take the queue's way
   ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
@@ -428,7 +428,8 @@ TEST(Stream, AttemptOnABusyStreamIsQueued) {
   std::thread sync([&] { EXPECT_TRUE(s.Synchronize(Deadline::Infinite()).ok()); });  // runs task 1
   while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   bool attempted = false;
-  ASSERT_TRUE(s.EnqueueAttempt([&] { attempted = Attempting(); order.push_back(2); return Status::Ok(); }).ok());
+  ASSERT_TRUE(
+      s.EnqueueAttempt([&] { attempted = Attempting(); order.push_back(2); return Status::Ok(); }, false).ok());
   EXPECT_TRUE(order.empty());
   release = true;
   sync.join();
@@ -547,6 +548,42 @@ TEST(Stream, DepthNeverRunsAHostWaitNorHoldsATaskBack) {
   ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());  // the outer task (and what it enqueued)
   ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());  // whatever of the inner ones was left
   EXPECT_EQ(inner, 50);
+}
+
+// Attempts of ranks that share this process (Communicator::Submit) queue as host waits: one thread
+// may drive every rank, so a given-up attempt waits for calls that thread issues only later. An
+// enqueuer that finds the queue full must neither run such a task nor wait for it, whether it came
+// through EnqueueAttempt or was handed over by RequeueAttempt; the queue grows past its depth
+// instead. Each task waits for the gate, which opens only after the enqueues returned: a task run
+// before that waits 2 s at most and is counted (the ones after it do not wait), not a hang.
+TEST(Stream, DepthNeverRunsAHostWaitAttempt) {
+  for (bool taskless : {false, true}) {
+    SCOPED_TRACE(taskless ? "first handed over by RequeueAttempt" : "all through EnqueueAttempt");
+    StreamImpl s(0, 0, 0, /*depth=*/8, /*worker_grace_ns=*/60ull * 1000 * 1000 * 1000);
+    std::atomic<bool> open{false};
+    std::atomic<int> early{0}, ran{0};
+    const auto gated = [&] {
+      if (Attempting()) return Status(Code::kAgain, "the peers have not arrived");
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (!open.load() && early.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      if (!open.load()) ++early;
+      ++ran;
+      return Status::Ok();
+    };
+    if (taskless) {
+      const uint64_t a = s.BeginAttempt(ThisThread());
+      ASSERT_EQ(a, 1u);
+      s.RequeueAttempt(a, gated, ThisThread(), true);
+    }
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(s.EnqueueAttempt(gated, true).ok());
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(s.Enqueue([&] { ++ran; return Status::Ok(); }).ok());
+    EXPECT_GE(s.max_queued(), 100u);  // not held back
+    open = true;
+    ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
+    EXPECT_EQ(ran.load(), taskless ? 101 : 100);
+    EXPECT_EQ(early.load(), 0) << "tasks ran while the thread that would open their gate was held in an enqueue";
+  }
 }
 
 // While the worker runs a task, a full queue's enqueue waits for it to end and then runs the rest
