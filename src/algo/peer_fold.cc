@@ -220,7 +220,7 @@ Status ShmPass(Context& ctx, const OpArgs& a, const char* missing, PeerPass pass
   switch (replan.needs) {
     case PeerBuffers::kSendBufs: unshared = g->FirstUnmappable(/*recv_too=*/false); break;
     case PeerBuffers::kAllBuffers: unshared = g->FirstUnmappable(/*recv_too=*/true); break;
-    case PeerBuffers::kRootSendBuf: unshared = g->SendDesc(a.root).serial != 0 ? -1 : a.root; break;
+    case PeerBuffers::kRootSendBuf: unshared = g->Shareable(g->SendDesc(a.root)) ? -1 : a.root; break;
   }
   if (unshared < 0) return pass(ctx, g, a);
   return ReplanOverTransport(ctx, g, a, unshared, replan.buffer, replan.plan, replan.fallback);

@@ -93,8 +93,8 @@ INSTANTIATE_TEST_SUITE_P(Full, AllGatherGrid, ::testing::ValuesIn(grid::FullConf
                            return grid::ConfigName(info.param) + "_" + std::to_string(info.param.index);
                          });
 
-// Buffers not from aclrtMalloc between processes of one host (peers cannot map them): shm
-// re-plans to ring over TCP; every in-place form.
+// Buffers not from aclrtMalloc, every in-place form: between processes of one host (peers cannot
+// map them) shm re-plans to ring over TCP; thread ranks over shared memory read them in place.
 TEST(AllGatherHostBuffers, EveryRankHasEveryBlock) {
   const int n = 3;
   std::vector<AllGatherCase> cases;
@@ -105,12 +105,14 @@ TEST(AllGatherHostBuffers, EveryRankHasEveryBlock) {
     c.host_buf = true;
     cases.push_back(c);
   }
-  RunResult res = RunRanks(n, Mode::kProcesses, [&](RankContext& ctx) {
-    for (const AllGatherCase& c : cases)
-      if (!movement::RunAllGatherCase(ctx, c)) return false;
-    return true;
-  });
-  EXPECT_TRUE(res.ok) << res.message;
+  for (grid::HostBufRun run : grid::kHostBufRuns) {
+    RunResult res = RunRanks(n, grid::HostBufMode(run), [&](RankContext& ctx) {
+      for (const AllGatherCase& c : cases)
+        if (!movement::RunAllGatherCase(ctx, c)) return false;
+      return true;
+    }, grid::HostBufOptions(run));
+    EXPECT_TRUE(res.ok) << grid::HostBufRunName(run) << ": " << res.message;
+  }
 }
 
 TEST(AllGatherGridCoverage, DefaultSubsetCoversEveryClass) {

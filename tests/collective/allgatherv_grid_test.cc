@@ -89,7 +89,8 @@ INSTANTIATE_TEST_SUITE_P(Full, AllGatherVGrid, ::testing::ValuesIn(grid::FullCon
                            return grid::ConfigName(info.param) + "_" + std::to_string(info.param.index);
                          });
 
-// Buffers not from aclrtMalloc between processes of one host: shm re-plans to ring over TCP.
+// Buffers not from aclrtMalloc: between processes of one host shm re-plans to ring over TCP;
+// thread ranks over shared memory read them in place.
 TEST(AllGatherVHostBuffers, EveryBlockAtItsDisplacement) {
   std::vector<AllGatherVCase> cases;
   const HcclDataType types[] = {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_INT128, HCCL_DATA_TYPE_FP8E4M3};
@@ -99,12 +100,14 @@ TEST(AllGatherVHostBuffers, EveryBlockAtItsDisplacement) {
     c.host_buf = true;
     cases.push_back(c);
   }
-  RunResult res = RunRanks(4, Mode::kProcesses, [&](RankContext& ctx) {
-    for (const AllGatherVCase& c : cases)
-      if (!movement::RunAllGatherVCase(ctx, c)) return false;
-    return true;
-  });
-  EXPECT_TRUE(res.ok) << res.message;
+  for (grid::HostBufRun run : grid::kHostBufRuns) {
+    RunResult res = RunRanks(4, grid::HostBufMode(run), [&](RankContext& ctx) {
+      for (const AllGatherVCase& c : cases)
+        if (!movement::RunAllGatherVCase(ctx, c)) return false;
+      return true;
+    }, grid::HostBufOptions(run));
+    EXPECT_TRUE(res.ok) << grid::HostBufRunName(run) << ": " << res.message;
+  }
 }
 
 TEST(AllGatherVGridCoverage, DefaultSubsetCoversEveryClass) {

@@ -127,11 +127,13 @@ INSTANTIATE_TEST_SUITE_P(Full, AllReduceGrid, ::testing::ValuesIn(grid::FullConf
 struct HostBufConfig {
   int nranks;
   const char* cma;
+  grid::HostBufRun run = grid::HostBufRun::kProcesses;
 };
 
 std::string HostBufName(const HostBufConfig& c) {
   std::string s = "r";
   ((s += std::to_string(c.nranks)) += "_cma_") += c.cma;
+  if (c.run != grid::HostBufRun::kProcesses) (s += "_") += grid::HostBufRunName(c.run);
   return s;
 }
 void PrintTo(const HostBufConfig& c, std::ostream* os) { *os << HostBufName(c); }
@@ -167,17 +169,18 @@ TEST_P(AllReduceHostBuffers, EveryRankHasTheRankOrderFold) {
   RunOptions opts;
   opts.env.push_back({"HOSTCCL_CMA", g.cma});
   opts.timeout_s = 120;
-  RunResult res = RunRanks(g.nranks, Mode::kProcesses, [&](RankContext& ctx) {
+  RunResult res = RunRanks(g.nranks, grid::HostBufMode(g.run), [&](RankContext& ctx) {
     for (const AllReduceCase& c : cases)
       if (!RunAllReduceCase(ctx, c)) return false;
     return true;
-  }, opts);
+  }, grid::HostBufOptions(g.run, opts));
   EXPECT_TRUE(res.ok) << HostBufName(g) << " (" << cases.size() << " cases):\n" << res.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Default, AllReduceHostBuffers,
                          ::testing::Values(HostBufConfig{2, "auto"}, HostBufConfig{3, "auto"}, HostBufConfig{4, "auto"},
-                                           HostBufConfig{3, "off"}),
+                                           HostBufConfig{3, "off"},
+                                           HostBufConfig{3, "auto", grid::HostBufRun::kThreadsShm}),
                          [](const auto& info) { return HostBufName(info.param); });
 
 // The default subset covers what it claims, checked against the library's registry: every

@@ -109,7 +109,8 @@ INSTANTIATE_TEST_SUITE_P(Full, BroadcastGrid, ::testing::ValuesIn(grid::FullConf
                          });
 
 // Buffers not from aclrtMalloc between processes of one host (cannot be mapped by the peers:
-// copied with process_vm_readv/writev or staged), HOSTCCL_CMA auto and off.
+// copied with process_vm_readv/writev or staged), HOSTCCL_CMA auto and off; and between thread
+// ranks over shared memory ("threads_shm"), which read them in place.
 class BroadcastHostBuffers : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(BroadcastHostBuffers, EveryRankHasTheRootsBits) {
@@ -122,19 +123,24 @@ TEST_P(BroadcastHostBuffers, EveryRankHasTheRootsBits) {
     c.host_buf = true;
     cases.push_back(c);
   }
+  const bool threads = std::string(GetParam()) == "threads_shm";
+  const grid::HostBufRun run = threads ? grid::HostBufRun::kThreadsShm : grid::HostBufRun::kProcesses;
   RunOptions opts;
-  opts.env.push_back({"HOSTCCL_CMA", GetParam()});
+  if (!threads) opts.env.push_back({"HOSTCCL_CMA", GetParam()});
   opts.timeout_s = 120;
-  RunResult res = RunRanks(n, Mode::kProcesses, [&](RankContext& ctx) {
+  RunResult res = RunRanks(n, grid::HostBufMode(run), [&](RankContext& ctx) {
     for (const BroadcastCase& c : cases)
       if (!RunBroadcastCase(ctx, c)) return false;
     return true;
-  }, opts);
-  EXPECT_TRUE(res.ok) << "cma " << GetParam() << ":\n" << res.message;
+  }, grid::HostBufOptions(run, opts));
+  EXPECT_TRUE(res.ok) << GetParam() << ":\n" << res.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(Default, BroadcastHostBuffers, ::testing::Values("auto", "off"),
-                         [](const auto& info) { return std::string("cma_") + info.param; });
+INSTANTIATE_TEST_SUITE_P(Default, BroadcastHostBuffers, ::testing::Values("auto", "off", "threads_shm"),
+                         [](const auto& info) {
+                           return std::string(info.param) == "threads_shm" ? std::string(info.param)
+                                                                           : std::string("cma_") + info.param;
+                         });
 
 TEST(BroadcastGridCoverage, DefaultSubsetCoversEveryClass) {
   std::set<std::pair<int, int>> dtype_root;

@@ -19,6 +19,7 @@
 #include "algo/registry.h"
 #include "harness/input_gen.h"
 #include "harness/reduce_check.h"
+#include "collective/grid_common.h"
 #include "harness/run_ranks.h"
 
 namespace hostccl::test {
@@ -206,11 +207,13 @@ INSTANTIATE_TEST_SUITE_P(Full, ReduceGrid, ::testing::ValuesIn(FullConfigs()),
 struct HostBufConfig {
   int nranks;
   const char* cma;
+  grid::HostBufRun run = grid::HostBufRun::kProcesses;
 };
 
 std::string HostBufName(const HostBufConfig& c) {
   std::string s = "r";  // += only, as in ConfigName
   ((s += std::to_string(c.nranks)) += "_cma_") += c.cma;
+  if (c.run != grid::HostBufRun::kProcesses) (s += "_") += grid::HostBufRunName(c.run);
   return s;
 }
 void PrintTo(const HostBufConfig& c, std::ostream* os) { *os << HostBufName(c); }
@@ -262,18 +265,19 @@ TEST_P(ReduceHostBuffers, MatchesReferenceFold) {
   RunOptions opts;
   opts.env.push_back({"HOSTCCL_CMA", g.cma});
   opts.timeout_s = 120;
-  RunResult res = RunRanks(g.nranks, Mode::kProcesses, [&](RankContext& ctx) {
+  RunResult res = RunRanks(g.nranks, grid::HostBufMode(g.run), [&](RankContext& ctx) {
     for (const ReduceCase& c : cases)
       if (!RunReduceCase(ctx, c)) return false;
     return true;
-  }, opts);
+  }, grid::HostBufOptions(g.run, opts));
   EXPECT_TRUE(res.ok) << HostBufName(g) << " (" << cases.size() << " cases):\n" << res.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Default, ReduceHostBuffers,
                          ::testing::Values(HostBufConfig{2, "auto"}, HostBufConfig{3, "auto"},
                                            HostBufConfig{4, "auto"}, HostBufConfig{2, "off"},
-                                           HostBufConfig{3, "off"}, HostBufConfig{4, "off"}),
+                                           HostBufConfig{3, "off"}, HostBufConfig{4, "off"},
+                                           HostBufConfig{3, "auto", grid::HostBufRun::kThreadsShm}),
                          [](const auto& info) { return HostBufName(info.param); });
 
 // The default subset really covers what it claims, checked against the library's own registry

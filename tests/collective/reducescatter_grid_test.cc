@@ -110,7 +110,8 @@ INSTANTIATE_TEST_SUITE_P(Full, ReduceScatterGrid, ::testing::ValuesIn(grid::Full
                          });
 
 // sendBufs not from aclrtMalloc between processes of one host: shm re-plans to "owner" over TCP
-// (logged); malloc'd recvBufs are fine for shm (each rank writes only its own).
+// (logged); malloc'd recvBufs are fine for shm (each rank writes only its own). Thread ranks over
+// shared memory read malloc'd sendBufs in place.
 TEST(ReduceScatterHostBuffers, EveryRankHasItsBlocksRankOrderFold) {
   ASSERT_TRUE(ReduceScatterImplemented());
   std::vector<ReduceScatterCase> cases;
@@ -127,12 +128,14 @@ TEST(ReduceScatterHostBuffers, EveryRankHasItsBlocksRankOrderFold) {
     }
   RunOptions opts;
   opts.env.push_back({"HOSTCCL_ALGO", "reducescatter=shm"});
-  RunResult res = RunRanks(3, Mode::kProcesses, [&](RankContext& ctx) {
-    for (const ReduceScatterCase& c : cases)
-      if (!RunReduceScatterCase(ctx, c)) return false;
-    return true;
-  }, opts);
-  EXPECT_TRUE(res.ok) << res.message;
+  for (grid::HostBufRun run : grid::kHostBufRuns) {
+    RunResult res = RunRanks(3, grid::HostBufMode(run), [&](RankContext& ctx) {
+      for (const ReduceScatterCase& c : cases)
+        if (!RunReduceScatterCase(ctx, c)) return false;
+      return true;
+    }, grid::HostBufOptions(run, opts));
+    EXPECT_TRUE(res.ok) << grid::HostBufRunName(run) << ": " << res.message;
+  }
 }
 
 // "node" on uneven hosts (1 + 2 and 2 + 3 ranks: the share of H0's blocks that goes round trip is 0

@@ -103,8 +103,8 @@ INSTANTIATE_TEST_SUITE_P(Full, ScatterGrid, ::testing::ValuesIn(grid::FullConfig
                            return grid::ConfigName(info.param) + "_" + std::to_string(info.param.index);
                          });
 
-// The root's sendBuf not from aclrtMalloc between processes of one host (peers cannot map it):
-// shm re-plans to flat over TCP.
+// The root's sendBuf not from aclrtMalloc: between processes of one host (peers cannot map it) shm
+// re-plans to flat over TCP; thread ranks over shared memory read it in place.
 TEST(ScatterHostBuffers, EveryRankHasItsBlock) {
   const int n = 3;
   std::vector<ScatterCase> cases;
@@ -115,12 +115,14 @@ TEST(ScatterHostBuffers, EveryRankHasItsBlock) {
     c.host_buf = true;
     cases.push_back(c);
   }
-  RunResult res = RunRanks(n, Mode::kProcesses, [&](RankContext& ctx) {
-    for (const ScatterCase& c : cases)
-      if (!movement::RunScatterCase(ctx, c)) return false;
-    return true;
-  });
-  EXPECT_TRUE(res.ok) << res.message;
+  for (grid::HostBufRun run : grid::kHostBufRuns) {
+    RunResult res = RunRanks(n, grid::HostBufMode(run), [&](RankContext& ctx) {
+      for (const ScatterCase& c : cases)
+        if (!movement::RunScatterCase(ctx, c)) return false;
+      return true;
+    }, grid::HostBufOptions(run));
+    EXPECT_TRUE(res.ok) << grid::HostBufRunName(run) << ": " << res.message;
+  }
 }
 
 TEST(ScatterGridCoverage, DefaultSubsetCoversEveryClass) {

@@ -62,7 +62,7 @@ Status Shm(Context& ctx, const OpArgs& a, bool push) {
   VBlocks(ctx, a, &off, &len);
   int unshared = -1;
   for (int r = 0; r < ctx.size && unshared < 0; ++r)
-    if (len[static_cast<size_t>(r)] > 0 && g->SendDesc(r).serial == 0) unshared = r;
+    if (len[static_cast<size_t>(r)] > 0 && !g->Shareable(g->SendDesc(r))) unshared = r;
   if (unshared >= 0)
     return ReplanOverTransport(ctx, g, a, unshared, "sendBuf", "allgatherv shm -> ring", &AllGatherVRing);
   char* recv = static_cast<char*>(a.recv);

@@ -67,7 +67,7 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   }
 
   const bool sends_shared = g->FirstUnmappable(/*recv_too=*/false) < 0;
-  const bool recv_shared = g->RecvDesc(a.root).serial != 0;
+  const bool recv_shared = g->Shareable(g->RecvDesc(a.root));
   // Not shareable: single-copy (CMA), staging or TCP (reduce_shm_unshared.cc); every rank alike.
   if (!sends_shared || (!recv_shared && g->cma())) return ReduceShmUnshared(ctx, a);
 

@@ -180,6 +180,8 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   g->pids_ = pids;
   g->members_ = members;
   g->own_pid_ = static_cast<uint32_t>(getpid());
+  const uint32_t own_pid = g->own_pid_;
+  g->one_process_ = std::all_of(pids.begin(), pids.end(), [own_pid](uint32_t p) { return p == own_pid; });
   const size_t control = (ShmSegment::Bytes(size) + 4095) & ~size_t{4095};
   staging_bytes = (staging_bytes + 4095) & ~size_t{4095};
   g->seg_bytes_ = control + staging_bytes;
@@ -382,17 +384,17 @@ const BufDesc& ShmGroup::RecvDesc(int r) const { return slot_data_[r].recv; }
 
 int ShmGroup::FirstUnmappable(bool recv_too) const {
   for (int r = 0; r < size_; ++r)
-    if (SendDesc(r).serial == 0 || (recv_too && RecvDesc(r).serial == 0)) return r;
+    if (!Shareable(SendDesc(r)) || (recv_too && !Shareable(RecvDesc(r)))) return r;
   return -1;
 }
 
 void* ShmGroup::Resolve(int r, const BufDesc& d, std::string* why, bool write) {
+  if (SameProcess(r)) return reinterpret_cast<void*>(d.addr);  // any memory: one address space
   if (d.serial == 0) {
     *why = StrFormat("rank %d's buffer %p is not device memory from aclrtMalloc", r,
                      reinterpret_cast<void*>(d.addr));
     return nullptr;
   }
-  if (pids_[static_cast<size_t>(r)] == own_pid_) return reinterpret_cast<void*>(d.addr);
   const uint64_t key = (static_cast<uint64_t>(r) << 48) ^ d.serial;
   auto it = maps_.find(key);
   if (it == maps_.end() || it->second.base != d.base) {

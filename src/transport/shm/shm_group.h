@@ -200,6 +200,10 @@ class ShmGroup : public PeerMemory {
   // After the arrival: the lowest member whose published sendBuf (and, with `recv_too`, recvBuf)
   // peers cannot map (not aclrtMalloc memory), or -1. The same answer on every member.
   int FirstUnmappable(bool recv_too) const;
+  // Whether member r's published buffer `d` can be used in place by every member: aclrtMalloc
+  // memory (its memfd is mapped), or any memory when every member is a thread of one process
+  // (thread ranks over shared memory share the address space). The same answer on every member.
+  bool Shareable(const BufDesc& d) const { return d.serial != 0 || one_process_; }
 
   // A pointer in this process to peer r's published buffer (maps on first use); nullptr when the
   // buffer is not shareable or cannot be mapped (*why says why).
@@ -395,6 +399,7 @@ class ShmGroup : public PeerMemory {
   std::vector<uint32_t> pids_;
   std::vector<int> members_;    // communicator rank of each member (for messages)
   uint32_t own_pid_ = 0;        // getpid() is a system call: cached
+  bool one_process_ = false;    // every member is a thread of this process (Shareable)
   bool cma_ = false;
   std::mutex first_use_mu_;
   std::vector<const char*> first_used_;  // FirstUse's sites seen
