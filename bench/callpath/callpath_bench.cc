@@ -19,15 +19,12 @@
 
 #include "acl/acl.h"
 #include "hccl/hccl.h"
+#include "small_calls.h"
 
 namespace {
 
-struct Env {
-  HcclComm comm = nullptr;
-  aclrtStream stream = nullptr;
-  void* send = nullptr;
-  void* recv = nullptr;
-};
+using Env = hostccl::bench::CallEnv;
+using Op = hostccl::bench::SmallOp;
 
 bool Ok(int rc, const char* what) {
   if (rc == 0) return true;
@@ -35,27 +32,10 @@ bool Ok(int rc, const char* what) {
   return false;
 }
 
-using Call = std::function<HcclResult(const Env&)>;
-
-struct Op {
-  const char* name;
-  Call call;
-};
-
 std::vector<Op> Ops() {
   const uint64_t c = 2;  // 8 B of fp32
-  return {
-      {"broadcast", [c](const Env& e) { return HcclBroadcast(e.send, c, HCCL_DATA_TYPE_FP32, 0, e.comm, e.stream); }},
-      {"allreduce", [c](const Env& e) {
-         return HcclAllReduce(e.send, e.recv, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, e.comm, e.stream); }},
-      {"reduce", [c](const Env& e) {
-         return HcclReduce(e.send, e.recv, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, e.comm, e.stream); }},
-      {"allgather", [c](const Env& e) { return HcclAllGather(e.send, e.recv, c, HCCL_DATA_TYPE_FP32, e.comm, e.stream); }},
-      {"reducescatter", [c](const Env& e) {
-         return HcclReduceScatter(e.send, e.recv, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, e.comm, e.stream); }},
-      {"scatter", [c](const Env& e) { return HcclScatter(e.send, e.recv, c, HCCL_DATA_TYPE_FP32, 0, e.comm, e.stream); }},
-      {"alltoall", [c](const Env& e) {
-         return HcclAlltoAll(e.send, c, HCCL_DATA_TYPE_FP32, e.recv, c, HCCL_DATA_TYPE_FP32, e.comm, e.stream); }},
+  std::vector<Op> ops = hostccl::bench::FixedCountOps(c);
+  const std::vector<Op> v = {
       // The V family: one rank, so each array has one entry (2 elements at 0).
       {"allgatherv", [c](const Env& e) {
          static uint64_t counts[1] = {c}, displs[1] = {0};
@@ -69,6 +49,8 @@ std::vector<Op> Ops() {
          return HcclAlltoAllV(e.send, counts, displs, HCCL_DATA_TYPE_FP32, e.recv, counts, displs, HCCL_DATA_TYPE_FP32,
                               e.comm, e.stream); }},
   };
+  ops.insert(ops.end(), v.begin(), v.end());
+  return ops;
 }
 
 // ns per call of one timed loop.

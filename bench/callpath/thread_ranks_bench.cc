@@ -1,6 +1,6 @@
 // Small calls of thread ranks (docs/performance.md "Thread ranks: small calls"): N ranks as threads
 // of this process (HcclCommInitAll, one thread per rank, each with its own stream), S bytes of
-// fp32 per call (-b, default 8; AllGather receives n x S),
+// fp32 per rank and call (-b, default 8), every operator without V arrays (small_calls.h),
 //   isolated       the call followed by aclrtSynchronizeStream, n times
 //   back to back   n calls, then one aclrtSynchronizeStream
 // Each timed loop starts on every rank at once (a std::barrier) and counts the slowest rank's time.
@@ -26,34 +26,12 @@
 
 #include "acl/acl.h"
 #include "hccl/hccl.h"
+#include "small_calls.h"
 
 namespace {
 
-struct Rank {
-  HcclComm comm = nullptr;
-  aclrtStream stream = nullptr;
-  void* send = nullptr;
-  void* recv = nullptr;
-};
-
-using Call = std::function<HcclResult(const Rank&)>;
-
-struct Op {
-  const char* name;
-  Call call;
-};
-
-std::vector<Op> Ops(uint64_t c) {
-  return {
-      {"reduce", [c](const Rank& r) {
-         return HcclReduce(r.send, r.recv, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, r.comm, r.stream); }},
-      {"allreduce", [c](const Rank& r) {
-         return HcclAllReduce(r.send, r.recv, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, r.comm, r.stream); }},
-      {"broadcast", [c](const Rank& r) { return HcclBroadcast(r.send, c, HCCL_DATA_TYPE_FP32, 0, r.comm, r.stream); }},
-      {"allgather", [c](const Rank& r) {
-         return HcclAllGather(r.send, r.recv, c, HCCL_DATA_TYPE_FP32, r.comm, r.stream); }},
-  };
-}
+using Rank = hostccl::bench::CallEnv;
+using Op = hostccl::bench::SmallOp;
 
 long PeakRssKb() {
   rusage u{};
@@ -92,17 +70,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "thread_ranks_bench: HcclCommInitAll failed\n");
     return 2;
   }
-  const std::vector<Op> ops = Ops(count);
+  const std::vector<Op> ops = hostccl::bench::FixedCountOps(count);
   std::barrier sync(nranks);
   std::vector<double> ns(static_cast<size_t>(nranks));  // one loop's time per rank
   std::atomic<bool> failed{false};
-  std::printf("%-10s %-13s %10s %10s %12s   (us per call, %ld B, %d thread ranks, max over ranks, %d x %ld calls)\n",
+  std::printf("%-14s %-13s %10s %10s %12s   (us per call, %ld B, %d thread ranks, max over ranks, %d x %ld calls)\n",
               "operator", "mode", "best", "median", "peak RSS +", bytes, nranks, reps, n);
   // Rank 0's thread prints; every rank runs the same sequence of loops.
   auto body = [&](int me) {
     Rank& r = ranks[static_cast<size_t>(me)];
     r.comm = comms[static_cast<size_t>(me)];
-    const size_t send_bytes = static_cast<size_t>(bytes), recv_bytes = send_bytes * static_cast<size_t>(nranks);
+    // n x S both ways: AllGather's recvBuf, ReduceScatter's, Scatter's and AlltoAll's sendBuf.
+    const size_t send_bytes = static_cast<size_t>(bytes) * static_cast<size_t>(nranks), recv_bytes = send_bytes;
     if (aclrtSetDevice(me) != ACL_SUCCESS || aclrtCreateStream(&r.stream) != ACL_SUCCESS) std::abort();
     if (host_buffers) {
       r.send = std::calloc(1, send_bytes);
@@ -137,7 +116,7 @@ int main(int argc, char** argv) {
         }
         if (me == 0) {
           std::sort(t.begin(), t.end());
-          std::printf("%-10s %-13s %10.3f %10.3f %9ld KiB\n", op.name, isolated ? "isolated" : "back to back",
+          std::printf("%-14s %-13s %10.3f %10.3f %9ld KiB\n", op.name, isolated ? "isolated" : "back to back",
                       t.front() / 1000, t[t.size() / 2] / 1000, PeakRssKb() - rss0);
           std::fflush(stdout);
         }
