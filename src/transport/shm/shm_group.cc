@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <map>
 #include <new>
 #include <thread>
 
@@ -73,6 +74,26 @@ struct Hello {
   int32_t fd;
   uint64_t bytes;
 };
+
+// Members that are threads of one process share one mapping of their segment, so that its words
+// have one address: ThreadSanitizer then sees the order their atomics give (with a mapping per
+// member it saw none, and reported a thread rank's in-place read of a peer's buffer as a race),
+// and the members' TLB entries are the same. Rank 0 registers its mapping under (pid, memfd) while
+// it keeps the memfd open; a member of the same process takes a reference instead of mapping it
+// again; the last reference unmaps it.
+struct SegmentKey {
+  uint32_t pid;
+  int32_t fd;
+  bool operator<(const SegmentKey& o) const { return pid != o.pid ? pid < o.pid : fd < o.fd; }
+};
+std::mutex g_segments_mu;
+std::map<SegmentKey, std::weak_ptr<void>>& Segments() {
+  static auto* m = new std::map<SegmentKey, std::weak_ptr<void>>;  // never destroyed: used at exit
+  return *m;
+}
+std::shared_ptr<void> OwnMapping(void* p, size_t bytes) {
+  return std::shared_ptr<void>(p, [bytes](void* q) { munmap(q, bytes); });
+}
 }  // namespace
 
 // One arrival of one rank: the ticket, the fingerprint and the first 32 payload bytes share the
@@ -203,6 +224,11 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
     if (p == MAP_FAILED) return MakeStatus(Code::kSyscall, "shared segment: %s", strerror(errno));
     std::memset(p, 0, g->seg_bytes_);
     g->seg_ = static_cast<ShmSegment*>(p);
+    g->seg_map_ = OwnMapping(p, g->seg_bytes_);
+    {
+      std::lock_guard<std::mutex> lk(g_segments_mu);
+      Segments()[SegmentKey{g->own_pid_, g->memfd_}] = g->seg_map_;
+    }
     g->seg_->magic = kMagic;
     g->seg_->version = kVersion;
     g->seg_->nranks = static_cast<uint32_t>(size);
@@ -238,29 +264,45 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
     HOSTCCL_RETURN_IF_ERROR(t->Irecv(peer(0), &hello, sizeof(hello), fp, &id));
     HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
     uint8_t mine = 0;
-    std::string path = StrFormat("/proc/%u/fd/%d", hello.pid, hello.fd);
-    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd >= 0 && hello.bytes == g->seg_bytes_) {
-      void* p = mmap(nullptr, g->seg_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-      if (p != MAP_FAILED) {
-        g->seg_ = static_cast<ShmSegment*>(p);
-        mine = (g->seg_->magic == kMagic && g->seg_->nranks == static_cast<uint32_t>(size)) ? (kMapped | own_fence_bit) : 0;
-        // Every page of the control part (arrival rings, histories, mailboxes) once now, from this
-        // mapping: on a VM that builds each process's mapping of a page at its first access
-        // (~1.5 us read, ~6.5 us written; TouchPages), the first ring of calls paid it in every
-        // call, 5-6 us per 8 B Reduce at 2 ranks instead of 0.6 (docs/performance.md "Pages of
-        // the shared segment, touched at creation"). Read, but written where this rank writes on
-        // every call: its ring and its fingerprint history. Rank 0 wrote every page (memset).
-        if (mine) {
-          g->Locate();
-          TouchPages(p, control, false);
-          TouchPages(g->Slot(rank, 0), g->ring_ * sizeof(ArrivalSlot), true);
-          TouchPages(g->History(rank), ShmSegment::HistoryBytes(size), true);
+    const auto usable = [&] {
+      return g->seg_->magic == kMagic && g->seg_->nranks == static_cast<uint32_t>(size) ? (kMapped | own_fence_bit) : 0;
+    };
+    if (hello.pid == g->own_pid_ && hello.bytes == g->seg_bytes_) {  // rank 0 is a thread of this process
+      std::lock_guard<std::mutex> lk(g_segments_mu);
+      auto it = Segments().find(SegmentKey{hello.pid, hello.fd});
+      if (it != Segments().end()) g->seg_map_ = it->second.lock();
+    }
+    if (g->seg_map_) {
+      g->seg_ = static_cast<ShmSegment*>(g->seg_map_.get());
+      mine = static_cast<uint8_t>(usable());
+      if (mine) g->Locate();  // rank 0 wrote every page of this mapping (memset)
+    }
+    if (!g->seg_map_) {  // another process's segment: map it from rank 0's memfd
+      std::string path = StrFormat("/proc/%u/fd/%d", hello.pid, hello.fd);
+      int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd >= 0 && hello.bytes == g->seg_bytes_) {
+        void* p = mmap(nullptr, g->seg_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+        if (p != MAP_FAILED) {
+          g->seg_ = static_cast<ShmSegment*>(p);
+          g->seg_map_ = OwnMapping(p, g->seg_bytes_);
+          mine = static_cast<uint8_t>(usable());
+          // Every page of the control part (arrival rings, histories, mailboxes) once now, from this
+          // mapping: on a VM that builds each process's mapping of a page at its first access
+          // (~1.5 us read, ~6.5 us written; TouchPages), the first ring of calls paid it in every
+          // call, 5-6 us per 8 B Reduce at 2 ranks instead of 0.6 (docs/performance.md "Pages of
+          // the shared segment, touched at creation"). Read, but written where this rank writes on
+          // every call: its ring and its fingerprint history. Rank 0 wrote every page (memset).
+          if (mine) {
+            g->Locate();
+            TouchPages(p, control, false);
+            TouchPages(g->Slot(rank, 0), g->ring_ * sizeof(ArrivalSlot), true);
+            TouchPages(g->History(rank), ShmSegment::HistoryBytes(size), true);
+          }
         }
       }
+      if (fd < 0) failure = StrFormat("open %s: %s", path.c_str(), strerror(errno));
+      if (fd >= 0) close(fd);
     }
-    if (fd < 0) failure = StrFormat("open %s: %s", path.c_str(), strerror(errno));
-    if (fd >= 0) close(fd);
     HOSTCCL_RETURN_IF_ERROR(t->Isend(peer(0), &mine, 1, fp, &id));
     HOSTCCL_RETURN_IF_ERROR(t->Wait(id, deadline));
     HOSTCCL_RETURN_IF_ERROR(t->Irecv(peer(0), &ok, 1, fp, &id));
@@ -305,8 +347,14 @@ ShmGroup::~ShmGroup() {
   for (auto& [k, m] : maps_) munmap(m.local, m.length);
   for (int fd : pidfds_)
     if (fd >= 0) close(fd);
-  if (seg_ != nullptr) munmap(seg_, seg_bytes_);
-  if (memfd_ >= 0) close(memfd_);
+  if (memfd_ >= 0) {
+    {
+      std::lock_guard<std::mutex> lk(g_segments_mu);
+      Segments().erase(SegmentKey{own_pid_, memfd_});  // before the number can be reused
+    }
+    close(memfd_);
+  }
+  seg_map_.reset();  // the last member of this process unmaps the segment
 }
 
 void ShmGroup::NoteFreed(uint64_t serial) {

@@ -384,6 +384,7 @@ class ShmGroup : public PeerMemory {
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd
+  std::shared_ptr<void> seg_map_;  // the mapping of seg_, shared by the members of one process
   char* staging_ = nullptr;
   size_t staging_bytes_ = 0;
   ShmSegment* seg_ = nullptr;
