@@ -20,13 +20,13 @@ const std::vector<Algorithm>& Algorithms() {
       // HcclReduce
       {K::kReduce, "direct", "threads of one process: each rank folds its slice of every rank's input in one pass",
        kNeedsLocal, 0, &ReduceDirect},
-      {K::kReduce, "shm", "processes of one host: each rank folds its slice of every rank's device buffer, mapped in place",
+      {K::kReduce, "shm", "one host: each rank folds its slice of every rank's device buffer, mapped in place",
        kNeedsShm, 0, &ReduceShm, 0, net::ShmGroup::kInlineBytes},
       // shm's re-plans for buffers that are not aclrtMalloc memory (reduce_shm_unshared.cc), also
       // selectable on their own; shm logs which one it took.
-      {K::kReduce, "shm_cma", "processes of one host: slices with process_vm_readv/writev for buffers that cannot be mapped",
+      {K::kReduce, "shm_cma", "one host: slices with process_vm_readv/writev for buffers that cannot be mapped",
        kNeedsShm, 0, &ReduceShmCma},
-      {K::kReduce, "shm_staging", "processes of one host: chunks staged through the shared segment",
+      {K::kReduce, "shm_staging", "one host: chunks staged through the shared segment",
        kNeedsShm, 0, &ReduceShmStaging},
       {K::kReduce, "gather", "small messages: raw inputs sent to the root, folded there in rank order",
        kNeedsTransport, 0, &ReduceGather},
@@ -40,9 +40,9 @@ const std::vector<Algorithm>& Algorithms() {
       // HcclAllReduce
       {K::kAllReduce, "direct", "threads of one process: the ranks claim pieces, fold each from all inputs and write it into every recvBuf (streamed beyond the cache)",
        kNeedsLocal, 0, &AllReduceDirect},
-      {K::kAllReduce, "shm_inline", "processes of one host, <= 4 KiB: inputs travel in the arrival slots; one arrival, everyone folds",
+      {K::kAllReduce, "shm_inline", "one host, <= 4 KiB: inputs travel in the arrival slots; one arrival, everyone folds",
        kNeedsShm, 0, &AllReduceShmInline, net::ShmGroup::kInlineBytes, net::ShmGroup::kInlineBytes},
-      {K::kAllReduce, "shm", "processes of one host: the ranks claim pieces, fold each from all mapped inputs and write it into every recvBuf (streamed beyond the cache)",
+      {K::kAllReduce, "shm", "one host: the ranks claim pieces, fold each from all mapped inputs and write it into every recvBuf (streamed beyond the cache)",
        kNeedsShm, 0, &AllReduceShm},
       {K::kAllReduce, "flat", "small messages over TCP: every rank sends its input to all, everyone folds all in rank order",
        kNeedsTransport, 0, &AllReduceFlat},
@@ -53,9 +53,9 @@ const std::vector<Algorithm>& Algorithms() {
       // HcclBroadcast
       {K::kBroadcast, "direct", "threads of one process: each rank copies its slice of the root's buffer into every other buffer",
        kNeedsLocal, 0, &BroadcastDirect},
-      {K::kBroadcast, "shm_inline", "processes of one host, <= 4 KiB: the root's arrival carries the data; one arrival",
+      {K::kBroadcast, "shm_inline", "one host, <= 4 KiB: the root's arrival carries the data; one arrival",
        kNeedsShm, 0, &BroadcastShmInline, net::ShmGroup::kInlineBytes, net::ShmGroup::kInlineBytes},
-      {K::kBroadcast, "shm", "processes of one host: each rank copies its slice of the root's mapped buffer into every other",
+      {K::kBroadcast, "shm", "one host: each rank copies its slice of the root's mapped buffer into every other",
        kNeedsShm, 0, &BroadcastShm},
       {K::kBroadcast, "flat", "small messages over TCP: the root sends to every rank in one hop",
        kNeedsTransport, 0, &BroadcastFlat},
@@ -67,11 +67,11 @@ const std::vector<Algorithm>& Algorithms() {
 #define HOSTCCL_ALLTOALL_ROWS(K)                                                                                 \
   {K, "direct", "threads of one process: the ranks claim pieces of every block and copy each into its recvBuf, one pass", \
    kNeedsLocal, 0, &AlltoAllDirect},                                                                              \
-  {K, "shm_inline", "processes of one host, small: every rank's blocks travel in its arrival slot; one arrival", \
+  {K, "shm_inline", "one host, small: every rank's blocks travel in its arrival slot; one arrival", \
    kNeedsShm, 0, &AlltoAllShmInline, 0, net::ShmGroup::kInlineBytes},                                                                             \
-  {K, "shm", "processes of one host: the ranks claim pieces of every block and copy each from its mapped sendBuf into its mapped recvBuf", \
+  {K, "shm", "one host: the ranks claim pieces of every block and copy each from its mapped sendBuf into its mapped recvBuf", \
    kNeedsShm, 0, &AlltoAllShm},                                                                                   \
-  {K, "shm_pull", "processes of one host: each rank copies its blocks out of its peers' mapped sendBufs (shm's re-plan when a recvBuf cannot be mapped)", \
+  {K, "shm_pull", "one host: each rank copies its blocks out of its peers' mapped sendBufs (shm's re-plan when a recvBuf cannot be mapped)", \
    kNeedsShm, 0, &AlltoAllShmPull},                                                                               \
   {K, "node", "several hosts: blocks inside a host copied out of mapped sendBufs, across hosts one TCP message per pair", \
    kNeedsNodes | kNeedsTransport, 0, &AlltoAllNode},                                                              \
@@ -85,9 +85,9 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kReduceScatter, "direct", "threads of one process: each rank folds its block of every rank's input in one pass",
        kNeedsLocal, 0, &ReduceScatterDirect},
       {K::kReduceScatter, "shm_inline",
-       "processes of one host, input <= 4 KiB: inputs travel in the arrival slots; one arrival, each folds its block",
+       "one host, input <= 4 KiB: inputs travel in the arrival slots; one arrival, each folds its block",
        kNeedsShm, 0, &ReduceScatterShmInline, 0, net::ShmGroup::kInlineBytes},
-      {K::kReduceScatter, "shm", "processes of one host: each rank folds its block of every mapped sendBuf in one pass",
+      {K::kReduceScatter, "shm", "one host: each rank folds its block of every mapped sendBuf in one pass",
        kNeedsShm, 0, &ReduceScatterShm},
       {K::kReduceScatter, "flat", "small messages over TCP: block j of every input to rank j in one hop, folded in rank order",
        kNeedsTransport, 0, &ReduceScatterFlat},
@@ -99,9 +99,9 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kReduceScatterV, "direct", "threads of one process: each rank folds its block of every rank's input in one pass",
        kNeedsLocal, 0, &ReduceScatterDirect},
       {K::kReduceScatterV, "shm_inline",
-       "processes of one host, input <= 4 KiB: inputs travel in the arrival slots; one arrival, each folds its block",
+       "one host, input <= 4 KiB: inputs travel in the arrival slots; one arrival, each folds its block",
        kNeedsShm, 0, &ReduceScatterShmInline, 0, net::ShmGroup::kInlineBytes},
-      {K::kReduceScatterV, "shm", "processes of one host: each rank folds its block of every mapped sendBuf in one pass",
+      {K::kReduceScatterV, "shm", "one host: each rank folds its block of every mapped sendBuf in one pass",
        kNeedsShm, 0, &ReduceScatterShm},
       {K::kReduceScatterV, "flat", "small messages over TCP: block j of every input to rank j in one hop, folded in rank order",
        kNeedsTransport, 0, &ReduceScatterFlat},
@@ -112,11 +112,11 @@ const std::vector<Algorithm>& Algorithms() {
       // HcclAllGather (sizes in the rules are a rank's block, sendCount x element size)
       {K::kAllGather, "direct", "threads of one process: the ranks claim pieces of every block and write each into every recvBuf",
        kNeedsLocal, 0, &AllGatherDirect},
-      {K::kAllGather, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots; one arrival",
+      {K::kAllGather, "shm_inline", "one host, blocks <= 4 KiB: blocks travel in the arrival slots; one arrival",
        kNeedsShm, 0, &AllGatherShmInline, 0, net::ShmGroup::kInlineBytes},
-      {K::kAllGather, "shm", "processes of one host: the ranks claim pieces of every block and write each into every mapped recvBuf",
+      {K::kAllGather, "shm", "one host: the ranks claim pieces of every block and write each into every mapped recvBuf",
        kNeedsShm, 0, &AllGatherShm},
-      {K::kAllGather, "shm_pull", "processes of one host: each rank copies every peer's block out of its mapped sendBuf (shm's re-plan when a recvBuf cannot be mapped)",
+      {K::kAllGather, "shm_pull", "one host: each rank copies every peer's block out of its mapped sendBuf (shm's re-plan when a recvBuf cannot be mapped)",
        kNeedsShm, 0, &AllGatherShmPull},
       {K::kAllGather, "flat", "small blocks over TCP: every rank sends its block to all in one hop",
        kNeedsTransport, 0, &AllGatherFlat},
@@ -127,11 +127,11 @@ const std::vector<Algorithm>& Algorithms() {
       // HcclAllGatherV (sizes in the rules: the mean block, sum(recvCounts) / n x element size)
       {K::kAllGatherV, "direct", "threads of one process: the ranks claim pieces of every block and write each into every recvBuf",
        kNeedsLocal, 0, &AllGatherVDirect},
-      {K::kAllGatherV, "shm_inline", "processes of one host, blocks <= 4 KiB: blocks travel in the arrival slots",
+      {K::kAllGatherV, "shm_inline", "one host, blocks <= 4 KiB: blocks travel in the arrival slots",
        kNeedsShm, 0, &AllGatherVShmInline, 0, net::ShmGroup::kInlineBytes},
-      {K::kAllGatherV, "shm", "processes of one host: the ranks claim pieces of every block and write each into every mapped recvBuf",
+      {K::kAllGatherV, "shm", "one host: the ranks claim pieces of every block and write each into every mapped recvBuf",
        kNeedsShm, 0, &AllGatherVShm},
-      {K::kAllGatherV, "shm_pull", "processes of one host: each rank copies every peer's block out of its mapped sendBuf (shm's re-plan when a recvBuf cannot be mapped)",
+      {K::kAllGatherV, "shm_pull", "one host: each rank copies every peer's block out of its mapped sendBuf (shm's re-plan when a recvBuf cannot be mapped)",
        kNeedsShm, 0, &AllGatherVShmPull},
       {K::kAllGatherV, "flat", "small blocks over TCP: every rank sends its block to all in one hop",
        kNeedsTransport, 0, &AllGatherVFlat},
@@ -142,9 +142,9 @@ const std::vector<Algorithm>& Algorithms() {
       // HcclScatter (sizes in the rules are one rank's block, recvCount x element size)
       {K::kScatter, "direct", "threads of one process: each rank copies its block out of the root's sendBuf",
        kNeedsLocal, 0, &ScatterDirect},
-      {K::kScatter, "shm_inline", "processes of one host, n blocks <= 4 KiB in all: the root's arrival carries them",
+      {K::kScatter, "shm_inline", "one host, n blocks <= 4 KiB in all: the root's arrival carries them",
        kNeedsShm, 0, &ScatterShmInline, 0, net::ShmGroup::kInlineBytes},
-      {K::kScatter, "shm", "processes of one host: each rank copies its block out of the root's mapped sendBuf",
+      {K::kScatter, "shm", "one host: each rank copies its block out of the root's mapped sendBuf",
        kNeedsShm, 0, &ScatterShm},
       {K::kScatter, "flat", "TCP: the root sends each rank its block, all at once; acknowledged",
        kNeedsTransport, 0, &ScatterFlat},
@@ -152,7 +152,7 @@ const std::vector<Algorithm>& Algorithms() {
        kNeedsNodes | kNeedsTransport, 0, &ScatterNode},
       // HcclBarrier
       {K::kBarrier, "local", "threads of one process: the group's adaptive barrier", kNeedsLocal, 0, &BarrierLocal},
-      {K::kBarrier, "shm", "processes of one host: one arrival in the shared segment, carrying the fingerprint",
+      {K::kBarrier, "shm", "one host: one arrival in the shared segment, carrying the fingerprint",
        kNeedsShm, 0, &BarrierShm, 0, net::ShmGroup::kInlineBytes},
       {K::kBarrier, "tcp", "fan-in of 1-byte tokens to rank 0, then fan-out", kNeedsTransport, 0, &BarrierTcp},
       // HcclSend, HcclRecv, HcclBatchSendRecv: one transfer list, the same algorithms
@@ -160,11 +160,11 @@ const std::vector<Algorithm>& Algorithms() {
 #define HOSTCCL_P2P_ROWS(kind)                                                                                      \
   {K::kind, "local", "threads of one process: the receiver copies straight out of the sender's posted buffer",     \
    kNeedsLocal, 0, &P2PLocal},                                                                                      \
-  {K::kind, "mailbox", "processes of one host: per-pair mailboxes in the shared segment, payloads up to 472 bytes "  \
-                       "in the slot, larger ones read from the sender's buffer (mapped, else process_vm_readv), "    \
-                       "from 1 MiB copied by both ends; re-plans to shm without CMA or above 32 ranks",             \
-   kNeedsShm | kNeedsTransport, 0, &P2PMailbox, 0, net::MailSlot::kInline},                                         \
-  {K::kind, "shm", "processes of one host: clear-to-send over TCP, payloads >= 32 KiB written straight into the "   \
+  {K::kind, "mailbox", "one host's shared segment: per-pair mailboxes, payloads up to 472 bytes in the slot, "      \
+                       "larger ones read from the sender's buffer (mapped, else process_vm_readv), from 1 MiB "     \
+                       "copied by both ends; without CMA or above 32 ranks re-plans to shm (thread ranks: local)",  \
+   kNeedsShm, 0, &P2PMailbox, 0, net::MailSlot::kInline},                                                           \
+  {K::kind, "shm", "one host: clear-to-send over TCP, payloads >= 32 KiB written straight into the "   \
                    "receiver's buffer (process_vm_writev), smaller ones inline",                                   \
    kNeedsShm | kNeedsTransport, 0, &P2PShm},                                                                        \
   {K::kind, "node", "several hosts: as shm for peers on this host, as tcp for the others",                        \

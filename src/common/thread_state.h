@@ -40,6 +40,11 @@ struct ThreadState {
   void* stream_handle = nullptr;
   void* stream = nullptr;
   uint64_t stream_generation = 0;
+  // core/communicator.cc Run: the shared segment and rank of this thread's last inline attempt.
+  // An attempt for another rank of the same segment means this thread drives several of its
+  // ranks: the attempt looks once (net::ShmGroup::BeginAttempt).
+  const void* attempt_segment = nullptr;
+  int attempt_rank = -1;
   // ExitMarked below: a thread_local of the library with a destructor was destroyed (the thread
   // is exiting); api::RefuseAtThreadExit (api/arg_check.h) then refuses operations.
   bool exiting = false;

@@ -307,6 +307,19 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     return Status(Code::kPara, "HOSTCCL_TRANSPORT=local needs every rank to be a thread of one process");
   if (all_local_ && (transport == "auto" || transport == "local")) {
     local_ = net::LocalGroup::Join(local_key, size_);
+    // Thread ranks also share a segment by default, as processes do: its collectives run as inline
+    // attempts on the calling thread and run ahead (6-20x faster small calls than the in-process
+    // plans, which take two barriers and a stream hand-off each; docs/performance.md), and so does
+    // point-to-point (its mailboxes). The rules skip the in-process plans when a segment exists.
+    if (transport == "auto" && size_ >= 2 && size_ <= kThreadShmMaxRanks) {
+      Status st = net::ShmGroup::CreateInProcess(rank_, size_, local_key, Deadline::AfterMs(boot::ConnectTimeoutMs()),
+                                                 &shm_);
+      if (!st.ok()) {
+        if (st.code() != Code::kNotSupport) return st;
+        HLOG_WARN(kShm, "communicator '%s': %s; its thread ranks use the in-process plans", name_.c_str(),
+                  st.message().c_str());
+      }
+    }
   } else if (!multi_node() && (transport == "auto" || transport == "shm")) {
     std::vector<uint32_t> pids;
     std::vector<int> members;
@@ -337,7 +350,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
     run_ahead_ = ra == "on" ? RunAhead::kAlways : RunAhead::kNever;
   // Ranks of one host's shared segment: processes, or threads with HOSTCCL_TRANSPORT=shm (a thread
   // that drives several of them sees its attempts give up and queue as host waits, Submit).
-  if (shm_ != nullptr && node_shm_ == nullptr && local_ == nullptr) {
+  if (shm_ != nullptr && node_shm_ == nullptr) {
     const std::string ic = EnvString(Knob::kInlineCalls, "auto");  // validated: auto|on|off
     inline_calls_ = ic == "on" || (ic == "auto" && !net::Oversubscribed(size_));
   }
@@ -351,7 +364,7 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   HLOG_INFO(kInit, "communicator '%s': rank %d of %d, device %d, %s, %s transport, %s, staging %llu MB, exec timeout %lld ms",
             name_.c_str(), rank_, size_, device_,
             all_local_ ? "all ranks are threads of this process" : "ranks in several processes",
-            local_ ? "in-process" : shm_ ? "shared memory" : "TCP",
+            shm_ ? "shared memory" : local_ ? "in-process" : "TCP",
             multi_node() ? "several hosts" : "one host",
             static_cast<unsigned long long>(staging_bytes_ >> 20), static_cast<long long>(exec_timeout_ms_));
   return Status::Ok();
@@ -1007,14 +1020,24 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
                                               : static_cast<size_t>(DefaultChunkBytes(bytes, a));
   if (!resuming)  // an attempt that gave up logged it
     HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what().c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
-            local_ ? "in-process" : shm_ ? "shared memory" : "TCP");
+            (a->needs & algo::kNeedsLocal)  ? "in-process"
+            : (a->needs & algo::kNeedsShm) ? "shared memory"
+                                           : "TCP");
   HashedArrays hashed;
   const bool hashed_arrays = check_args_ && FindHashedArrays(args, size_, &hashed);
   if (hashed_arrays && all_local_) {
     if (!vboard_) vboard_ = VBoard::For(key_, size_);
     vboard_->Publish(rank_, seq, hashed);
   }
-  if (attempt) shm_->BeginAttempt(seq);
+  if (attempt) {
+    // A thread that issues the calls of several thread ranks in turn: the ones it has yet to call
+    // cannot arrive while its attempt for this one spins (2 us per rank and call, for nothing).
+    const void* seg = shm_->segment();
+    const bool drives_peers = shares_process_ && ts.attempt_segment == seg && ts.attempt_rank != rank_;
+    ts.attempt_segment = seg;
+    ts.attempt_rank = rank_;
+    shm_->BeginAttempt(seq, drives_peers);
+  }
   Status st = a->run(ctx, args);
   ts.wait_word = nullptr;
   // Small calls back to back: the next operation's arrival lines, asked for while this call

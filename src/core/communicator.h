@@ -63,6 +63,10 @@ struct PreparedCall {
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
  public:
+  // Thread ranks of one process (HOSTCCL_TRANSPORT=auto) share a segment (net::ShmGroup) for their
+  // collectives up to this many ranks; above it its rings shrink to a few slots per rank, and the
+  // in-process plans serve them.
+  static constexpr int kThreadShmMaxRanks = 64;
   // Joins the communicator described by a root info (blocks until every rank joined, bounded by
   // the connect timeout).
   static Status CreateFromRootInfo(const boot::RootInfo& root, uint32_t nranks, uint32_t rank,

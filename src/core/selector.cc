@@ -77,78 +77,83 @@ Status ParseAlgoRules(const std::string& text, std::vector<AlgoRule>* rules) {
 }
 
 const char* DefaultRuleText(CollKind op) {
+  // The ranks of one host that share a segment take its plans (shm*): processes, and thread ranks
+  // up to kThreadShmMaxRanks (core/communicator.cc). Thread ranks without one (HOSTCCL_TRANSPORT=
+  // local, more ranks) take the in-process plans (direct, local), which also read peers' buffers
+  // in place.
   switch (op) {
-    // Thread ranks fold in place; processes of one host through the shared segment; over TCP
+    // Threads without a segment fold in place; one host folds through the shared segment; over TCP
     // small inputs go to the root in one hop (above 256 KiB the root's link costs more than the
     // chain), several hosts chain host by host.
     case CollKind::kReduce:
-      return "reduce=direct#reduce=shm#reduce:0-262145:gather#reduce=node_chain#reduce=chain";  // gather: <= 256 KiB
-    // Threads fold slices in place; processes of one host send small inputs inline in the arrival
+      return "reduce=shm#reduce=direct#reduce:0-262145:gather#reduce=node_chain#reduce=chain";  // gather: <= 256 KiB
+    // Threads without a segment fold slices in place; one host sends small inputs inline in the arrival
     // (one arrival; <= 4 KiB) and fold slices of the mapped buffers above; over TCP small inputs go
     // to everyone in one hop (flat), larger ones reduce-scatter + allgather; several hosts: node.
     case CollKind::kAllReduce:
-      return "allreduce=direct#allreduce:0-4097:shm_inline#allreduce=shm#allreduce:0-16385:flat#"
-             "allreduce=node#allreduce=rs_ag";
-    // Threads copy slices of the root's buffer in place; processes of one host take small buffers
+      return "allreduce:0-4097:shm_inline#allreduce=shm#allreduce=direct#allreduce:0-16385:flat#allreduce=node#"
+             "allreduce=rs_ag";
+    // Threads without a segment copy slices of the root's buffer in place; one host takes small buffers
     // inline in the root's arrival (one arrival; <= 4 KiB) and copy slices of the mapped buffers
     // above; over TCP the root sends small buffers to everyone in one hop (flat), larger ones go
     // down a pipelined chain; several hosts: node.
     case CollKind::kBroadcast:
-      return "broadcast=direct#broadcast:0-4097:shm_inline#broadcast=shm#broadcast:0-16385:flat#"
-             "broadcast=node#broadcast=chain";
-    // Threads fold their block in place; processes of one host send small inputs inline in the
+      return "broadcast:0-4097:shm_inline#broadcast=shm#broadcast=direct#broadcast:0-16385:flat#broadcast=node#"
+             "broadcast=chain";
+    // Threads without a segment fold their block in place; one host sends small inputs inline in the
     // arrival (one arrival; shm_inline re-plans to shm when n blocks exceed 4 KiB) and fold their
     // block of the mapped sendBufs above; over TCP small blocks go to their owners in one hop
     // (flat), larger ones through the owner's pipelined fold; across two hosts node (host
     // partials: 3/4 of owner's bytes over the link at 2x2; other host counts: owner).
     case CollKind::kReduceScatter:
-      return "reducescatter=direct#reducescatter:0-1025:shm_inline#reducescatter=shm#reducescatter:0-65537:flat#"
+      return "reducescatter:0-1025:shm_inline#reducescatter=shm#reducescatter=direct#reducescatter:0-65537:flat#"
              "reducescatter=node#reducescatter=owner";
     // The same plans on the mean block (sendCounts may differ per rank).
     case CollKind::kReduceScatterV:
-      return "reducescatterv=direct#reducescatterv:0-1025:shm_inline#reducescatterv=shm#reducescatterv:0-65537:flat#"
-             "reducescatterv=node#reducescatterv=owner";
-    // Sizes are one rank's block. Threads copy peers' blocks in place; processes of one host send
+      return "reducescatterv:0-1025:shm_inline#reducescatterv=shm#reducescatterv=direct#"
+             "reducescatterv:0-65537:flat#reducescatterv=node#reducescatterv=owner";
+    // Sizes are one rank's block. Threads without a segment copy peers' blocks in place; one host sends
     // small blocks inline in the arrival (one arrival; <= 4 KiB) and copy out of the mapped
     // sendBufs above; over TCP small blocks go to everyone in one hop (flat), larger ones round a
     // pipelined ring; several hosts: node.
     case CollKind::kAllGather:
-      return "allgather=direct#allgather:0-4097:shm_inline#allgather=shm#allgather:0-16385:flat#"
-             "allgather=node#allgather=ring";
+      return "allgather:0-4097:shm_inline#allgather=shm#allgather=direct#allgather:0-16385:flat#allgather=node#"
+             "allgather=ring";
     // AllGather's plans over blocks of their own sizes (sizes: the mean block); several hosts: node
     // (leaders exchange their hosts' blocks).
     case CollKind::kAllGatherV:
-      return "allgatherv=direct#allgatherv:0-4097:shm_inline#allgatherv=shm#allgatherv:0-16385:flat#"
+      return "allgatherv:0-4097:shm_inline#allgatherv=shm#allgatherv=direct#allgatherv:0-16385:flat#"
              "allgatherv=node#allgatherv=ring";
     // Sizes are one rank's block. Threads and processes of one host copy their block out of the
     // root's sendBuf (small: inline in the root's arrival; shm_inline re-plans to shm when the n
     // blocks exceed 4 KiB); over TCP the root sends each block directly; several hosts: node (the
     // root's host as shm, the others as flat).
     case CollKind::kScatter:
-      return "scatter=direct#scatter:0-1025:shm_inline#scatter=shm#scatter=node#scatter=flat";
+      return "scatter:0-1025:shm_inline#scatter=shm#scatter=direct#scatter=node#scatter=flat";
     case CollKind::kBarrier:
-      return "barrier=local#barrier=shm#barrier=tcp";
-    // Threads copy their blocks out of the peers' buffers in one pass; processes of one host send
+      return "barrier=shm#barrier=local#barrier=tcp";
+    // Threads without a segment copy their blocks out of the peers' buffers in one pass; one host sends
     // small blocks inline in the arrival (one arrival; shm_inline itself re-plans to shm when a
     // rank's blocks exceed the 4 KiB slot, and AlltoAllV, whose selection size is 0, always starts
     // there) and pull larger ones out of the mapped buffers; several hosts: node (shared memory
     // inside hosts, TCP across); other TCP placements: pairwise.
     case CollKind::kAlltoAll:
-      return "alltoall=direct#alltoall:0-4097:shm_inline#alltoall=shm#alltoall=node#alltoall=pairwise";
+      return "alltoall:0-4097:shm_inline#alltoall=shm#alltoall=direct#alltoall=node#alltoall=pairwise";
     case CollKind::kAlltoAllV:
-      return "alltoallv=direct#alltoallv=shm_inline#alltoallv=shm#alltoallv=node#alltoallv=pairwise";
+      return "alltoallv=shm_inline#alltoallv=shm#alltoallv=direct#alltoallv=node#alltoallv=pairwise";
     case CollKind::kAlltoAllVC:
-      return "alltoallvc=direct#alltoallvc:0-4097:shm_inline#alltoallvc=shm#alltoallvc=node#alltoallvc=pairwise";
-    // Point-to-point: threads through the in-process mailboxes; processes of one host through
-    // the shared segment's mailboxes, whatever the size (both ends of a pair must pick the same
-    // path); several hosts write large payloads straight into the receiver's buffer for peers on
+      return "alltoallvc:0-4097:shm_inline#alltoallvc=shm#alltoallvc=direct#alltoallvc=node#alltoallvc=pairwise";
+    // Point-to-point: one host's ranks through the shared segment's mailboxes, whatever the size
+    // (both ends of a pair must pick the same path; and collectives arrive in the same segment,
+    // so a transfer against a collective is found); thread ranks without a segment through the
+    // in-process mailboxes; several hosts write large payloads straight into the receiver's buffer for peers on
     // this host; TCP otherwise.
     case CollKind::kSend:
-      return "send=local#send=mailbox#send=node#send=tcp";
+      return "send=mailbox#send=local#send=node#send=tcp";
     case CollKind::kRecv:
-      return "recv=local#recv=mailbox#recv=node#recv=tcp";
+      return "recv=mailbox#recv=local#recv=node#recv=tcp";
     case CollKind::kBatchSendRecv:
-      return "batchsendrecv=local#batchsendrecv=mailbox#batchsendrecv=node#batchsendrecv=tcp";
+      return "batchsendrecv=mailbox#batchsendrecv=local#batchsendrecv=node#batchsendrecv=tcp";
     default:
       return "";
   }

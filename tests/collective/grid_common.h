@@ -26,7 +26,8 @@
 namespace hostccl::test::grid {
 
 // Where the ranks are, i.e. which of the library's shared resources exist:
-//   kThreads  threads of one process (in-process group; HOSTCCL_TRANSPORT default)
+//   kThreads  threads of one process (in-process group, and from 2 ranks a shared segment, which
+//             the default rules prefer; HOSTCCL_TRANSPORT default)
 //   kShm      processes of one host (shared segment + transport)
 //   kTcp      processes of one host with HOSTCCL_TRANSPORT=tcp (transport only)
 //   kHosts    processes on `hosts` emulated hosts (HOSTCCL_NODE_ID, contiguous blocks): per-host
@@ -96,7 +97,7 @@ inline void PrintTo(const GridConfig& c, std::ostream* os) { *os << ConfigName(c
 inline bool Runs(const LibAlgo& a, const GridConfig& g) {
   const bool threads = g.mode != Mode::kProcesses;
   if (a.local && (!threads || g.place == Place::kTcp)) return false;
-  if (a.shm && (threads || g.place != Place::kShm)) return false;
+  if (a.shm && (threads ? g.place != Place::kThreads || g.nranks < 2 : g.place != Place::kShm)) return false;
   if (a.nodes && (threads || g.place != Place::kHosts || g.hosts < 2)) return false;
   return true;
 }
@@ -105,7 +106,7 @@ inline bool Runs(const LibAlgo& a, const GridConfig& g) {
 inline std::vector<std::pair<Mode, Place>> PlacesFor(const LibAlgo& a) {
   if (a.nodes) return {{Mode::kProcesses, Place::kHosts}};
   if (a.local) return {{Mode::kThreadsInitAll, Place::kThreads}, {Mode::kThreadsRootInfo, Place::kThreads}};
-  if (a.shm) return {{Mode::kProcesses, Place::kShm}};
+  if (a.shm) return {{Mode::kProcesses, Place::kShm}, {Mode::kThreadsRootInfo, Place::kThreads}};
   // Transport only: processes over TCP, threads (which then open a mesh), processes over shm.
   return {{Mode::kProcesses, Place::kTcp}, {Mode::kThreadsRootInfo, Place::kThreads}, {Mode::kProcesses, Place::kShm}};
 }

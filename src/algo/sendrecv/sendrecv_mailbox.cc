@@ -34,7 +34,8 @@
 // futex) for any slot this call watches; bounded by the exec timeout, peer death (pidfds) and an
 // abort of the communicator.
 // Preconditions: ctx.shm with mailboxes (at most 32 ranks) and the CMA probe passed; otherwise it
-// re-plans to `shm` (the same verdict on every rank, so both ends of a pair always agree). Items
+// re-plans to `shm`, or for thread ranks with no transport to `local` (the same verdict on every
+// rank, so both ends of a pair always agree). Items
 // numbered by core.
 // Steps and bytes per rank: repeat until every item completed: post every send whose slot is free
 // (in list order per peer; a full ring waits for the receiver to free a slot), take every receive
@@ -508,11 +509,14 @@ Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline) {
 Status P2PMailbox(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
   if (!g->has_mail() || !g->cma()) {
-    if (g->Attempting(ctx.fp.seq)) return Status(Code::kAgain, "no mailbox");  // P2PShm may wait: from the stream
+    if (g->Attempting(ctx.fp.seq)) return Status(Code::kAgain, "no mailbox");  // may wait: from the stream
+    // Thread ranks have no transport for P2PShm's clear-to-send: their in-process mailboxes.
+    const bool threads = ctx.transport == nullptr && ctx.local != nullptr;
     if (g->FirstUse("send/recv mailbox -> shm"))
-      HLOG_INFO(kAlgo, "send/recv: %s; re-plan mailbox -> shm",
-                g->has_mail() ? "cross-memory attach is not available" : "more than 32 ranks have no mailboxes");
-    return P2PShm(ctx, a);
+      HLOG_INFO(kAlgo, "send/recv: %s; re-plan mailbox -> %s",
+                g->has_mail() ? "cross-memory attach is not available" : "more than 32 ranks have no mailboxes",
+                threads ? "local" : "shm");
+    return threads ? P2PLocal(ctx, a) : P2PShm(ctx, a);
   }
   const auto items = a.Transfers();
   // Only a single transfer with a peer runs as an inline attempt; anything else is run from the

@@ -11,9 +11,11 @@
 #include <cerrno>
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <new>
 #include <thread>
 
@@ -93,6 +95,26 @@ std::map<SegmentKey, std::weak_ptr<void>>& Segments() {
 }
 std::shared_ptr<void> OwnMapping(void* p, size_t bytes) {
   return std::shared_ptr<void>(p, [bytes](void* q) { munmap(q, bytes); });
+}
+
+// Members that are threads of one process with no transport between them (CreateInProcess):
+// rank 0 offers its mapping here under the communicator's key and waits until each other member
+// took a reference (the last one removes the offer) or the deadline (rank 0 removes it).
+struct Offer {
+  std::shared_ptr<void> seg;  // null: rank 0 could not create the segment (failure says why)
+  std::string failure;
+  int takers = 0;             // members that have not taken it yet
+};
+std::mutex g_offers_mu;
+std::condition_variable g_offers_cv;
+std::map<std::string, Offer>& Offers() {
+  static auto* m = new std::map<std::string, Offer>;  // never destroyed: used at exit
+  return *m;
+}
+// Sleeps until a change of the offers, the deadline, or 100 ms (then the caller looks again).
+void WaitOffers(std::unique_lock<std::mutex>& lk, Deadline deadline) {
+  const int left = deadline.RemainingMsForPoll();
+  g_offers_cv.wait_for(lk, std::chrono::milliseconds(left < 0 || left > 100 ? 100 : left + 1));
 }
 }  // namespace
 
@@ -189,8 +211,8 @@ ShmGroup::FpEntry* ShmGroup::History(int r) const {
   return reinterpret_cast<FpEntry*>(history_ + static_cast<size_t>(r) * history_bytes_);
 }
 
-Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t, const std::vector<uint32_t>& pids,
-                        size_t staging_bytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
+std::unique_ptr<ShmGroup> ShmGroup::NewGroup(int rank, const std::vector<int>& members,
+                                             const std::vector<uint32_t>& pids, size_t staging_bytes) {
   std::unique_ptr<ShmGroup> g(new ShmGroup());
   const int size = static_cast<int>(members.size());
   g->ring_ = static_cast<uint64_t>(RingSlots(size));
@@ -203,10 +225,108 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
   g->own_pid_ = static_cast<uint32_t>(getpid());
   const uint32_t own_pid = g->own_pid_;
   g->one_process_ = std::all_of(pids.begin(), pids.end(), [own_pid](uint32_t p) { return p == own_pid; });
-  const size_t control = (ShmSegment::Bytes(size) + 4095) & ~size_t{4095};
-  staging_bytes = (staging_bytes + 4095) & ~size_t{4095};
-  g->seg_bytes_ = control + staging_bytes;
-  g->staging_bytes_ = staging_bytes;
+  g->control_bytes_ = (ShmSegment::Bytes(size) + 4095) & ~size_t{4095};
+  g->staging_bytes_ = (staging_bytes + 4095) & ~size_t{4095};
+  g->seg_bytes_ = g->control_bytes_ + g->staging_bytes_;
+  return g;
+}
+
+void ShmGroup::WriteHeader() {
+  seg_->magic = kMagic;
+  seg_->version = kVersion;
+  seg_->nranks = static_cast<uint32_t>(size_);
+  Locate();
+}
+
+void ShmGroup::AttachShared() {
+  if (staging_bytes_ > 0) staging_ = reinterpret_cast<char*>(seg_) + control_bytes_;
+  if (ShmSegment::HasMail(size_)) {
+    mail_ = seg_->mail();
+    mail_sent_.assign(static_cast<size_t>(size_), 0);
+    mail_taken_.assign(static_cast<size_t>(size_), 0);
+    mail_checked_.assign(static_cast<size_t>(size_), 0);
+    mail_known_taken_.assign(static_cast<size_t>(size_), 0);
+    answers_ = seg_->answers();
+  }
+  for (int r = 0; r < size_; ++r) {
+    int pfd = -1;
+    if (r != rank_ && pids_[static_cast<size_t>(r)] != own_pid_)
+      pfd = static_cast<int>(syscall(SYS_pidfd_open, pids_[static_cast<size_t>(r)], 0));
+    pidfds_.push_back(pfd);
+  }
+}
+
+Status ShmGroup::CreateInProcess(int rank, int size, const std::string& key, Deadline deadline,
+                                 std::unique_ptr<ShmGroup>* out) {
+  std::vector<int> members(static_cast<size_t>(size));
+  std::iota(members.begin(), members.end(), 0);
+  std::unique_ptr<ShmGroup> g =
+      NewGroup(rank, members, std::vector<uint32_t>(static_cast<size_t>(size), static_cast<uint32_t>(getpid())), 0);
+  if (rank == 0) {
+    // One address space: private anonymous memory is shared by the threads (and a fork's child
+    // gets a copy of it, not the members' words).
+    void* p = mmap(nullptr, g->seg_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    Offer offer;
+    offer.takers = size - 1;
+    if (p == MAP_FAILED) {
+      offer.failure = StrFormat("shared memory unavailable: rank 0 could not map %zu bytes: %s", g->seg_bytes_,
+                                strerror(errno));
+    } else {
+      g->seg_ = static_cast<ShmSegment*>(p);
+      g->seg_map_ = OwnMapping(p, g->seg_bytes_);
+      g->WriteHeader();
+      offer.seg = g->seg_map_;
+    }
+    const std::string failure = offer.failure;
+    if (size > 1) {
+      std::unique_lock<std::mutex> lk(g_offers_mu);
+      Offers()[key] = std::move(offer);
+      g_offers_cv.notify_all();
+      while (Offers().count(key) != 0) {
+        if (deadline.Expired()) {
+          const int late = Offers()[key].takers;
+          Offers().erase(key);
+          return MakeStatus(Code::kTimeout, "rank 0: %d member(s) of '%s' in this process did not take the shared "
+                            "segment in time", late, key.c_str());
+        }
+        WaitOffers(lk, deadline);
+      }
+    }
+    if (!failure.empty()) return Status(Code::kNotSupport, failure);
+  } else {
+    std::unique_lock<std::mutex> lk(g_offers_mu);
+    auto it = Offers().find(key);
+    while (it == Offers().end()) {
+      if (deadline.Expired())
+        return MakeStatus(Code::kTimeout, "rank %d: rank 0 of the same process did not create the shared segment of "
+                          "'%s' in time", rank, key.c_str());
+      WaitOffers(lk, deadline);
+      it = Offers().find(key);
+    }
+    g->seg_map_ = it->second.seg;
+    const std::string failure = it->second.failure;
+    if (--it->second.takers == 0) {
+      Offers().erase(it);
+      g_offers_cv.notify_all();
+    }
+    if (!g->seg_map_) return Status(Code::kNotSupport, failure);
+    g->seg_ = static_cast<ShmSegment*>(g->seg_map_.get());
+    g->Locate();
+  }
+  g->asym_wake_ = AsymmetricWakeAvailable();
+  g->cma_ = true;  // process_vm_readv of its own pid needs no permission (no plan needs it: SameProcess)
+  HLOG_INFO(kShm, "shared memory group of %d threads of this process: wake-ups %s; every buffer is read in place", size,
+            g->asym_wake_ ? "paid by the sleeper (membarrier)" : "fenced by every waker");
+  g->AttachShared();
+  *out = std::move(g);
+  return Status::Ok();
+}
+
+Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t, const std::vector<uint32_t>& pids,
+                        size_t staging_bytes, Deadline deadline, std::unique_ptr<ShmGroup>* out) {
+  std::unique_ptr<ShmGroup> g = NewGroup(rank, members, pids, staging_bytes);
+  const int size = static_cast<int>(members.size());
+  const size_t control = g->control_bytes_;
   auto peer = [&](int i) { return members[static_cast<size_t>(i)]; };
   const Fingerprint fp = InternalFp();
   std::string failure;
@@ -229,10 +349,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
       std::lock_guard<std::mutex> lk(g_segments_mu);
       Segments()[SegmentKey{g->own_pid_, g->memfd_}] = g->seg_map_;
     }
-    g->seg_->magic = kMagic;
-    g->seg_->version = kVersion;
-    g->seg_->nranks = static_cast<uint32_t>(size);
-    g->Locate();
+    g->WriteHeader();
     Hello hello{static_cast<uint32_t>(getpid()), g->memfd_, g->seg_bytes_};
     std::vector<RequestId> ids;
     std::vector<uint8_t> acks(static_cast<size_t>(size), 0);
@@ -319,21 +436,7 @@ Status ShmGroup::Create(int rank, const std::vector<int>& members, Transport* t,
             g->cma_ ? "are copied single-copy with process_vm_readv/writev (probe passed)"
                     : "are staged through the shared segment: ",
             no_cma.c_str());
-  if (staging_bytes > 0) g->staging_ = reinterpret_cast<char*>(g->seg_) + control;
-  if (ShmSegment::HasMail(size)) {
-    g->mail_ = g->seg_->mail();
-    g->mail_sent_.assign(static_cast<size_t>(size), 0);
-    g->mail_taken_.assign(static_cast<size_t>(size), 0);
-    g->mail_checked_.assign(static_cast<size_t>(size), 0);
-    g->mail_known_taken_.assign(static_cast<size_t>(size), 0);
-    g->answers_ = g->seg_->answers();
-  }
-  for (int r = 0; r < size; ++r) {
-    int pfd = -1;
-    if (r != rank && pids[static_cast<size_t>(r)] != static_cast<uint32_t>(getpid()))
-      pfd = static_cast<int>(syscall(SYS_pidfd_open, pids[static_cast<size_t>(r)], 0));
-    g->pidfds_.push_back(pfd);
-  }
+  g->AttachShared();
   *out = std::move(g);
   return Status::Ok();
 }
@@ -726,7 +829,7 @@ bool SpinWithin(bool spin, const F& ready) {
 }  // namespace
 
 bool ShmGroup::SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg) const {
-  return SpinWithin(spin_ok_, [&] { return (this->*ready)(arg); });
+  return SpinWithin(attempt_spin_, [&] { return (this->*ready)(arg); });
 }
 
 // Looks once per kRingPollNs, not in a tight loop: every look reads the lines the slowest member
@@ -734,7 +837,7 @@ bool ShmGroup::SpinBriefly(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
 // writes costs that member's next write a cross-core invalidation. Polled continuously, the
 // ahead rank got one slot per look and the root paid that on every call.
 bool ShmGroup::AwaitRingAttempt(uint64_t t) const {
-  if (!spin_ok_) return false;
+  if (!attempt_spin_) return false;
   const uint64_t half = ring_ >= 8 ? t - ring_ / 2 : t - ring_;
   const uint64_t start = NowNs();
   uint64_t now = start;
@@ -747,7 +850,7 @@ bool ShmGroup::AwaitRingAttempt(uint64_t t) const {
 }
 
 bool ShmGroup::SpinFor(bool (*ready)(const void*), const void* arg) const {
-  return SpinWithin(spin_ok_, [&] { return ready(arg); });
+  return SpinWithin(attempt_spin_, [&] { return ready(arg); });
 }
 
 Status ShmGroup::Arrive(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
@@ -832,7 +935,7 @@ Status ShmGroup::AwaitArrival(int r, uint64_t ticket, Deadline deadline, uint64_
   ArrivalSlot* s = Slot(r, ticket);
   if (s->ticket.load(std::memory_order_acquire) >= ticket) return AfterWait(Status::Ok(), seq);
   if (attempt) {
-    if (!SpinWithin(spin_ok_, [s, ticket] { return s->ticket.load(std::memory_order_acquire) >= ticket; })) {
+    if (!SpinWithin(attempt_spin_, [s, ticket] { return s->ticket.load(std::memory_order_acquire) >= ticket; })) {
       resume_seq_ = seq;  // announced: the run from the stream takes this ticket (Post)
       resume_ticket_ = ticket;
       LeaveSharedCpu();
@@ -997,7 +1100,7 @@ void ShmGroup::PublishCpu() {
 }
 
 void ShmGroup::LeaveSharedCpu() {
-  if (!spin_ok_) return;
+  if (!attempt_spin_) return;  // called when an attempt gives up: not for one that looked once
   const int cpu = CurrentCpu();
   const CpuShare act = ShareAction(rank_, cpu, size_, [this](int r) {
     return done_[r].cpu.load(std::memory_order_relaxed);

@@ -70,6 +70,12 @@ class ShmGroup : public PeerMemory {
   static Status Create(int index, const std::vector<int>& members, Transport* transport,
                        const std::vector<uint32_t>& pids, size_t staging_bytes, Deadline deadline,
                        std::unique_ptr<ShmGroup>* out);
+  // The same for `size` members that are threads of this process with no transport between
+  // them: rank 0 maps the segment and hands it to the others through a table of this process
+  // under `key` (the communicator's key); no staging, no CMA (every buffer is read in place).
+  // Every member gets the group or the same error (kNotSupport when rank 0 could not map it).
+  static Status CreateInProcess(int index, int size, const std::string& key, Deadline deadline,
+                                std::unique_ptr<ShmGroup>* out);
   // Shared scratch of `staging_bytes` (64-byte aligned), or nullptr when none was requested.
   char* Staging() const { return staging_; }
   size_t staging_bytes() const { return staging_bytes_; }
@@ -79,6 +85,9 @@ class ShmGroup : public PeerMemory {
 
   int size() const { return size_; }
   int rank() const { return rank_; }
+  // The segment's address: one for every member in this process (members that are threads share
+  // one mapping).
+  const void* segment() const { return seg_; }
 
   // Arrivals. Members call Arrive/Post/Barrier in the same order; each call takes this rank's next
   // ticket (1, 2, ...). Arrive writes `fp` and up to kInlineBytes of `payload` into this rank's
@@ -147,10 +156,14 @@ class ShmGroup : public PeerMemory {
   // arrived: the ticket is kept, and the next Arrive or Post of `seq` — the operation run again
   // from the stream, which may run ahead now — takes that ticket without announcing again).
   // Later arrivals of the operation wait as usual.
+  // With `look_once` (a thread that drives several members: the ones it has yet to call cannot
+  // arrive while it spins) the attempt looks once instead of spinning, and giving up never moves
+  // the thread off its CPU (LeaveSharedCpu).
   // EndAttempt clears it.
-  void BeginAttempt(uint64_t seq) {
+  void BeginAttempt(uint64_t seq, bool look_once = false) {
     attempt_seq_ = seq;
     attempting_ = true;
+    attempt_spin_ = spin_ok_ && !look_once;
   }
   void EndAttempt() { attempting_ = false; }
   // Takes the attempt flag for operation `seq` (only its first wait is an attempt's). Arrive and
@@ -309,6 +322,12 @@ class ShmGroup : public PeerMemory {
 
  private:
   ShmGroup() = default;
+  // Create's parts: the group's fields from its members; the segment's header (rank 0, then
+  // Locate); staging, mailboxes and pidfds once the segment is mapped.
+  static std::unique_ptr<ShmGroup> NewGroup(int rank, const std::vector<int>& members,
+                                            const std::vector<uint32_t>& pids, size_t staging_bytes);
+  void WriteHeader();
+  void AttachShared();
   ArrivalSlot* Slot(int r, uint64_t ticket) const;
   void Locate();                      // the arrays below, from seg_ (Create)
   FpEntry* History(int r) const;  // member r's fingerprint history
@@ -379,11 +398,13 @@ class ShmGroup : public PeerMemory {
   bool attempting_ = false;
   uint64_t resume_seq_ = 0, resume_ticket_ = 0;  // an attempt's announced arrival
   bool spin_ok_ = true;                         // this host's members fit on its cores
+  bool attempt_spin_ = true;                    // this attempt spins (BeginAttempt: spin_ok_, not look_once)
   bool asym_wake_ = false;  // every member's process registered for membarrier: wakers run no fence (wake_fence.h)
   int workers_ = 1;                             // Workers()
   uint64_t exchange_ticket_ = 0;  // the last Exchange's arrival (PeerPayload)
   int size_ = 0;
   int memfd_ = -1;             // rank 0 keeps the segment's memfd
+  size_t control_bytes_ = 0;   // the segment's control part (page-rounded); staging follows it
   std::shared_ptr<void> seg_map_;  // the mapping of seg_, shared by the members of one process
   char* staging_ = nullptr;
   size_t staging_bytes_ = 0;
