@@ -318,8 +318,9 @@ TEST(Comm, CreateDestroyCyclesLeakNothing) {
 // One thread drives both thread ranks and issues all of rank 0's calls before any of rank 1's,
 // more of them than a stream holds (HOSTCCL_STREAM_DEPTH, 1024): the enqueues past the depth must
 // not run rank 0's calls on this thread (they would wait for rank 1's, issued only later), so the
-// program completes, with every result right. Over every transport thread ranks can use:
-// in-process, shared memory and TCP.
+// program completes, with every result right. Over every transport thread ranks can use: the
+// default (a shared segment set up without sockets, whose attempts then look once), in-process,
+// shared memory over a mesh and TCP.
 class OneThreadTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OneThreadTest, IssuesEachRanksCallsInTurnPastTheStreamDepth) {
@@ -367,7 +368,67 @@ TEST_P(OneThreadTest, IssuesEachRanksCallsInTurnPastTheStreamDepth) {
     EXPECT_EQ(HcclCommDestroy(comms[r]), HCCL_SUCCESS);
   }
 }
-INSTANTIATE_TEST_SUITE_P(Transports, OneThreadTest, ::testing::Values("local", "shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Transports, OneThreadTest, ::testing::Values("auto", "local", "shm", "tcp"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
+
+// Which plans thread ranks take (each call's info line names its algorithm and transport): by
+// default the shared segment's (shm_inline, the mailbox for Send/Recv), with HOSTCCL_TRANSPORT=
+// local the in-process ones (direct, local). One process per test (ctest): the log variables are
+// read at the first library call.
+class ThreadRanksPlacement : public ::testing::TestWithParam<const char*> {
+ protected:
+  void TearDown() override {
+    unlink(log_.c_str());
+    unsetenv("HOSTCCL_TRANSPORT");
+  }
+  const std::string log_ = "/tmp/hostccl_comm_placement_test_" + std::to_string(getpid()) + ".log";
+};
+
+TEST_P(ThreadRanksPlacement, CollectivesAndTransfersTakeTheTransportsPlans) {
+  unlink(log_.c_str());
+  setenv("HOSTCCL_LOG_FILE", log_.c_str(), 1);
+  setenv("HOSTCCL_LOG_LEVEL", "INFO", 1);
+  const bool local = std::string(GetParam()) == "local";
+  if (local) setenv("HOSTCCL_TRANSPORT", "local", 1);
+  auto comms = InitAll(2);
+  OnThreads(2, [&](int r) {
+    aclrtStream s;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    float* buf = nullptr;
+    ASSERT_EQ(aclrtMalloc(reinterpret_cast<void**>(&buf), 2 * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    const float mine = static_cast<float>(r + 1);
+    ASSERT_EQ(aclrtMemcpy(buf, sizeof(float), &mine, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    EXPECT_EQ(HcclAllReduce(buf, buf + 1, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[r], s), HCCL_SUCCESS);
+    if (r == 0)
+      EXPECT_EQ(HcclSend(buf + 1, 1, HCCL_DATA_TYPE_FP32, 1, comms[r], s), HCCL_SUCCESS);
+    else
+      EXPECT_EQ(HcclRecv(buf, 1, HCCL_DATA_TYPE_FP32, 0, comms[r], s), HCCL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS) << aclGetRecentErrMsg();
+    float out[2] = {0, 0};
+    ASSERT_EQ(aclrtMemcpy(out, sizeof(out), buf, sizeof(out), ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(out[1], 3.0f);
+    EXPECT_EQ(out[0], r == 0 ? 1.0f : 3.0f);
+    EXPECT_EQ(aclrtFree(buf), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  });
+  for (HcclComm c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  int allreduce = 0, send = 0, recv = 0;
+  std::ifstream in(log_);
+  const std::string transport = local ? "transport in-process" : "transport shared memory";
+  for (std::string line; std::getline(in, line);) {
+    const auto ran = [&](const char* api, const char* algo) {
+      return line.find(api) != std::string::npos && line.find(std::string(": ") + algo + " (default rule") !=
+                 std::string::npos && line.find(transport) != std::string::npos;
+    };
+    allreduce += ran("HcclAllReduce #", local ? "direct" : "shm_inline");
+    send += ran("HcclSend", local ? "local" : "mailbox");
+    recv += ran("HcclRecv", local ? "local" : "mailbox");
+  }
+  EXPECT_EQ(allreduce, 2) << "log: " << log_;
+  EXPECT_EQ(send, 1);
+  EXPECT_EQ(recv, 1);
+}
+INSTANTIATE_TEST_SUITE_P(Transports, ThreadRanksPlacement, ::testing::Values("auto", "local"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CommTest, ::testing::Values(1, 2, 3, 5, 8));
