@@ -428,6 +428,38 @@ TEST_P(ThreadRanksPlacement, CollectivesAndTransfersTakeTheTransportsPlans) {
   EXPECT_EQ(send, 1);
   EXPECT_EQ(recv, 1);
 }
+// More thread ranks than the segment has mailboxes for (32) but within its thread-rank limit (64):
+// transfers re-plan to the in-process mailboxes (no TCP mesh for the segment's other plan) and
+// collectives still run over the segment; a ring exchange and an AllReduce, results checked.
+TEST(ThreadRanksMany, TransfersAboveTheMailboxLimitAndCollectivesComplete) {
+  constexpr int n = 34;
+  setenv("HOSTCCL_DEVICE_COUNT", "34", 1);  // read at the first runtime call (one process per test)
+  setenv("HOSTCCL_EXEC_TIMEOUT_MS", "60000", 1);
+  auto comms = InitAll(n);
+  unsetenv("HOSTCCL_EXEC_TIMEOUT_MS");
+  OnThreads(n, [&](int r) {
+    aclrtStream s;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    int32_t* buf = nullptr;  // [0] mine, [1] from the left neighbour, [2] the sum
+    ASSERT_EQ(aclrtMalloc(reinterpret_cast<void**>(&buf), 3 * sizeof(int32_t), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    const int32_t mine = r + 1;
+    ASSERT_EQ(aclrtMemcpy(buf, sizeof(mine), &mine, sizeof(mine), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    HcclSendRecvItem items[2] = {
+        {HCCL_SEND, buf, 1, HCCL_DATA_TYPE_INT32, static_cast<uint32_t>((r + 1) % n)},
+        {HCCL_RECV, buf + 1, 1, HCCL_DATA_TYPE_INT32, static_cast<uint32_t>((r + n - 1) % n)}};
+    EXPECT_EQ(HcclBatchSendRecv(items, 2, comms[r], s), HCCL_SUCCESS);
+    EXPECT_EQ(HcclAllReduce(buf, buf + 2, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comms[r], s), HCCL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS) << aclGetRecentErrMsg();
+    int32_t out[3] = {0, 0, 0};
+    ASSERT_EQ(aclrtMemcpy(out, sizeof(out), buf, sizeof(out), ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(out[1], (r + n - 1) % n + 1) << "rank " << r;
+    EXPECT_EQ(out[2], n * (n + 1) / 2) << "rank " << r;
+    EXPECT_EQ(aclrtFree(buf), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  });
+  for (HcclComm c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, ThreadRanksPlacement, ::testing::Values("auto", "local"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
