@@ -138,7 +138,8 @@ inline std::vector<std::pair<std::string, std::string>> TransportEnv(const std::
   return {{"HOSTCCL_TRANSPORT", transport}};
 }
 
-// The RunOptions of one placement of the fault grids: "threads" (nothing set), "nodes" (ranks 0-1
+// The RunOptions of one placement of the fault grids: "threads" (nothing set: their shared
+// segment), "threads_local" (HOSTCCL_TRANSPORT=local: the in-process plans), "nodes" (ranks 0-1
 // and 2-3 on two emulated hosts, "<tag>-host-a" and "<tag>-host-b"), "shm_host_buffers" (shared
 // memory; the case itself passes host buffers) or a transport ("shm", "tcp": TransportEnv); with
 // the exec and connect timeouts (ms) and the harness's bound on the whole run (s).
@@ -151,6 +152,8 @@ inline test::RunOptions PlacementOptions(const std::string& placement, const std
     };
   } else if (placement == "shm_host_buffers") {
     o.env = TransportEnv("shm");
+  } else if (placement == "threads_local") {
+    o.env = TransportEnv("local");
   } else if (placement != "threads") {
     o.env = TransportEnv(placement);
   }

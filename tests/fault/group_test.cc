@@ -55,7 +55,8 @@ struct Place {
 };
 const Place kPlaces[] = {{"threads", Mode::kThreadsInitAll, "auto"},
                          {"shm", Mode::kProcesses, "auto"},
-                         {"tcp", Mode::kProcesses, "tcp"}};
+                         {"tcp", Mode::kProcesses, "tcp"},
+                         {"threads_local", Mode::kThreadsInitAll, "local"}};  // the in-process plans
 
 class GroupRing : public ::testing::TestWithParam<Place> {};
 

@@ -367,7 +367,7 @@ TEST_P(MismatchCollectivesTest, EveryRankFailsFastNamingBoth) {
   if (cases.empty()) GTEST_SKIP() << "neither HcclAllReduce nor HcclBroadcast is implemented in this build";
   if (!hostccl::test::IsRankChild()) std::fprintf(stderr, "%zu mismatch cases\n", cases.size());
   const std::string placement = GetParam();
-  const Mode mode = placement == "threads" ? Mode::kThreadsInitAll : Mode::kProcesses;
+  const Mode mode = placement.rfind("threads", 0) == 0 ? Mode::kThreadsInitAll : Mode::kProcesses;
   const bool host_buffers = placement == "shm_host_buffers";
   auto res = RunRanks(kRanks, mode, [&](RankContext& ctx) { return RunMatrix(ctx, cases, host_buffers, mode != Mode::kProcesses); },
                       Options(placement));
@@ -375,7 +375,7 @@ TEST_P(MismatchCollectivesTest, EveryRankFailsFastNamingBoth) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Placements, MismatchCollectivesTest,
-                         ::testing::Values("shm", "shm_host_buffers", "tcp", "nodes", "threads"),
+                         ::testing::Values("shm", "shm_host_buffers", "tcp", "nodes", "threads", "threads_local"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 // Every bound of the operators' default rules is straddled by the case list (the list is built

@@ -154,14 +154,15 @@ class MismatchMatrixTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MismatchMatrixTest, EveryStraddlingPairFailsFastNamingBoth) {
   const std::string placement = GetParam();
-  const Mode mode = placement == "threads" ? Mode::kThreadsInitAll : Mode::kProcesses;
+  const Mode mode = placement.rfind("threads", 0) == 0 ? Mode::kThreadsInitAll : Mode::kProcesses;
   const bool host_buffers = placement == "shm_host_buffers";
   auto res = RunRanks(kRanks, mode, [host_buffers](RankContext& ctx) { return RunMatrix(ctx, host_buffers); },
                       Options(placement));
   EXPECT_TRUE(res.ok) << res.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(Placements, MismatchMatrixTest, ::testing::Values("shm", "shm_host_buffers", "tcp", "nodes", "threads"),
+INSTANTIATE_TEST_SUITE_P(Placements, MismatchMatrixTest,
+                         ::testing::Values("shm", "shm_host_buffers", "tcp", "nodes", "threads", "threads_local"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace

@@ -37,7 +37,9 @@ struct Place {
 const Place kPlaces[] = {{"threads", Mode::kThreadsInitAll, "auto"},
                          {"shm", Mode::kProcesses, "auto"},
                          {"tcp", Mode::kProcesses, "tcp"},
-                         {"nodes", Mode::kProcesses, "auto"}};
+                         {"nodes", Mode::kProcesses, "auto"},
+                         // thread ranks on the in-process plans only (no shared segment)
+                         {"threads_local", Mode::kThreadsInitAll, "local"}};
 
 // "nodes": two emulated hosts (HOSTCCL_NODE_ID: ranks 0 and 1 on one, the others on the other), so
 // a collective takes its plans for several hosts while ranks 0 and 1 share memory.
