@@ -5,11 +5,14 @@
 //   back to back   n calls, then one aclrtSynchronizeStream
 // Each timed loop starts on every rank at once (a std::barrier) and counts the slowest rank's time.
 // Prints µs per call, the best and the median of --reps loops, and how much the process's peak
-// resident memory grew over the back-to-back loops (the queued calls' storage).
+// resident memory grew over the back-to-back loops (the queued calls' storage); first, how long
+// HcclCommInitAll took.
 //   thread_ranks_bench [-t ranks, default 2] [-b bytes, default 8] [-n calls per loop, default 20000]
 //                      [-r reps, default 5] [-o op] [-m iso|b2b] [-H 1: buffers from malloc, not aclrtMalloc]
-// The transport is the library's choice for thread ranks (in-process) unless HOSTCCL_TRANSPORT
-// says otherwise.
+//                      [-D 1: one thread drives every rank: each call is issued on every rank's
+//                       stream in turn, and an isolated call synchronizes every stream]
+// The transport is the library's choice for thread ranks (a shared segment from 2 ranks) unless
+// HOSTCCL_TRANSPORT says otherwise (local: the in-process plans only).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -44,18 +47,19 @@ long PeakRssKb() {
 int main(int argc, char** argv) {
   int nranks = 2, reps = 5;
   long n = 20000, bytes = 8;
-  bool host_buffers = false;
+  bool host_buffers = false, one_driver = false;
   std::string only_op, only_mode;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "-t")) nranks = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "-n")) n = std::atol(argv[i + 1]);
     else if (!std::strcmp(argv[i], "-b")) bytes = std::atol(argv[i + 1]);
     else if (!std::strcmp(argv[i], "-H")) host_buffers = std::atoi(argv[i + 1]) != 0;
+    else if (!std::strcmp(argv[i], "-D")) one_driver = std::atoi(argv[i + 1]) != 0;
     else if (!std::strcmp(argv[i], "-r")) reps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "-o")) only_op = argv[i + 1];
     else if (!std::strcmp(argv[i], "-m")) only_mode = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: thread_ranks_bench [-t ranks] [-b bytes] [-n calls] [-r reps] [-o op] [-m iso|b2b] [-H 1]\n");
+      std::fprintf(stderr, "usage: thread_ranks_bench [-t ranks] [-b bytes] [-n calls] [-r reps] [-o op] [-m iso|b2b] [-H 1] [-D 1]\n");
       return 2;
     }
   }
@@ -66,16 +70,34 @@ int main(int argc, char** argv) {
   for (int i = 0; i < nranks; ++i) devs[static_cast<size_t>(i)] = i;
   std::vector<Rank> ranks(static_cast<size_t>(nranks));
   std::vector<HcclComm> comms(static_cast<size_t>(nranks));
+  const auto init0 = std::chrono::steady_clock::now();
   if (HcclCommInitAll(static_cast<uint32_t>(nranks), devs.data(), comms.data()) != HCCL_SUCCESS) {
     std::fprintf(stderr, "thread_ranks_bench: HcclCommInitAll failed\n");
     return 2;
   }
+  std::printf("HcclCommInitAll of %d ranks: %.2f ms\n", nranks,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - init0).count());
   const std::vector<Op> ops = hostccl::bench::FixedCountOps(count);
   std::barrier sync(nranks);
   std::vector<double> ns(static_cast<size_t>(nranks));  // one loop's time per rank
   std::atomic<bool> failed{false};
-  std::printf("%-14s %-13s %10s %10s %12s   (us per call, %ld B, %d thread ranks, max over ranks, %d x %ld calls)\n",
-              "operator", "mode", "best", "median", "peak RSS +", bytes, nranks, reps, n);
+  std::printf("%-14s %-13s %10s %10s %12s   (us per call, %ld B, %d thread ranks, %s, %d x %ld calls)\n",
+              "operator", "mode", "best", "median", "peak RSS +", bytes, nranks,
+              one_driver ? "one thread drives every rank" : "max over ranks", reps, n);
+  // -D 1: rank 0's thread issues every rank's call; the other threads only keep the loops' step.
+  auto issue = [&](const Op& op, int me, bool isolated) {
+    if (!one_driver) {
+      if (op.call(ranks[static_cast<size_t>(me)]) != HCCL_SUCCESS) failed = true;
+      if (isolated && aclrtSynchronizeStream(ranks[static_cast<size_t>(me)].stream) != ACL_SUCCESS) failed = true;
+      return;
+    }
+    if (me != 0) return;
+    for (const Rank& r : ranks)
+      if (op.call(r) != HCCL_SUCCESS) failed = true;
+    if (isolated)
+      for (const Rank& r : ranks)
+        if (aclrtSynchronizeStream(r.stream) != ACL_SUCCESS) failed = true;
+  };
   // Rank 0's thread prints; every rank runs the same sequence of loops.
   auto body = [&](int me) {
     Rank& r = ranks[static_cast<size_t>(me)];
@@ -102,11 +124,10 @@ int main(int argc, char** argv) {
           const long calls = rep < 0 ? std::min(n, 200L) : n;
           sync.arrive_and_wait();
           const auto t0 = std::chrono::steady_clock::now();
-          for (long i = 0; i < calls && !failed.load(std::memory_order_relaxed); ++i) {
-            if (op.call(r) != HCCL_SUCCESS) failed = true;
-            if (isolated && aclrtSynchronizeStream(r.stream) != ACL_SUCCESS) failed = true;
-          }
-          if (!isolated && aclrtSynchronizeStream(r.stream) != ACL_SUCCESS) failed = true;
+          for (long i = 0; i < calls && !failed.load(std::memory_order_relaxed); ++i) issue(op, me, isolated);
+          if (!isolated && (!one_driver || me == 0))
+            for (const Rank& o : ranks)
+              if ((one_driver || &o == &r) && aclrtSynchronizeStream(o.stream) != ACL_SUCCESS) failed = true;
           ns[static_cast<size_t>(me)] =
               std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
               static_cast<double>(calls);
