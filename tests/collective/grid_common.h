@@ -215,14 +215,12 @@ inline bool FullGridRequested() { return std::getenv("HOSTCCL_FULL_GRID") != nul
 
 // The host-buffer tests (buffers from malloc, not aclrtMalloc) run between processes of one host,
 // whose peers cannot map them (the shared-memory plans re-plan, logged), and between thread ranks
-// over shared memory (HOSTCCL_TRANSPORT=shm), which read them in place: one address space.
+// over their default shared segment (set up without sockets), which read them in place: one
+// address space.
 enum class HostBufRun { kProcesses, kThreadsShm };
 inline const char* HostBufRunName(HostBufRun r) { return r == HostBufRun::kProcesses ? "processes" : "threads_shm"; }
 inline Mode HostBufMode(HostBufRun r) { return r == HostBufRun::kProcesses ? Mode::kProcesses : Mode::kThreadsRootInfo; }
-inline RunOptions HostBufOptions(HostBufRun r, RunOptions o = {}) {
-  if (r == HostBufRun::kThreadsShm) o.env.push_back({"HOSTCCL_TRANSPORT", "shm"});
-  return o;
-}
+inline RunOptions HostBufOptions(HostBufRun, RunOptions o = {}) { return o; }
 inline constexpr HostBufRun kHostBufRuns[] = {HostBufRun::kProcesses, HostBufRun::kThreadsShm};
 
 }  // namespace hostccl::test::grid
