@@ -1,5 +1,5 @@
 // hostccl_soak (reliability.md row 8, long; run by scripts/soak.sh, not by ctest): ranks are
-// threads of this process (HOSTCCL_TRANSPORT picks in-process or TCP between them). Phases:
+// threads of this process (HOSTCCL_TRANSPORT picks their shared segment, in-process or TCP). Phases:
 //   small   N small HcclReduce calls back to back on one 4-rank communicator (default 100,000);
 //   multi   8 communicators of 2 ranks used at once, each on its own stream per rank;
 //   cycles  create / use / destroy a 2-rank communicator C times (default 1,000).
