@@ -412,21 +412,28 @@ TEST_P(ThreadRanksPlacement, CollectivesAndTransfersTakeTheTransportsPlans) {
     EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
   });
   for (HcclComm c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  // An inline attempt that gives up having changed nothing (a Recv before its message) runs
+  // again from the stream and logs again: at least one line per call, and none naming another plan.
   int allreduce = 0, send = 0, recv = 0;
+  std::vector<std::string> other;
   std::ifstream in(log_);
   const std::string transport = local ? "transport in-process" : "transport shared memory";
   for (std::string line; std::getline(in, line);) {
-    const auto ran = [&](const char* api, const char* algo) {
-      return line.find(api) != std::string::npos && line.find(std::string(": ") + algo + " (default rule") !=
-                 std::string::npos && line.find(transport) != std::string::npos;
+    const auto is = [&](const char* api) { return line.find(api) != std::string::npos; };
+    const auto ran = [&](const char* algo) {
+      return line.find(std::string(": ") + algo + " (default rule") != std::string::npos &&
+             line.find(transport) != std::string::npos;
     };
-    allreduce += ran("HcclAllReduce #", local ? "direct" : "shm_inline");
-    send += ran("HcclSend", local ? "local" : "mailbox");
-    recv += ran("HcclRecv", local ? "local" : "mailbox");
+    if (!is("HcclAllReduce #") && !is("HcclSend") && !is("HcclRecv")) continue;
+    if (is("HcclAllReduce #") && ran(local ? "direct" : "shm_inline")) ++allreduce;
+    else if (is("HcclSend") && ran(local ? "local" : "mailbox")) ++send;
+    else if (is("HcclRecv") && ran(local ? "local" : "mailbox")) ++recv;
+    else if (line.find(" on '") != std::string::npos) other.push_back(line);  // a call's selection line
   }
-  EXPECT_EQ(allreduce, 2) << "log: " << log_;
-  EXPECT_EQ(send, 1);
-  EXPECT_EQ(recv, 1);
+  EXPECT_GE(allreduce, 2) << "log: " << log_;
+  EXPECT_GE(send, 1);
+  EXPECT_GE(recv, 1);
+  EXPECT_TRUE(other.empty()) << other.front();
 }
 // More thread ranks than the segment has mailboxes for (32) but within its thread-rank limit (64):
 // transfers re-plan to the in-process mailboxes (no TCP mesh for the segment's other plan) and
