@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -174,6 +175,48 @@ TEST(Comm, MissingRankFailsWithinConnectTimeoutNamingIt) {
   EXPECT_NE(res[1], HCCL_SUCCESS);
   EXPECT_LT(secs, 30.0);
   for (int r = 0; r < 2; ++r) EXPECT_NE(msgs[r].find("2"), std::string::npos) << msgs[r];
+}
+
+// Thread ranks' sub-communicators set their shared segment up without waiting for each other:
+// one thread creates every rank's sub-communicator in turn, last rank first, and then drives an
+// AllReduce on all of them (a creation that waited for its peers would hang here until the
+// connect timeout).
+TEST(Comm, OneThreadCreatesEveryThreadRanksSubCommunicator) {
+  const int n = 3;
+  auto comms = InitAll(n);
+  std::vector<HcclComm> subs(n, nullptr);
+  uint32_t all[3] = {0, 1, 2};
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = n - 1; r >= 0; --r)
+    ASSERT_EQ(HcclCreateSubCommConfig(&comms[r], n, all, 5, static_cast<uint32_t>(r), nullptr, &subs[r]),
+              HCCL_SUCCESS) << "rank " << r;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  std::vector<aclrtStream> streams(n);
+  std::vector<int32_t*> bufs(n);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateStream(&streams[r]), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(reinterpret_cast<void**>(&bufs[r]), 2 * sizeof(int32_t), ACL_MEM_MALLOC_HUGE_FIRST),
+              ACL_SUCCESS);
+    const int32_t mine = r + 1;
+    ASSERT_EQ(aclrtMemcpy(bufs[r], sizeof(mine), &mine, sizeof(mine), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  }
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    ASSERT_EQ(HcclAllReduce(bufs[r], bufs[r] + 1, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, subs[r], streams[r]),
+              HCCL_SUCCESS);
+  }
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(streams[r]), ACL_SUCCESS) << aclGetRecentErrMsg();
+    int32_t out = 0;
+    ASSERT_EQ(aclrtMemcpy(&out, sizeof(out), bufs[r] + 1, sizeof(out), ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(out, 6) << "rank " << r;
+    EXPECT_EQ(aclrtFree(bufs[r]), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(streams[r]), ACL_SUCCESS);
+    EXPECT_EQ(HcclCommDestroy(subs[r]), HCCL_SUCCESS);
+    EXPECT_EQ(HcclCommDestroy(comms[r]), HCCL_SUCCESS);
+  }
 }
 
 TEST(Comm, SubCommunicatorOfHalfTheRanks) {

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstring>
 #include <map>
@@ -98,23 +97,21 @@ std::shared_ptr<void> OwnMapping(void* p, size_t bytes) {
 }
 
 // Members that are threads of one process with no transport between them (CreateInProcess):
-// rank 0 offers its mapping here under the communicator's key and waits until each other member
-// took a reference (the last one removes the offer) or the deadline (rank 0 removes it).
+// whichever member comes first maps the segment and offers it here under the communicator's key;
+// each member takes a reference, and the last one removes the offer. Nobody waits for anybody
+// (one thread may create every rank's communicator in turn, in any order, as for
+// sub-communicators). An offer some member never took (its setup failed first) is removed by the
+// next CreateInProcess after the connect timeout.
 struct Offer {
-  std::shared_ptr<void> seg;  // null: rank 0 could not create the segment (failure says why)
+  std::shared_ptr<void> seg;  // null: the member that came first could not map it (failure says why)
   std::string failure;
   int takers = 0;             // members that have not taken it yet
+  Deadline expires = Deadline::Infinite();
 };
 std::mutex g_offers_mu;
-std::condition_variable g_offers_cv;
 std::map<std::string, Offer>& Offers() {
   static auto* m = new std::map<std::string, Offer>;  // never destroyed: used at exit
   return *m;
-}
-// Sleeps until a change of the offers, the deadline, or 100 ms (then the caller looks again).
-void WaitOffers(std::unique_lock<std::mutex>& lk, Deadline deadline) {
-  const int left = deadline.RemainingMsForPoll();
-  g_offers_cv.wait_for(lk, std::chrono::milliseconds(left < 0 || left > 100 ? 100 : left + 1));
 }
 }  // namespace
 
@@ -262,57 +259,35 @@ Status ShmGroup::CreateInProcess(int rank, int size, const std::string& key, Dea
   std::iota(members.begin(), members.end(), 0);
   std::unique_ptr<ShmGroup> g =
       NewGroup(rank, members, std::vector<uint32_t>(static_cast<size_t>(size), static_cast<uint32_t>(getpid())), 0);
-  if (rank == 0) {
-    // One address space: private anonymous memory is shared by the threads (and a fork's child
-    // gets a copy of it, not the members' words).
-    void* p = mmap(nullptr, g->seg_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    Offer offer;
-    offer.takers = size - 1;
-    if (p == MAP_FAILED) {
-      offer.failure = StrFormat("shared memory unavailable: rank 0 could not map %zu bytes: %s", g->seg_bytes_,
-                                strerror(errno));
-    } else {
-      g->seg_ = static_cast<ShmSegment*>(p);
-      g->seg_map_ = OwnMapping(p, g->seg_bytes_);
-      g->WriteHeader();
-      offer.seg = g->seg_map_;
-    }
-    const std::string failure = offer.failure;
-    if (size > 1) {
-      std::unique_lock<std::mutex> lk(g_offers_mu);
-      Offers()[key] = std::move(offer);
-      g_offers_cv.notify_all();
-      while (Offers().count(key) != 0) {
-        if (deadline.Expired()) {
-          const int late = Offers()[key].takers;
-          Offers().erase(key);
-          return MakeStatus(Code::kTimeout, "rank 0: %d member(s) of '%s' in this process did not take the shared "
-                            "segment in time", late, key.c_str());
-        }
-        WaitOffers(lk, deadline);
-      }
-    }
-    if (!failure.empty()) return Status(Code::kNotSupport, failure);
-  } else {
-    std::unique_lock<std::mutex> lk(g_offers_mu);
+  std::string failure;
+  {
+    std::lock_guard<std::mutex> lk(g_offers_mu);
+    std::erase_if(Offers(), [](const auto& o) { return o.second.expires.Expired(); });
     auto it = Offers().find(key);
-    while (it == Offers().end()) {
-      if (deadline.Expired())
-        return MakeStatus(Code::kTimeout, "rank %d: rank 0 of the same process did not create the shared segment of "
-                          "'%s' in time", rank, key.c_str());
-      WaitOffers(lk, deadline);
-      it = Offers().find(key);
+    if (it == Offers().end()) {
+      // The first member here maps the segment. One address space: private anonymous memory is
+      // shared by the threads (and a fork's child gets a copy of it, not the members' words).
+      Offer offer;
+      offer.takers = size;
+      offer.expires = deadline;
+      void* p = mmap(nullptr, g->seg_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+      if (p == MAP_FAILED) {
+        offer.failure = StrFormat("shared memory unavailable: rank %d could not map %zu bytes: %s", rank,
+                                  g->seg_bytes_, strerror(errno));
+      } else {
+        offer.seg = OwnMapping(p, g->seg_bytes_);
+        g->seg_ = static_cast<ShmSegment*>(p);
+        g->WriteHeader();  // before any other member can take it (under the lock)
+      }
+      it = Offers().emplace(key, std::move(offer)).first;
     }
     g->seg_map_ = it->second.seg;
-    const std::string failure = it->second.failure;
-    if (--it->second.takers == 0) {
-      Offers().erase(it);
-      g_offers_cv.notify_all();
-    }
-    if (!g->seg_map_) return Status(Code::kNotSupport, failure);
-    g->seg_ = static_cast<ShmSegment*>(g->seg_map_.get());
-    g->Locate();
+    failure = it->second.failure;
+    if (--it->second.takers == 0) Offers().erase(it);
   }
+  if (!g->seg_map_) return Status(Code::kNotSupport, failure);
+  g->seg_ = static_cast<ShmSegment*>(g->seg_map_.get());
+  g->Locate();
   g->asym_wake_ = AsymmetricWakeAvailable();
   g->cma_ = true;  // process_vm_readv of its own pid needs no permission (no plan needs it: SameProcess)
   HLOG_INFO(kShm, "shared memory group of %d threads of this process: wake-ups %s; every buffer is read in place", size,

@@ -71,9 +71,10 @@ class ShmGroup : public PeerMemory {
                        const std::vector<uint32_t>& pids, size_t staging_bytes, Deadline deadline,
                        std::unique_ptr<ShmGroup>* out);
   // The same for `size` members that are threads of this process with no transport between
-  // them: rank 0 maps the segment and hands it to the others through a table of this process
-  // under `key` (the communicator's key); no staging, no CMA (every buffer is read in place).
-  // Every member gets the group or the same error (kNotSupport when rank 0 could not map it).
+  // them: the first member to come maps the segment and offers it to the others in a table of
+  // this process under `key` (the communicator's key); nobody waits. No staging, no CMA (every
+  // buffer is read in place). Every member gets the group or the same error (kNotSupport when
+  // the segment could not be mapped). `deadline`: when an offer left untaken may be dropped.
   static Status CreateInProcess(int index, int size, const std::string& key, Deadline deadline,
                                 std::unique_ptr<ShmGroup>* out);
   // Shared scratch of `staging_bytes` (64-byte aligned), or nullptr when none was requested.
