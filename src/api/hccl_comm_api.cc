@@ -153,7 +153,7 @@ HOSTCCL_API HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices, HcclComm
     std::vector<Status> results(ndev);
     std::vector<std::thread> threads;
     core::CommConfig cfg;
-    cfg.threads_of_one_process = true;  // no data listener, no TCP mesh: the LocalGroup serves them
+    cfg.threads_of_one_process = true;  // no data listener, no TCP mesh: their segment and LocalGroup serve them
     for (uint32_t i = 0; i < ndev; ++i) {
       threads.emplace_back([&, i] {
         results[i] = core::Communicator::CreateFromRootInfo(root, ndev, i, devices[i], cfg, &made[i]);

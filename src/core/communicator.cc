@@ -207,7 +207,8 @@ namespace {
 
 // Whether a communicator whose ranks are all threads of this process still needs a TCP mesh:
 // HOSTCCL_TRANSPORT=tcp or shm asks for it, and so does HOSTCCL_ALGO naming a point-to-point
-// algorithm. Otherwise the LocalGroup serves every operation and no socket is opened.
+// algorithm. Otherwise their shared segment (ShmGroup::CreateInProcess) and LocalGroup serve every
+// operation and no socket is opened.
 bool ThreadsNeedMesh() {
   const std::string transport = EnvString(Knob::kTransport, "auto");
   if (transport == "tcp" || transport == "shm") return true;
@@ -348,8 +349,8 @@ Status Communicator::FinishSetup(const std::string& local_key) {
   check_args_ = EnvBool(Knob::kCheckArgs, true);
   if (const std::string ra = EnvString(Knob::kRunAhead, "auto"); ra != "auto")  // validated: auto|on|off
     run_ahead_ = ra == "on" ? RunAhead::kAlways : RunAhead::kNever;
-  // Ranks of one host's shared segment: processes, or threads with HOSTCCL_TRANSPORT=shm (a thread
-  // that drives several of them sees its attempts give up and queue as host waits, Submit).
+  // Ranks of one host's shared segment: processes, or threads (a thread that drives several of them
+  // sees its attempts look once, give up and queue as host waits: Run, Submit).
   if (shm_ != nullptr && node_shm_ == nullptr) {
     const std::string ic = EnvString(Knob::kInlineCalls, "auto");  // validated: auto|on|off
     inline_calls_ = ic == "on" || (ic == "auto" && !net::Oversubscribed(size_));
@@ -499,7 +500,7 @@ Status Communicator::Connect(const boot::RootInfo& root, uint32_t nranks, uint32
   name_ = config.name.empty() ? root.identifier : config.name;
   ClassifyRanks();
   if (all_local_ && !ThreadsNeedMesh()) {
-    // Threads of this process: the LocalGroup serves every operation; no socket stays open.
+    // Threads of this process: their segment and LocalGroup serve every operation; no socket stays open.
     for (auto& r : ranks_) r.data_addr.clear();
     return FinishSetup(key_);
   }
