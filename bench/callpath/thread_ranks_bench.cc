@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,18 +86,19 @@ int main(int argc, char** argv) {
               "operator", "mode", "best", "median", "peak RSS +", bytes, nranks,
               one_driver ? "one thread drives every rank" : "max over ranks", reps, n);
   // -D 1: rank 0's thread issues every rank's call; the other threads only keep the loops' step.
+  // The ranks thread `me` issues calls for: its own, or with -D 1 all of them (rank 0's thread).
+  auto driven = [&](int me) {
+    if (!one_driver) return std::span<Rank>(&ranks[static_cast<size_t>(me)], 1);
+    return me == 0 ? std::span<Rank>(ranks) : std::span<Rank>();
+  };
+  auto synchronize = [&](int me) {
+    for (const Rank& r : driven(me))
+      if (aclrtSynchronizeStream(r.stream) != ACL_SUCCESS) failed = true;
+  };
   auto issue = [&](const Op& op, int me, bool isolated) {
-    if (!one_driver) {
-      if (op.call(ranks[static_cast<size_t>(me)]) != HCCL_SUCCESS) failed = true;
-      if (isolated && aclrtSynchronizeStream(ranks[static_cast<size_t>(me)].stream) != ACL_SUCCESS) failed = true;
-      return;
-    }
-    if (me != 0) return;
-    for (const Rank& r : ranks)
+    for (const Rank& r : driven(me))
       if (op.call(r) != HCCL_SUCCESS) failed = true;
-    if (isolated)
-      for (const Rank& r : ranks)
-        if (aclrtSynchronizeStream(r.stream) != ACL_SUCCESS) failed = true;
+    if (isolated) synchronize(me);
   };
   // Rank 0's thread prints; every rank runs the same sequence of loops.
   auto body = [&](int me) {
@@ -125,9 +127,7 @@ int main(int argc, char** argv) {
           sync.arrive_and_wait();
           const auto t0 = std::chrono::steady_clock::now();
           for (long i = 0; i < calls && !failed.load(std::memory_order_relaxed); ++i) issue(op, me, isolated);
-          if (!isolated && (!one_driver || me == 0))
-            for (const Rank& o : ranks)
-              if ((one_driver || &o == &r) && aclrtSynchronizeStream(o.stream) != ACL_SUCCESS) failed = true;
+          if (!isolated) synchronize(me);
           ns[static_cast<size_t>(me)] =
               std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
               static_cast<double>(calls);

@@ -110,7 +110,7 @@ TEST(AllGatherHostBuffers, EveryRankHasEveryBlock) {
       for (const AllGatherCase& c : cases)
         if (!movement::RunAllGatherCase(ctx, c)) return false;
       return true;
-    }, grid::HostBufOptions(run));
+    }, RunOptions{});
     EXPECT_TRUE(res.ok) << grid::HostBufRunName(run) << ": " << res.message;
   }
 }

@@ -105,7 +105,7 @@ TEST(AllGatherVHostBuffers, EveryBlockAtItsDisplacement) {
       for (const AllGatherVCase& c : cases)
         if (!movement::RunAllGatherVCase(ctx, c)) return false;
       return true;
-    }, grid::HostBufOptions(run));
+    }, RunOptions{});
     EXPECT_TRUE(res.ok) << grid::HostBufRunName(run) << ": " << res.message;
   }
 }

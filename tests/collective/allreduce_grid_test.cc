@@ -173,7 +173,7 @@ TEST_P(AllReduceHostBuffers, EveryRankHasTheRankOrderFold) {
     for (const AllReduceCase& c : cases)
       if (!RunAllReduceCase(ctx, c)) return false;
     return true;
-  }, grid::HostBufOptions(g.run, opts));
+  }, opts);
   EXPECT_TRUE(res.ok) << HostBufName(g) << " (" << cases.size() << " cases):\n" << res.message;
 }
 

@@ -132,7 +132,7 @@ TEST_P(BroadcastHostBuffers, EveryRankHasTheRootsBits) {
     for (const BroadcastCase& c : cases)
       if (!RunBroadcastCase(ctx, c)) return false;
     return true;
-  }, grid::HostBufOptions(run, opts));
+  }, opts);
   EXPECT_TRUE(res.ok) << GetParam() << ":\n" << res.message;
 }
 

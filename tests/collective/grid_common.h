@@ -220,7 +220,6 @@ inline bool FullGridRequested() { return std::getenv("HOSTCCL_FULL_GRID") != nul
 enum class HostBufRun { kProcesses, kThreadsShm };
 inline const char* HostBufRunName(HostBufRun r) { return r == HostBufRun::kProcesses ? "processes" : "threads_shm"; }
 inline Mode HostBufMode(HostBufRun r) { return r == HostBufRun::kProcesses ? Mode::kProcesses : Mode::kThreadsRootInfo; }
-inline RunOptions HostBufOptions(HostBufRun, RunOptions o = {}) { return o; }
 inline constexpr HostBufRun kHostBufRuns[] = {HostBufRun::kProcesses, HostBufRun::kThreadsShm};
 
 }  // namespace hostccl::test::grid

@@ -269,7 +269,7 @@ TEST_P(ReduceHostBuffers, MatchesReferenceFold) {
     for (const ReduceCase& c : cases)
       if (!RunReduceCase(ctx, c)) return false;
     return true;
-  }, grid::HostBufOptions(g.run, opts));
+  }, opts);
   EXPECT_TRUE(res.ok) << HostBufName(g) << " (" << cases.size() << " cases):\n" << res.message;
 }
 

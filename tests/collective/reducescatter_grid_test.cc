@@ -133,7 +133,7 @@ TEST(ReduceScatterHostBuffers, EveryRankHasItsBlocksRankOrderFold) {
       for (const ReduceScatterCase& c : cases)
         if (!RunReduceScatterCase(ctx, c)) return false;
       return true;
-    }, grid::HostBufOptions(run, opts));
+    }, opts);
     EXPECT_TRUE(res.ok) << grid::HostBufRunName(run) << ": " << res.message;
   }
 }

@@ -120,7 +120,7 @@ TEST(ScatterHostBuffers, EveryRankHasItsBlock) {
       for (const ScatterCase& c : cases)
         if (!movement::RunScatterCase(ctx, c)) return false;
       return true;
-    }, grid::HostBufOptions(run));
+    }, RunOptions{});
     EXPECT_TRUE(res.ok) << grid::HostBufRunName(run) << ": " << res.message;
   }
 }
