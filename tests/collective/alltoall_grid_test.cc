@@ -44,6 +44,7 @@ struct Case {
   bool zeros;     // V/VC: some blocks are empty
   bool host;      // malloc'd buffers (shared memory cannot map them: re-plan)
   uint64_t seed;
+  bool skew = false;  // V/VC: rank 0 sends its peers 5000 bytes or more each, the others at most `base`
 };
 
 std::string Name(const Case& c) {
@@ -52,6 +53,7 @@ std::string Name(const Case& c) {
   s += std::to_string(c.base);
   if (c.zeros) s += " zeros";
   if (c.host) s += " host";
+  if (c.skew) s += " skew";
   return s;
 }
 
@@ -86,6 +88,8 @@ Layout MakeLayout(const Case& c, int n) {
   if (c.op != Op::kAlltoAll)
     for (auto& row : l.m)
       for (auto& v : row) v = (c.zeros && next() % 4 == 0) ? 0 : next() % (c.base + 1);
+  if (c.skew)  // shm_inline: rank 0's blocks stay out of its arrival slot, the others' travel in theirs
+    for (int j = 1; j < n; ++j) l.m[0][static_cast<size_t>(j)] = (5000 + next() % 100) / c.es;
   for (int i = 0; i < n; ++i) {
     // Packed in rank order (AlltoAll, AlltoAllVC), or a random order with gaps (AlltoAllV).
     std::vector<int> order(un);
@@ -237,6 +241,10 @@ std::vector<Case> Cases(Op op, const GridConfig& g) {
     const uint64_t fill = (4096 - 8) / static_cast<uint64_t>(g.nranks - 1);
     add(1, fill, false, false);
     add(1, fill + 1, false, false);
+  }
+  if (op != Op::kAlltoAll && g.nranks > 1) {
+    add(2, 7, true, false);  // the forms of shm_inline's arrivals differ between the ranks
+    out.back().skew = true;
   }
   if (g.full)
     for (size_t es : kSizes) add(es, 33333, true, es % 2 == 0);

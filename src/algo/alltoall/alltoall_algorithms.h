@@ -77,10 +77,12 @@ size_t VPayloadWords(int n, size_t room);
 Status ShmCopyAfterExchange(Context& ctx, net::ShmGroup* g, const OpArgs& a, size_t payload_offset, size_t v_words,
                             bool push);
 
-// AlltoAllV only: every rank's (sendCounts, sdispls, recvCounts) as published by it (`rows[i]`
-// points at rank i's 3n words), checked pair by pair: rank i's sendCounts[j] must equal rank j's
-// recvCounts[i]. Every rank sees the same rows, so every rank returns the same kPara message
-// naming both ranks and the index (first by sender, then receiver).
-Status CheckPairs(const Context& ctx, const uint64_t* const* rows);
+// AlltoAllV only: every rank's counts as published by it (`rows[i]` points at rank i's words:
+// its sendCounts at 0, its recvCounts at `recv_at`; 64-bit words as the arrays are, recv_at = 2n
+// after the sdispls, or shm_inline's 32-bit copies, recv_at = n), checked pair by pair: rank i's
+// sendCounts[j] must equal rank j's recvCounts[i]. Every rank sees the same rows, so every rank
+// returns the same kPara message naming both ranks and the index (first by sender, then receiver).
+template <typename Word>
+Status CheckPairs(const Context& ctx, const Word* const* rows, size_t recv_at);
 
 }  // namespace hostccl::algo

@@ -1,27 +1,33 @@
 // AlltoAll family, "shm_inline" (processes of one host, small blocks): one arrival moves everything.
 //
-// What: every rank packs its payload [fits word][AlltoAllV: sendCounts, sdispls, recvCounts,
-//   rdispls (4 n words; 3 n, without rdispls, for 127 < n <= 170: VPayloadWords)][its send blocks
-//   for the other ranks, packed in rank order, its own block left out] and arrives with it inline
-//   in its arrival slot (ShmGroup::kInlineBytes = 4 KiB); the fits word is 1 when the packed blocks
-//   fit the slot, else the blocks stay out (fits = 0). After the arrival (fingerprints compared
-//   there) every rank reads every rank's fits word:
-//   - all 1: rank r asks for every peer line it reads below at once (read prefetches), AlltoAllV's
-//     pairs are checked from the arrays in the slots (CheckPairs), then rank r copies its own
-//     block from its sendBuf into its recvBuf and, for each i != r, i's packed block for r out of
-//     i's slot into recvBuf + RecvDispl(i). No barrier: a slot stays readable until its owner's
-//     next-but-one arrival, which needs this rank's next arrival.
-//   - any 0: every rank (all read the same words) continues as "shm" on the same arrival (the
-//     buffers were published with it): the claimed copy between the mapped buffers (or its re-plan
-//     to "shm_pull") and the closing barrier, or shm's own re-plan to "pairwise" for unmappable
-//     sendBufs; logged once per group.
+// What: every rank arrives with a payload that starts with a form word, inline in its arrival
+//   slot (ShmGroup::kInlineBytes = 4 KiB):
+//   - packed (1), when its send blocks for the other ranks fit the slot: [1][AlltoAllV: its
+//     sendCounts and recvCounts as 32-bit words, 2 n of them, padded to 8 bytes; only when every
+//     count is below 2^32][those blocks, packed in rank order, its own block left out];
+//   - out (0), otherwise: [0][AlltoAllV: its sendCounts, sdispls, recvCounts and rdispls, 4 n
+//     64-bit words (3 n, without rdispls, for 127 < n <= 170: VPayloadWords)]; the blocks stay in
+//     its sendBuf.
+//   After the arrival (fingerprints compared there) every rank reads every rank's form word:
+//   - all packed: rank r asks for every peer line it reads below at once (read prefetches),
+//     AlltoAllV's pairs are checked from the counts in the slots (CheckPairs), then rank r copies
+//     its own block from its sendBuf into its recvBuf and, for each i != r, i's packed block for r
+//     out of i's slot into recvBuf + RecvDispl(i). No barrier: a slot stays readable until its
+//     owner's next-but-one arrival, which needs this rank's next arrival.
+//   - not all packed: every rank (all read the same words) continues as "shm": AlltoAll and
+//     AlltoAllVC on the same arrival (the buffers were published with it), AlltoAllV too when every
+//     rank's form is out; when the forms are mixed, AlltoAllV arrives once more with its four arrays
+//     (the packed ranks did not publish their displacements). Then the claimed copy between the
+//     mapped buffers (or its re-plan to "shm_pull") and the closing barrier, or shm's own re-plan
+//     to "pairwise" for unmappable sendBufs; logged once per group.
 //   Nothing is written into recvBuf before the arrival and its checks passed.
 // Preconditions: ctx.shm. AlltoAllV with 8 + 24 n > 4 KiB (n > 170): every rank runs "shm" instead
 //   (which re-plans to "pairwise"), decided from n alone. Buffers need not be aclrtMalloc memory
 //   when the blocks fit (nothing is mapped).
 // Bytes per rank: writes what it sends to the others (<= 4 KiB - header) into its slot, reads what
 //   it receives from them out of their slots, copies its own block locally; one arrival, no
-//   messages. AlltoAll with 8-byte blocks at n ranks: 8 + 8 (n - 1) bytes per slot.
+//   messages. 8-byte blocks at n ranks: AlltoAll 8 + 8 (n - 1) bytes per slot, AlltoAllV
+//   8 + 8 n + 8 (n - 1): at 2 ranks both fit the slot's first line (32 payload bytes).
 // Example: 3 ranks, AlltoAll count 1 of fp32: rank 1's slot holds [1][b10 b12]; rank 2 copies b02
 //   from rank 0's slot at offset 8 + 4, b12 from rank 1's at 8 + 4, its own b22 from its sendBuf.
 #include <algorithm>
@@ -35,15 +41,17 @@
 namespace hostccl::algo {
 namespace {
 
+constexpr uint64_t kOut = 0, kPacked = 1;  // the form word
+
 // Where rank i's block for rank r starts among i's packed blocks (elements): after its blocks for
 // 0 .. r-1 but its own, which stays out of its slot. `displ`: PeerBlock's displacement of that
 // block (AlltoAll, AlltoAllVC: their packing is rank order, so less i's own block when i < r);
-// `row_i`: AlltoAllV, rank i's published sendCounts.
-uint64_t PackedOffset(const OpArgs& a, int n, int i, int r, const uint64_t* row_i, uint64_t displ) {
-  if (row_i != nullptr) {
+// `counts_i`: AlltoAllV, rank i's published sendCounts.
+uint64_t PackedOffset(const OpArgs& a, int n, int i, int r, const uint32_t* counts_i, uint64_t displ) {
+  if (counts_i != nullptr) {
     uint64_t packed = 0;
     for (int k = 0; k < r; ++k)
-      if (k != i) packed += row_i[k];
+      if (k != i) packed += counts_i[k];
     return packed;
   }
   if (i > r) return displ;
@@ -59,6 +67,18 @@ void PrefetchLines(const char* p, uint64_t bytes) {
     __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);
 }
 
+// AlltoAllV's packed form: its 2 n counts as 32-bit words into `out`, false when one is 2^32 or
+// more.
+bool PackCounts(const OpArgs& a, int n, uint32_t* out) {
+  uint64_t any = 0;
+  for (int j = 0; j < n; ++j) {
+    any |= a.send_counts[j] | a.recv_counts[j];
+    out[j] = static_cast<uint32_t>(a.send_counts[j]);
+    out[n + j] = static_cast<uint32_t>(a.recv_counts[j]);
+  }
+  return (any >> 32) == 0;
+}
+
 }  // namespace
 
 Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
@@ -67,83 +87,97 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   const int n = ctx.size, r = ctx.rank;
   const bool v = a.kind == CollKind::kAlltoAllV;
   const size_t limit = g->PayloadLimit();
-  // AlltoAllV's arrays (with rdispls when they fit: shm's claimed push needs them).
+  // AlltoAllV's arrays in the out form (with rdispls when they fit: shm's claimed push needs them).
   const size_t words = v ? VPayloadWords(n, limit - sizeof(uint64_t)) : 0;
   if (v && words == 0) return AlltoAllShm(ctx, a);  // AlltoAllV, n > 170: the same on every rank
-  const size_t arrays = words * sizeof(uint64_t);
-  const size_t header = sizeof(uint64_t) + arrays;
+  // The packed form's header: the form word, AlltoAllV's counts as 32-bit words.
+  const size_t header = sizeof(uint64_t) + (v ? (2 * static_cast<size_t>(n) * sizeof(uint32_t) + 7) / 8 * 8 : 0);
   const uint64_t es = DataTypeSize(a.dtype);
   const Blocks b{a};
   uint64_t peer_total = 0;  // elements for the other ranks: this rank's own block stays out of the slot
   for (int j = 0; j < n; ++j)
     if (j != r) peer_total += b.SendCount(j);
-  const bool fits = peer_total <= (limit - header) / (es ? es : 1);
   thread_local ExitMarked<std::vector<uint64_t>> stage;  // 8-byte aligned: the arrays are read in place
   stage.resize((limit + sizeof(uint64_t) - 1) / sizeof(uint64_t));
   char* p = reinterpret_cast<char*>(stage.data());
-  const uint64_t flag = fits ? 1 : 0;
-  std::memcpy(p, &flag, sizeof flag);
-  if (v) std::memcpy(p + sizeof(uint64_t), a.send_counts, arrays);
-  size_t bytes = header;
+  const bool fits = peer_total <= (limit - header) / (es ? es : 1) &&
+                    (!v || PackCounts(a, n, reinterpret_cast<uint32_t*>(p + sizeof(uint64_t))));
+  const uint64_t form = fits ? kPacked : kOut;
+  std::memcpy(p, &form, sizeof form);
+  size_t bytes = sizeof form;
   if (fits) {
+    bytes = header;
     const char* send = static_cast<const char*>(a.send);
     for (int j = 0; j < n; ++j) {
       const uint64_t len = j == r ? 0 : b.SendCount(j) * es;
       if (len) std::memcpy(p + bytes, send + b.SendDispl(j) * es, len);
       bytes += len;
     }
+  } else if (v) {
+    std::memcpy(p + sizeof form, a.send_counts, words * sizeof(uint64_t));  // the task's arrays are contiguous
+    bytes += words * sizeof(uint64_t);
   }
   HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
                                       ctx.check_fp, p, bytes));
-  bool all = true;
-  for (int i = 0; i < n && all; ++i) {
+  int packed = 0;
+  for (int i = 0; i < n; ++i) {
     uint64_t f = 0;
     std::memcpy(&f, g->PeerPayload(i), sizeof f);
-    all = f == 1;
+    packed += f == kPacked;
   }
-  if (!all) {
+  if (packed != n) {
     if (g->FirstUse("alltoall shm_inline -> shm"))
       HLOG_INFO(kAlgo, "%s #%llu: a rank's blocks exceed the %zu-byte arrival slot; re-plan shm_inline -> shm",
                 CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), limit);
-    return ShmCopyAfterExchange(ctx, g, a, sizeof(uint64_t), words, /*push=*/true);
+    if (!v || packed == 0) return ShmCopyAfterExchange(ctx, g, a, sizeof(uint64_t), words, /*push=*/true);
+    // Mixed forms: the packed ranks' displacements were not published. Every rank arrives again
+    // with its four arrays (the buffers stay published); the fingerprints are compared again.
+    HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
+                                        ctx.check_fp, a.send_counts, words * sizeof(uint64_t)));
+    return ShmCopyAfterExchange(ctx, g, a, 0, words, /*push=*/true);
   }
   constexpr int kStack = 64;
-  const uint64_t* rows_stack[kStack];
-  thread_local ExitMarked<std::vector<const uint64_t*>> rows_heap;
-  const uint64_t** rows = rows_stack;
+  const uint32_t* rows_stack[kStack];
+  thread_local ExitMarked<std::vector<const uint32_t*>> rows_heap;
+  const uint32_t** rows = rows_stack;
   if (v) {
     if (n > kStack) {
       rows_heap.resize(static_cast<size_t>(n));
       rows = rows_heap.data();
     }
     for (int i = 0; i < n; ++i)
-      rows[i] = reinterpret_cast<const uint64_t*>(static_cast<const char*>(g->PeerPayload(i)) + sizeof(uint64_t));
+      rows[i] = reinterpret_cast<const uint32_t*>(static_cast<const char*>(g->PeerPayload(i)) + sizeof(uint64_t));
   }
-  // Rank i's block for this rank in i's slot, from PeerBlock's displacement of it.
-  auto block_in_slot = [&](int i, uint64_t displ) {
-    const uint64_t packed = PackedOffset(a, n, i, r, v ? rows[i] : nullptr, displ);
-    return static_cast<const char*>(g->PeerPayload(i)) + header + packed * es;
+  // Rank i's block for this rank: its count and where it starts in i's slot.
+  auto block_in_slot = [&](int i, uint64_t* count) {
+    uint64_t displ = 0;
+    if (v)
+      *count = rows[i][r];
+    else
+      PeerBlock(a, n, i, r, nullptr, &displ, count);
+    const uint64_t at = PackedOffset(a, n, i, r, v ? rows[i] : nullptr, displ);
+    return static_cast<const char*>(g->PeerPayload(i)) + header + at * es;
   };
   // Every peer line read below, asked for at once: otherwise the pair check's miss on a peer's
-  // arrays and the copy's miss on its block follow one another.
+  // counts and the copy's miss on its block follow one another.
   for (int i = 0; i < n; ++i) {
     if (i == r) continue;
-    uint64_t displ = 0, count = 0;
-    PeerBlock(a, n, i, r, v ? rows[i] : nullptr, &displ, &count);
     PrefetchLines(static_cast<const char*>(g->PeerPayload(i)), header);
-    if (count) PrefetchLines(block_in_slot(i, displ), count * es);
+    uint64_t count = 0;
+    const char* at = block_in_slot(i, &count);  // AlltoAllV: reads i's counts (asked for just above)
+    if (count) PrefetchLines(at, count * es);
   }
-  if (v) HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows));
+  if (v) HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows, static_cast<size_t>(n)));
   char* recv = static_cast<char*>(a.recv);
   for (int i = 0; i < n; ++i) {
-    uint64_t displ = 0, count = 0;
-    PeerBlock(a, n, i, r, v ? rows[i] : nullptr, &displ, &count);
-    if (count == 0) continue;
     if (i == r) {  // checked like the others (CheckPairs' pair (r, r)), copied from the sendBuf
-      std::memcpy(recv + b.RecvDispl(r) * es, static_cast<const char*>(a.send) + b.SendDispl(r) * es, count * es);
+      const uint64_t count = b.SendCount(r);
+      if (count) std::memcpy(recv + b.RecvDispl(r) * es, static_cast<const char*>(a.send) + b.SendDispl(r) * es, count * es);
       continue;
     }
-    std::memcpy(recv + b.RecvDispl(i) * es, block_in_slot(i, displ), count * es);
+    uint64_t count = 0;
+    const char* from = block_in_slot(i, &count);
+    if (count) std::memcpy(recv + b.RecvDispl(i) * es, from, count * es);
   }
   return Status::Ok();
 }

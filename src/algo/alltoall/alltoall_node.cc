@@ -89,7 +89,7 @@ Status AlltoAllNode(Context& ctx, const OpArgs& a) {
                             : all + static_cast<uint64_t>(i) * words;
     // Every rank of every host has the same rows and finds the same pair; the slots stay readable,
     // so no rank needs to wait for the others before leaving.
-    HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows.data()));
+    HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows.data(), 2 * static_cast<size_t>(n)));
   }
   // 3. The cross-host blocks (and the host's own blocks too when a sendBuf cannot be mapped).
   const int unshared = g->FirstUnmappable(/*recv_too=*/false);

@@ -67,7 +67,7 @@ Status AlltoAllPairwise(Context& ctx, const OpArgs& a) {
       rows = rows_heap.data();
     }
     for (int i = 0; i < n; ++i) rows[i] = i == r ? a.send_counts : all + static_cast<uint64_t>(i) * words;
-    HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows));
+    HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, rows, 2 * static_cast<size_t>(n)));
   }
   // Small totals: every step at once (one round trip); the window only matters for link sharing.
   uint64_t send_total = 0;

@@ -159,7 +159,7 @@ Status Copy(Context& ctx, net::PeerMemory* g, const OpArgs& a, size_t offset, si
     for (int i = 0; i < n; ++i)
       rows[i] = i == r ? a.send_counts
                       : reinterpret_cast<const uint64_t*>(static_cast<const char*>(g->PeerPayload(i)) + offset);
-    Status st = CheckPairs(ctx, rows);
+    Status st = CheckPairs(ctx, rows, 2 * static_cast<size_t>(n));
     if (!st.ok()) {
       // Every rank found the same pair. Thread ranks read each other's arrays in place: leave only
       // when every rank is done reading (then fail with the verdict, whatever the barrier says).
@@ -190,11 +190,12 @@ size_t VPayloadWords(int n, size_t room) {
 }
 
 
-Status CheckPairs(const Context& ctx, const uint64_t* const* rows) {
+template <typename Word>
+Status CheckPairs(const Context& ctx, const Word* const* rows, size_t recv_at) {
   const int n = ctx.size;
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {
-      const uint64_t sent = rows[i][j], expected = rows[j][2 * n + i];
+      const uint64_t sent = rows[i][j], expected = rows[j][recv_at + static_cast<size_t>(i)];
       if (sent == expected) continue;
       return MakeStatus(Code::kPara,
                         "HcclAlltoAllV #%llu mismatch: rank %d sends sendCounts[%d] = %llu elements to rank %d, but "
@@ -205,6 +206,9 @@ Status CheckPairs(const Context& ctx, const uint64_t* const* rows) {
   }
   return Status::Ok();
 }
+
+template Status CheckPairs(const Context&, const uint64_t* const*, size_t);
+template Status CheckPairs(const Context&, const uint32_t* const*, size_t);
 
 Status PullBlocks(Context& ctx, net::PeerMemory* g, const OpArgs& a, int lo, int hi, const uint64_t* const* rows,
                   const std::function<Status()>* tick) {
