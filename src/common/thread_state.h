@@ -40,11 +40,16 @@ struct ThreadState {
   void* stream_handle = nullptr;
   void* stream = nullptr;
   uint64_t stream_generation = 0;
-  // core/communicator.cc Run: the shared segment and rank of this thread's last inline attempt.
-  // An attempt for another rank of the same segment means this thread drives several of its
-  // ranks: the attempt looks once (net::ShmGroup::BeginAttempt).
+  // core/communicator.cc Run: the shared segment and rank of this thread's last inline attempt,
+  // and how many attempts it made on that segment since one was for another rank of it than the
+  // attempt before (kDriverMemory or more: none, or not lately). Fewer than kDriverMemory: this
+  // thread drives several of the segment's ranks, so its attempts look once
+  // (net::ShmGroup::BeginAttempt) — also its attempts that stay on one rank for a while, such as
+  // a queued call run again before the thread's next one on that rank.
+  static constexpr uint32_t kDriverMemory = 64;
   const void* attempt_segment = nullptr;
   int attempt_rank = -1;
+  uint32_t attempts_since_switch = kDriverMemory;
   // ExitMarked below: a thread_local of the library with a destructor was destroyed (the thread
   // is exiting); api::RefuseAtThreadExit (api/arg_check.h) then refuses operations.
   bool exiting = false;

@@ -1034,10 +1034,16 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
     // A thread that issues the calls of several thread ranks in turn: the ones it has yet to call
     // cannot arrive while its attempt for this one spins (2 us per rank and call, for nothing).
     const void* seg = shm_->segment();
-    const bool drives_peers = shares_process_ && ts.attempt_segment == seg && ts.attempt_rank != rank_;
-    ts.attempt_segment = seg;
+    if (ts.attempt_segment != seg) {
+      ts.attempt_segment = seg;
+      ts.attempts_since_switch = ThreadState::kDriverMemory;
+    } else if (ts.attempt_rank != rank_) {
+      ts.attempts_since_switch = 0;
+    } else if (ts.attempts_since_switch < ThreadState::kDriverMemory) {
+      ++ts.attempts_since_switch;
+    }
     ts.attempt_rank = rank_;
-    shm_->BeginAttempt(seq, drives_peers);
+    shm_->BeginAttempt(seq, shares_process_ && ts.attempts_since_switch < ThreadState::kDriverMemory);
   }
   Status st = a->run(ctx, args);
   ts.wait_word = nullptr;
@@ -1050,6 +1056,8 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
   if (attempt) {
     shm_->EndAttempt();
     if (st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
+      if (shm_->attempt_spun())
+        HLOG_DEBUG(kColl, "%s: the inline attempt spun for its peers and gave up", what().c_str());
       inflight_.store(0, std::memory_order_release);
       return st;
     }

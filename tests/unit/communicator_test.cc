@@ -478,6 +478,62 @@ TEST_P(ThreadRanksPlacement, CollectivesAndTransfersTakeTheTransportsPlans) {
   EXPECT_GE(recv, 1);
   EXPECT_TRUE(other.empty()) << other.front();
 }
+// One thread issues every call of both thread ranks, back to back (rank 0's, then rank 1's, each
+// call): an attempt for rank 0 cannot complete before the same thread issues rank 1's call, so it
+// must look once and give up, not spin for a peer that cannot come (docs/runtime.md "Inline
+// attempts"). That includes rank 0's queued call run again just before its next one, where the
+// thread's last attempt was for rank 0 too. Each attempt that spins and gives up logs a debug line:
+// at most the first one may (before the thread is seen driving both ranks). Results checked.
+TEST(ThreadRanksDriver, OneThreadDrivingBothRanksNeverSpinsForThem) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "attempts spin only when the ranks fit the cores";
+  const std::string log = "/tmp/hostccl_comm_driver_test_" + std::to_string(getpid()) + ".log";
+  unlink(log.c_str());
+  setenv("HOSTCCL_LOG_FILE", log.c_str(), 1);
+  setenv("HOSTCCL_LOG_LEVEL", "DEBUG", 1);
+  auto comms = InitAll(2);
+  constexpr int kCalls = 200;
+  aclrtStream streams[2];
+  float* bufs[2];
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateStream(&streams[r]), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(reinterpret_cast<void**>(&bufs[r]), 2 * kCalls * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST),
+              ACL_SUCCESS);
+    std::vector<float> in(kCalls);
+    for (int i = 0; i < kCalls; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i + 1000 * r);
+    ASSERT_EQ(aclrtMemcpy(bufs[r], kCalls * sizeof(float), in.data(), kCalls * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
+              ACL_SUCCESS);
+  }
+  for (int i = 0; i < kCalls; ++i)
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+      ASSERT_EQ(HcclAllReduce(bufs[r] + i, bufs[r] + kCalls + i, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[r],
+                              streams[r]),
+                HCCL_SUCCESS);
+    }
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(streams[r]), ACL_SUCCESS) << aclGetRecentErrMsg();
+    std::vector<float> out(kCalls);
+    ASSERT_EQ(aclrtMemcpy(out.data(), kCalls * sizeof(float), bufs[r] + kCalls, kCalls * sizeof(float),
+                          ACL_MEMCPY_DEVICE_TO_HOST),
+              ACL_SUCCESS);
+    for (int i = 0; i < kCalls; ++i) ASSERT_EQ(out[static_cast<size_t>(i)], static_cast<float>(2 * i + 1000)) << i;
+    EXPECT_EQ(aclrtFree(bufs[r]), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(streams[r]), ACL_SUCCESS);
+  }
+  for (HcclComm c : comms) EXPECT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  int spun = 0, attempts = 0;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    spun += line.find("the inline attempt spun for its peers and gave up") != std::string::npos;
+    attempts += line.find("HcclAllReduce #") != std::string::npos && line.find("shm_inline") != std::string::npos;
+  }
+  EXPECT_GE(attempts, kCalls) << "log: " << log;  // the calls ran over the segment
+  EXPECT_LE(spun, 1) << "log: " << log;
+  unlink(log.c_str());
+}
+
 // More thread ranks than the segment has mailboxes for (32) but within its thread-rank limit (64):
 // transfers re-plan to the in-process mailboxes (no TCP mesh for the segment's other plan) and
 // collectives still run over the segment; a ring exchange and an AllReduce, results checked.

@@ -167,6 +167,9 @@ class ShmGroup : public PeerMemory {
     attempt_spin_ = spin_ok_ && !look_once;
   }
   void EndAttempt() { attempting_ = false; }
+  // Whether the last attempt could spin (not `look_once`, and the members fit the cores): one that
+  // gave up then spun its whole wait first.
+  bool attempt_spun() const { return attempt_spin_; }
   // Takes the attempt flag for operation `seq` (only its first wait is an attempt's). Arrive and
   // Post take it; so does a point-to-point transfer's first wait (algo/sendrecv/sendrecv_mailbox.cc).
   // (`seq` is the fingerprint's: a point-to-point transfer's is the collective count so far, 0
