@@ -891,12 +891,13 @@ Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& c
   if (!HasArrays(call_args))
     return Submit(stream, fp, call_args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(call_args)); });
   algo::OpArgs args = call_args;  // re-pointed at copies of the arrays below
-  // V arrays. The caller's are valid during this call: an AllGatherV or ReduceScatterV attempt
-  // reads them entry by entry in place. The AlltoAll family reads them as one block laid out as
-  // TaskArrays holds them (AlltoAllV publishes all four at once; AlltoAllVC adds the arrays derived
-  // from its matrix): its attempt reads this thread's copy, made now. A queued task (also one whose
-  // attempt gave up) takes its own copy, from the communicator's pool, before the call returns.
-  if (args.kind == CollKind::kAlltoAllV || args.kind == CollKind::kAlltoAllVC) {
+  // V arrays. The caller's are valid during this call: an AllGatherV, ReduceScatterV or AlltoAllV
+  // attempt reads them entry by entry in place (AlltoAllV's shm_inline copies them into one block
+  // itself when it needs them so: algo/alltoall/alltoall_inline.cc). AlltoAllVC reads the arrays
+  // derived from its matrix, laid out as TaskArrays holds them: its attempt reads this thread's
+  // copy, made now. A queued task (also one whose attempt gave up) takes its own copy, from the
+  // communicator's pool, before the call returns.
+  if (args.kind == CollKind::kAlltoAllVC) {
     thread_local ExitMarked<TaskArrays> t_call_arrays;
     CopyArrays(&args, size_, rank_, &t_call_arrays);
   }
