@@ -258,6 +258,9 @@ std::vector<GridConfig> Defaults(Op op) {
   };
   add(4, Mode::kThreadsInitAll, Place::kThreads, "");
   add(3, Mode::kProcesses, Place::kShm, "");
+  // 2 ranks fit 2 cores: their calls are inline attempts (AlltoAllV's read the caller's arrays).
+  add(2, Mode::kThreadsInitAll, Place::kThreads, "");
+  add(2, Mode::kProcesses, Place::kShm, "");
   add(3, Mode::kProcesses, Place::kTcp, "");
   add(4, Mode::kProcesses, Place::kHosts, "", 2);
   for (const grid::LibAlgo& a : grid::LibraryAlgorithms(AlgoName(op))) {
