@@ -32,7 +32,6 @@
 //   from rank 0's slot at offset 8 + 4, b12 from rank 1's at 8 + 4, its own b22 from its sendBuf.
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <vector>
 
 #include "algo/alltoall/alltoall_algorithms.h"
@@ -80,20 +79,26 @@ bool PackCounts(const OpArgs& a, int n, uint32_t* out) {
   return (any >> 32) == 0;
 }
 
-// AlltoAllV's four arrays as one run of 4 n words, as the out form's payload, "shm" and "pairwise"
-// read them: a queued task's copies already are one (core's TaskArrays); an inline attempt reads
-// the caller's arrays in place, so they are copied into `store` and the returned args point there.
-OpArgs ContiguousArrays(const OpArgs& a, int n, std::vector<uint64_t>* store) {
+// AlltoAllV's four arrays one after the other, `words` of them (4 n, or 3 n without rdispls:
+// VPayloadWords) into `out`.
+void PutArrays(const OpArgs& a, int n, size_t words, uint64_t* out) {
+  const uint64_t* arrays[4] = {a.send_counts, a.send_displs, a.recv_counts, a.recv_displs};
+  const size_t un = static_cast<size_t>(n);
+  for (size_t k = 0; k * un < words; ++k) std::copy(arrays[k], arrays[k] + un, out + k * un);
+}
+
+// `a` with AlltoAllV's arrays as one run of 4 n words, as "shm" and "pairwise" read them: a queued
+// task's copies already are one (core's TaskArrays); an inline attempt reads the caller's arrays
+// in place, so they are copied into a block of this thread's.
+OpArgs Joined(const OpArgs& a, int n) {
   const size_t un = static_cast<size_t>(n);
   if (a.send_displs == a.send_counts + un && a.recv_counts == a.send_counts + 2 * un &&
       a.recv_displs == a.send_counts + 3 * un)
     return a;
-  store->resize(4 * un);
-  uint64_t* w = store->data();
-  std::copy(a.send_counts, a.send_counts + un, w);
-  std::copy(a.send_displs, a.send_displs + un, w + un);
-  std::copy(a.recv_counts, a.recv_counts + un, w + 2 * un);
-  std::copy(a.recv_displs, a.recv_displs + un, w + 3 * un);
+  thread_local ExitMarked<std::vector<uint64_t>> store;
+  store.resize(4 * un);
+  uint64_t* w = store.data();
+  PutArrays(a, n, 4 * un, w);
   OpArgs c = a;
   c.send_counts = w;
   c.send_displs = w + un;
@@ -110,17 +115,9 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   const int n = ctx.size, r = ctx.rank;
   const bool v = a.kind == CollKind::kAlltoAllV;
   const size_t limit = g->PayloadLimit();
-  // AlltoAllV's arrays as one run (the out form, "shm", "pairwise"), made when first needed.
-  thread_local ExitMarked<std::vector<uint64_t>> store;
-  std::optional<OpArgs> copy;
-  auto full = [&]() -> const OpArgs& {
-    if (!v) return a;
-    if (!copy) copy = ContiguousArrays(a, n, &store);
-    return *copy;
-  };
   // AlltoAllV's arrays in the out form (with rdispls when they fit: shm's claimed push needs them).
   const size_t words = v ? VPayloadWords(n, limit - sizeof(uint64_t)) : 0;
-  if (v && words == 0) return AlltoAllShm(ctx, full());  // AlltoAllV, n > 170: the same on every rank
+  if (v && words == 0) return AlltoAllShm(ctx, Joined(a, n));  // AlltoAllV, n > 170: the same on every rank
   // The packed form's header: the form word, AlltoAllV's counts as 32-bit words.
   const size_t header = sizeof(uint64_t) + (v ? (2 * static_cast<size_t>(n) * sizeof(uint32_t) + 7) / 8 * 8 : 0);
   const uint64_t es = DataTypeSize(a.dtype);
@@ -145,7 +142,7 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
       bytes += len;
     }
   } else if (v) {
-    std::memcpy(p + sizeof form, full().send_counts, words * sizeof(uint64_t));
+    PutArrays(a, n, words, reinterpret_cast<uint64_t*>(p + sizeof form));
     bytes += words * sizeof(uint64_t);
   }
   HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
@@ -160,12 +157,14 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
     if (g->FirstUse("alltoall shm_inline -> shm"))
       HLOG_INFO(kAlgo, "%s #%llu: a rank's blocks exceed the %zu-byte arrival slot; re-plan shm_inline -> shm",
                 CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), limit);
-    if (!v || packed == 0) return ShmCopyAfterExchange(ctx, g, full(), sizeof(uint64_t), words, /*push=*/true);
+    if (!v) return ShmCopyAfterExchange(ctx, g, a, sizeof(uint64_t), words, /*push=*/true);
+    const OpArgs joined = Joined(a, n);
+    if (packed == 0) return ShmCopyAfterExchange(ctx, g, joined, sizeof(uint64_t), words, /*push=*/true);
     // Mixed forms: the packed ranks' displacements were not published. Every rank arrives again
     // with its four arrays (the buffers stay published); the fingerprints are compared again.
     HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
-                                        ctx.check_fp, full().send_counts, words * sizeof(uint64_t)));
-    return ShmCopyAfterExchange(ctx, g, full(), 0, words, /*push=*/true);
+                                        ctx.check_fp, joined.send_counts, words * sizeof(uint64_t)));
+    return ShmCopyAfterExchange(ctx, g, joined, 0, words, /*push=*/true);
   }
   constexpr int kStack = 64;
   const uint32_t* rows_stack[kStack];
