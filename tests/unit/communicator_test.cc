@@ -478,8 +478,8 @@ TEST_P(ThreadRanksPlacement, CollectivesAndTransfersTakeTheTransportsPlans) {
   EXPECT_GE(recv, 1);
   EXPECT_TRUE(other.empty()) << other.front();
 }
-// One thread issues every call of both thread ranks, back to back (rank 0's, then rank 1's, each
-// call): an attempt for rank 0 cannot complete before the same thread issues rank 1's call, so it
+// One thread issues every call of both thread ranks, back to back in bursts (rank 0's, then rank
+// 1's, each call): an attempt for rank 0 cannot complete before the same thread issues rank 1's call, so it
 // must look once and give up, not spin for a peer that cannot come (docs/runtime.md "Inline
 // attempts"). That includes rank 0's queued call run again just before its next one, where the
 // thread's last attempt was for rank 0 too. Each attempt that spins and gives up logs a debug line:
@@ -504,13 +504,24 @@ TEST(ThreadRanksDriver, OneThreadDrivingBothRanksNeverSpinsForThem) {
     ASSERT_EQ(aclrtMemcpy(bufs[r], kCalls * sizeof(float), in.data(), kCalls * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
               ACL_SUCCESS);
   }
-  for (int i = 0; i < kCalls; ++i)
+  // Bursts of 10 calls per rank, each followed by synchronizing both streams: a burst is too short
+  // for the thread to stop counting as a driver (64 attempts on one rank) even when the host
+  // deschedules it long enough for a stream's worker to take that stream's calls over (then only
+  // the other rank's calls are attempts, each of which may rightly spin for that worker).
+  constexpr int kBurst = 10;
+  for (int i = 0; i < kCalls; ++i) {
     for (int r = 0; r < 2; ++r) {
       ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
       ASSERT_EQ(HcclAllReduce(bufs[r] + i, bufs[r] + kCalls + i, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[r],
                               streams[r]),
                 HCCL_SUCCESS);
     }
+    if (i % kBurst == kBurst - 1)
+      for (int r = 0; r < 2; ++r) {
+        ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
+        ASSERT_EQ(aclrtSynchronizeStream(streams[r]), ACL_SUCCESS) << aclGetRecentErrMsg();
+      }
+  }
   for (int r = 0; r < 2; ++r) {
     ASSERT_EQ(aclrtSetDevice(r), ACL_SUCCESS);
     ASSERT_EQ(aclrtSynchronizeStream(streams[r]), ACL_SUCCESS) << aclGetRecentErrMsg();
