@@ -44,7 +44,7 @@ struct Case {
   bool zeros;     // V/VC: some blocks are empty
   bool host;      // malloc'd buffers (shared memory cannot map them: re-plan)
   uint64_t seed;
-  bool skew = false;  // V/VC: rank 0 sends its peers 5000 bytes or more each, the others at most `base`
+  uint64_t skew = 0;  // V/VC: rank 0 sends each peer this many bytes or up to 100 more, the others at most `base`
 };
 
 std::string Name(const Case& c) {
@@ -53,7 +53,7 @@ std::string Name(const Case& c) {
   s += std::to_string(c.base);
   if (c.zeros) s += " zeros";
   if (c.host) s += " host";
-  if (c.skew) s += " skew";
+  if (c.skew) s += " skew=" + std::to_string(c.skew);
   return s;
 }
 
@@ -89,7 +89,7 @@ Layout MakeLayout(const Case& c, int n) {
     for (auto& row : l.m)
       for (auto& v : row) v = (c.zeros && next() % 4 == 0) ? 0 : next() % (c.base + 1);
   if (c.skew)  // shm_inline: rank 0's blocks stay out of its arrival slot, the others' travel in theirs
-    for (int j = 1; j < n; ++j) l.m[0][static_cast<size_t>(j)] = (5000 + next() % 100) / c.es;
+    for (int j = 1; j < n; ++j) l.m[0][static_cast<size_t>(j)] = (c.skew + next() % 100) / c.es;
   for (int i = 0; i < n; ++i) {
     // Packed in rank order (AlltoAll, AlltoAllVC), or a random order with gaps (AlltoAllV).
     std::vector<int> order(un);
@@ -243,8 +243,12 @@ std::vector<Case> Cases(Op op, const GridConfig& g) {
     add(1, fill + 1, false, false);
   }
   if (op != Op::kAlltoAll && g.nranks > 1) {
-    add(2, 7, true, false);  // the forms of shm_inline's arrivals differ between the ranks
-    out.back().skew = true;
+    // The forms of shm_inline's arrivals differ between the ranks: AlltoAllV pulls its blocks
+    // (256 KiB or less from the out ranks), or arrives again and pushes (more).
+    for (uint64_t skew : {5000, 300000}) {
+      add(2, 7, true, false);
+      out.back().skew = skew;
+    }
   }
   if (g.full)
     for (size_t es : kSizes) add(es, 33333, true, es % 2 == 0);

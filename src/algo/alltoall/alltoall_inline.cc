@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "algo/alltoall/alltoall_algorithms.h"
+#include "algo/peer_fold.h"
 #include "common/log.h"
 #include "common/thread_state.h"
 
@@ -107,6 +108,83 @@ OpArgs Joined(const OpArgs& a, int n) {
   return c;
 }
 
+// Mixed forms (AlltoAllV): up to this many bytes sent by the out-form ranks in all, every rank
+// pulls its blocks (PullMixed); above it the ranks arrive again and run the claimed push, which
+// shares the copying of large blocks between all ranks.
+constexpr uint64_t kMixedPullBytes = 256 << 10;
+constexpr int kMixedPullRanks = 64;
+
+// Rank i's published arrays when it took the out form (its sendCounts first), else nullptr.
+const uint64_t* OutRow(net::ShmGroup* g, int i) {
+  const char* p = static_cast<const char*>(g->PeerPayload(i));
+  uint64_t f = 0;
+  std::memcpy(&f, p, sizeof f);
+  return f == kOut ? reinterpret_cast<const uint64_t*>(p + sizeof f) : nullptr;
+}
+
+// Whether mixed forms pull (the same answer on every rank: all read the same slots and
+// descriptors): few enough ranks, every sendBuf mappable, at most kMixedPullBytes from the out ranks.
+bool PullsMixed(net::ShmGroup* g, int n, uint64_t es) {
+  if (n > kMixedPullRanks || g->FirstUnmappable(/*recv_too=*/false) >= 0) return false;
+  uint64_t total = 0;
+  for (int i = 0; i < n; ++i)
+    if (const uint64_t* row = OutRow(g, i))
+      for (int j = 0; j < n; ++j) {
+        const uint64_t bytes = row[j] > kMixedPullBytes ? kMixedPullBytes + 1 : row[j] * es;
+        total = std::min(total + bytes, kMixedPullBytes + 1);
+      }
+  return total <= kMixedPullBytes;
+}
+
+// Mixed forms, small: rank r takes a packed rank's block for it out of that rank's slot and an
+// out rank's out of that rank's mapped sendBuf (PullBlocks, at the published sdispls), then the
+// closing barrier (out ranks' sendBufs are read). The pairs are checked first, from both forms'
+// counts (the packed ones widened to the arrays' layout), the same on every rank.
+Status PullMixed(Context& ctx, net::ShmGroup* g, const OpArgs& a, size_t header) {
+  const int n = ctx.size, r = ctx.rank;
+  const size_t un = static_cast<size_t>(n);
+  const uint64_t es = DataTypeSize(a.dtype);
+  // Per rank 3 n words (sendCounts, unused, recvCounts) for the packed ones, then a zero row.
+  thread_local ExitMarked<std::vector<uint64_t>> widened;
+  widened.assign(un * 3 * un + 2 * un, 0);
+  const uint64_t* zero = widened.data() + un * 3 * un;
+  const uint64_t* check[kMixedPullRanks];
+  const uint64_t* pull[kMixedPullRanks];  // a packed rank's row is zero: PullBlocks skips it
+  for (int i = 0; i < n; ++i) {
+    const size_t ui = static_cast<size_t>(i);
+    if (const uint64_t* row = OutRow(g, i)) {
+      check[ui] = pull[ui] = row;
+      continue;
+    }
+    const uint32_t* counts =
+        reinterpret_cast<const uint32_t*>(static_cast<const char*>(g->PeerPayload(i)) + sizeof(uint64_t));
+    uint64_t* row = widened.data() + ui * 3 * un;
+    for (size_t j = 0; j < un; ++j) {
+      row[j] = counts[j];
+      row[2 * un + j] = counts[un + j];
+    }
+    check[ui] = row;
+    pull[ui] = zero;
+  }
+  HOSTCCL_RETURN_IF_ERROR(CheckPairs(ctx, check, 2 * un));
+  const Blocks b{a};
+  char* recv = static_cast<char*>(a.recv);
+  for (int i = 0; i < n; ++i) {
+    const size_t ui = static_cast<size_t>(i);
+    const uint64_t count = check[ui][r];
+    if (pull[ui] != zero || count == 0) continue;
+    const char* from = static_cast<const char*>(a.send) + b.SendDispl(r) * es;  // this rank's own block
+    if (i != r) {
+      uint64_t at = 0;
+      for (int k = 0; k < r; ++k)
+        if (k != i) at += check[ui][k];
+      from = static_cast<const char*>(g->PeerPayload(i)) + header + at * es;
+    }
+    std::memcpy(recv + b.RecvDispl(i) * es, from, count * es);
+  }
+  return EndPass(ctx, g, PullBlocks(ctx, g, a, 0, n, pull, nullptr));
+}
+
 }  // namespace
 
 Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
@@ -154,14 +232,21 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
     packed += f == kPacked;
   }
   if (packed != n) {
+    if (v && packed > 0 && PullsMixed(g, n, es)) {
+      if (g->FirstUse("alltoallv shm_inline mixed"))
+        HLOG_INFO(kAlgo, "HcclAlltoAllV #%llu: some ranks' blocks exceed the %zu-byte arrival slot; every rank pulls "
+                  "its blocks out of the slots and the mapped sendBufs", static_cast<unsigned long long>(ctx.fp.seq), limit);
+      return PullMixed(ctx, g, a, header);
+    }
     if (g->FirstUse("alltoall shm_inline -> shm"))
       HLOG_INFO(kAlgo, "%s #%llu: a rank's blocks exceed the %zu-byte arrival slot; re-plan shm_inline -> shm",
                 CollKindName(a.kind), static_cast<unsigned long long>(ctx.fp.seq), limit);
     if (!v) return ShmCopyAfterExchange(ctx, g, a, sizeof(uint64_t), words, /*push=*/true);
     const OpArgs joined = Joined(a, n);
     if (packed == 0) return ShmCopyAfterExchange(ctx, g, joined, sizeof(uint64_t), words, /*push=*/true);
-    // Mixed forms: the packed ranks' displacements were not published. Every rank arrives again
-    // with its four arrays (the buffers stay published); the fingerprints are compared again.
+    // Mixed forms, more bytes: the packed ranks' displacements were not published. Every rank
+    // arrives again with its four arrays (the buffers stay published; the fingerprints are
+    // compared again), then the claimed push.
     HOSTCCL_RETURN_IF_ERROR(g->Exchange(ctx.rank, ctx.fp, a.send, a.recv, a.send_desc, a.recv_desc, ctx.deadline,
                                         ctx.check_fp, joined.send_counts, words * sizeof(uint64_t)));
     return ShmCopyAfterExchange(ctx, g, joined, 0, words, /*push=*/true);
