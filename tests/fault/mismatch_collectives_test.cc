@@ -197,8 +197,11 @@ std::vector<Case> Cases() {
     c.push_back({"alltoallv send count", {v, 4}, {v, 4, f32, sum, 2, 0}, "sendCounts[0] = 5", "recvCounts[3] = 4"});
     c.push_back({"alltoallv recv count large", {v, 1 << 16}, {v, 1 << 16, f32, sum, 2, -1, 2}, "sendCounts[3] = 65536",
                  "recvCounts[2] = 65537"});
-    // Rank 3's blocks do not fit its arrival slot, the others' do (shm_inline's mixed forms).
+    // shm_inline's arrivals take different forms: rank 3's blocks do not fit its slot and the
+    // others' do, or the other way round (rank 3's counts packed, one recvCount bumped).
     c.push_back({"alltoallv mixed forms", {v, 4}, {v, 2000}, "sendCounts[3] = 4", "recvCounts[0] = 2000"});
+    c.push_back({"alltoallv mixed forms packed", {v, 2000}, {v, 4, f32, sum, 2, -1, 0}, "sendCounts[3] = 2000",
+                 "recvCounts[0] = 5"});
     c.push_back({"alltoallv elem size", {v, 4}, {v, 4, f16}, "elem=4B", "elem=2B"});
     c.push_back({"alltoallvc matrix", {vc, 4}, {vc, 4, f32, sum, 2, -1, -1, 6}, CountText(64), CountText(65),
                  "first difference: sendCountMatrix[6] (rank 0: 4, rank 3: 5)"});
