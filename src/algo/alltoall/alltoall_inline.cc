@@ -16,17 +16,22 @@
 //     owner's next-but-one arrival, which needs this rank's next arrival.
 //   - not all packed: every rank (all read the same words) continues as "shm": AlltoAll and
 //     AlltoAllVC on the same arrival (the buffers were published with it), AlltoAllV too when every
-//     rank's form is out; when the forms are mixed, AlltoAllV arrives once more with its four arrays
-//     (the packed ranks did not publish their displacements). Then the claimed copy between the
-//     mapped buffers (or its re-plan to "shm_pull") and the closing barrier, or shm's own re-plan
-//     to "pairwise" for unmappable sendBufs; logged once per group.
+//     rank's form is out. Then the claimed copy between the mapped buffers (or its re-plan to
+//     "shm_pull") and the closing barrier, or shm's own re-plan to "pairwise" for unmappable
+//     sendBufs; logged once per group.
+//   - AlltoAllV, some packed and some out (mixed): the packed ranks published no displacements.
+//     With at most kMixedPullBytes from the out ranks in all, at most 64 ranks and every sendBuf
+//     mappable (PullsMixed, the same answer everywhere), every rank checks the pairs and pulls:
+//     a packed rank's block for it out of that rank's slot, an out rank's out of its mapped
+//     sendBuf at the published sdispls, then the closing barrier. Otherwise every rank arrives
+//     once more with its four arrays and continues as "shm" on that arrival.
 //   Nothing is written into recvBuf before the arrival and its checks passed.
 // Preconditions: ctx.shm. AlltoAllV with 8 + 24 n > 4 KiB (n > 170): every rank runs "shm" instead
 //   (which re-plans to "pairwise"), decided from n alone. Buffers need not be aclrtMalloc memory
 //   when the blocks fit (nothing is mapped).
 // Bytes per rank: writes what it sends to the others (<= 4 KiB - header) into its slot, reads what
 //   it receives from them out of their slots, copies its own block locally; one arrival, no
-//   messages. 8-byte blocks at n ranks: AlltoAll 8 + 8 (n - 1) bytes per slot, AlltoAllV
+//   messages (mixed and pulled: also reads its blocks from the out ranks' sendBufs; a barrier). 8-byte blocks at n ranks: AlltoAll 8 + 8 (n - 1) bytes per slot, AlltoAllV
 //   8 + 8 n + 8 (n - 1): at 2 ranks both fit the slot's first line (32 payload bytes).
 // Example: 3 ranks, AlltoAll count 1 of fp32: rank 1's slot holds [1][b10 b12]; rank 2 copies b02
 //   from rank 0's slot at offset 8 + 4, b12 from rank 1's at 8 + 4, its own b22 from its sendBuf.
