@@ -31,8 +31,9 @@
 //   when the blocks fit (nothing is mapped).
 // Bytes per rank: writes what it sends to the others (<= 4 KiB - header) into its slot, reads what
 //   it receives from them out of their slots, copies its own block locally; one arrival, no
-//   messages (mixed and pulled: also reads its blocks from the out ranks' sendBufs; a barrier). 8-byte blocks at n ranks: AlltoAll 8 + 8 (n - 1) bytes per slot, AlltoAllV
-//   8 + 8 n + 8 (n - 1): at 2 ranks both fit the slot's first line (32 payload bytes).
+//   messages (mixed and pulled: also reads its blocks from the out ranks' sendBufs; a barrier).
+//   8-byte blocks at n ranks: AlltoAll 8 + 8 (n - 1) bytes per slot, AlltoAllV 8 + 8 n + 8 (n - 1):
+//   at 2 ranks both fit the slot's first line (32 payload bytes).
 // Example: 3 ranks, AlltoAll count 1 of fp32: rank 1's slot holds [1][b10 b12]; rank 2 copies b02
 //   from rank 0's slot at offset 8 + 4, b12 from rank 1's at 8 + 4, its own b22 from its sendBuf.
 #include <algorithm>
@@ -202,7 +203,8 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   const size_t words = v ? VPayloadWords(n, limit - sizeof(uint64_t)) : 0;
   if (v && words == 0) return AlltoAllShm(ctx, Joined(a, n));  // AlltoAllV, n > 170: the same on every rank
   // The packed form's header: the form word, AlltoAllV's counts as 32-bit words.
-  const size_t header = sizeof(uint64_t) + (v ? (2 * static_cast<size_t>(n) * sizeof(uint32_t) + 7) / 8 * 8 : 0);
+  const size_t header =
+      sizeof(uint64_t) + (v ? (2 * static_cast<size_t>(n) * sizeof(uint32_t) + 7) / 8 * 8 : 0);
   const uint64_t es = DataTypeSize(a.dtype);
   const Blocks b{a};
   uint64_t peer_total = 0;  // elements for the other ranks: this rank's own block stays out of the slot
@@ -292,7 +294,8 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   for (int i = 0; i < n; ++i) {
     if (i == r) {  // checked like the others (CheckPairs' pair (r, r)), copied from the sendBuf
       const uint64_t count = b.SendCount(r);
-      if (count) std::memcpy(recv + b.RecvDispl(r) * es, static_cast<const char*>(a.send) + b.SendDispl(r) * es, count * es);
+      const char* own = static_cast<const char*>(a.send) + b.SendDispl(r) * es;
+      if (count) std::memcpy(recv + b.RecvDispl(r) * es, own, count * es);
       continue;
     }
     uint64_t count = 0;
