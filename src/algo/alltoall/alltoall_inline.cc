@@ -241,8 +241,10 @@ Status AlltoAllShmInline(Context& ctx, const OpArgs& a) {
   if (packed != n) {
     if (v && packed > 0 && PullsMixed(g, n, es)) {
       if (g->FirstUse("alltoallv shm_inline mixed"))
-        HLOG_INFO(kAlgo, "HcclAlltoAllV #%llu: some ranks' blocks exceed the %zu-byte arrival slot; every rank pulls "
-                  "its blocks out of the slots and the mapped sendBufs", static_cast<unsigned long long>(ctx.fp.seq), limit);
+        HLOG_INFO(kAlgo,
+                  "HcclAlltoAllV #%llu: some ranks' blocks exceed the %zu-byte arrival slot; every rank pulls its "
+                  "blocks out of the slots and the mapped sendBufs",
+                  static_cast<unsigned long long>(ctx.fp.seq), limit);
       return PullMixed(ctx, g, a, header);
     }
     if (g->FirstUse("alltoall shm_inline -> shm"))
