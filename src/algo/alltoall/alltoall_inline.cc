@@ -156,13 +156,14 @@ Status PullMixed(Context& ctx, net::ShmGroup* g, const OpArgs& a, size_t header)
   const uint64_t* zero = widened.data() + un * 3 * un;
   const uint64_t* check[kMixedPullRanks];
   const uint64_t* pull[kMixedPullRanks];  // a packed rank's row is zero: PullBlocks skips it
+  const uint32_t* packed[kMixedPullRanks] = {};  // a packed rank's counts in its slot
   for (int i = 0; i < n; ++i) {
     const size_t ui = static_cast<size_t>(i);
     if (const uint64_t* row = OutRow(g, i)) {
       check[ui] = pull[ui] = row;
       continue;
     }
-    const uint32_t* counts =
+    const uint32_t* counts = packed[ui] =
         reinterpret_cast<const uint32_t*>(static_cast<const char*>(g->PeerPayload(i)) + sizeof(uint64_t));
     uint64_t* row = widened.data() + ui * 3 * un;
     for (size_t j = 0; j < un; ++j) {
@@ -177,15 +178,11 @@ Status PullMixed(Context& ctx, net::ShmGroup* g, const OpArgs& a, size_t header)
   char* recv = static_cast<char*>(a.recv);
   for (int i = 0; i < n; ++i) {
     const size_t ui = static_cast<size_t>(i);
-    const uint64_t count = check[ui][r];
-    if (pull[ui] != zero || count == 0) continue;
-    const char* from = static_cast<const char*>(a.send) + b.SendDispl(r) * es;  // this rank's own block
-    if (i != r) {
-      uint64_t at = 0;
-      for (int k = 0; k < r; ++k)
-        if (k != i) at += check[ui][k];
-      from = static_cast<const char*>(g->PeerPayload(i)) + header + at * es;
-    }
+    if (packed[ui] == nullptr || packed[ui][r] == 0) continue;
+    const uint64_t count = packed[ui][r];
+    const char* from = i == r ? static_cast<const char*>(a.send) + b.SendDispl(r) * es  // this rank's own block
+                              : static_cast<const char*>(g->PeerPayload(i)) + header +
+                                    PackedOffset(a, n, i, r, packed[ui], 0) * es;
     std::memcpy(recv + b.RecvDispl(i) * es, from, count * es);
   }
   return EndPass(ctx, g, PullBlocks(ctx, g, a, 0, n, pull, nullptr));
