@@ -501,8 +501,8 @@ TEST(ThreadRanksDriver, OneThreadDrivingBothRanksNeverSpinsForThem) {
               ACL_SUCCESS);
     std::vector<float> in(kCalls);
     for (int i = 0; i < kCalls; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i + 1000 * r);
-    ASSERT_EQ(aclrtMemcpy(bufs[r], kCalls * sizeof(float), in.data(), kCalls * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
-              ACL_SUCCESS);
+    const size_t bytes = kCalls * sizeof(float);
+    ASSERT_EQ(aclrtMemcpy(bufs[r], bytes, in.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
   }
   // Bursts of 10 calls per rank, each followed by synchronizing both streams: a burst is too short
   // for the thread to stop counting as a driver (64 attempts on one rank) even when the host
