@@ -144,7 +144,9 @@ class Stream {
   // and marks it running with Attempting() true; 0 when it cannot start now (nothing changed: use
   // EnqueueAttempt). The caller runs the call on this thread and then either ends it with
   // EndAttempt(seq, result), or, when it returned kAgain, hands it over with RequeueAttempt(seq,
-  // task, ts, host_wait): queued at its place, as EnqueueAttempt does.
+  // task, ts, host_wait): queued at its place, as EnqueueAttempt does. Between the two the stream
+  // stays locked for other threads (their calls on it wait for the end); the attempt may call
+  // DeferSettle on it, and nothing else of this stream.
   // `ts` is the calling thread's block (ThisThread()), which the caller already holds.
   virtual uint64_t BeginAttempt(ThreadState& ts) {
     (void)ts;

@@ -191,23 +191,33 @@ Status StreamImpl::EnqueueAttempt(Task task, bool host_wait) {
   return Status::Ok();
 }
 
+// The attempt keeps mu_ from here to its end (EndAttempt, RequeueAttempt): one locked
+// instruction per call instead of two (each waits for the thread's earlier stores, ~5 ns here).
+// Nobody else needs the stream meanwhile: its queue is empty, its worker idle, and an attempt
+// only spins briefly before it gives up; a synchronizer or enqueuer on another thread waits.
 uint64_t StreamImpl::BeginAttempt(ThreadState& ts) {
   if (ts.attempting) return 0;
-  std::lock_guard lk(mu_);
-  if (!AttemptFree() || !queue_.empty()) return 0;
+  mu_.lock();
+  if (!AttemptFree() || !queue_.empty()) {
+    mu_.unlock();
+    return 0;
+  }
   StartAttempt(Follows(), ts);
+  attempt_holder_.store(&ts, std::memory_order_relaxed);
   return ++enqueued_;
 }
 
 void StreamImpl::EndAttempt(uint64_t seq, Status st, ThreadState& ts) {
   if (st.code() == Code::kAgain) st = Status(Code::kInternal, "an inline attempt gave up without handing its task over");
-  std::unique_lock lk(mu_);
+  std::unique_lock lk(mu_, std::adopt_lock);  // BeginAttempt's
+  attempt_holder_.store(nullptr, std::memory_order_relaxed);
   EndAttemptLocked(seq, std::move(st), nullptr, false, ts);
   AfterAttempts(lk);
 }
 
 void StreamImpl::RequeueAttempt(uint64_t seq, Task task, ThreadState& ts, bool host_wait) {
-  std::unique_lock lk(mu_);
+  std::unique_lock lk(mu_, std::adopt_lock);  // BeginAttempt's
+  attempt_holder_.store(nullptr, std::memory_order_relaxed);
   EndAttemptLocked(seq, Status::Ok(), &task, host_wait, ts);
   AfterAttempts(lk);
 }
@@ -316,7 +326,10 @@ void StreamImpl::Urge() {
 }
 
 void StreamImpl::DeferSettle(const void* key, Settle settle) {
-  std::lock_guard lk(mu_);
+  // From inside an attempt of this thread (Communicator::Submit, before EndAttempt), which holds
+  // mu_ already; only this thread stores its own block there, so the relaxed look is exact.
+  std::unique_lock lk(mu_, std::defer_lock);
+  if (attempt_holder_.load(std::memory_order_relaxed) != &ThisThread()) lk.lock();
   quiet_.store(false, std::memory_order_relaxed);
   for (auto& [k, fn] : settles_)
     if (k == key) {

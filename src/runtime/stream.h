@@ -279,10 +279,13 @@ class StreamImpl final : public Stream {
   std::atomic<bool> capturing_{false};
   uint64_t failure_mode_ = 0;
 
-  // Taken twice by every inline attempt (BeginAttempt, EndAttempt) and held briefly (tasks run
-  // with it released): a QuickLock, whose release is a plain store (common/quick_lock.h); the
-  // condition variables then need the _any kind.
+  // Held briefly, and by an inline attempt from BeginAttempt to its end (tasks run with it
+  // released): a QuickLock, whose release is a plain store (common/quick_lock.h); the condition
+  // variables then need the _any kind.
   QuickLock mu_;
+  // The thread block of the inline attempt that holds mu_ (BeginAttempt to EndAttempt or
+  // RequeueAttempt), else nullptr: its own DeferSettle must not take mu_ again.
+  std::atomic<const ThreadState*> attempt_holder_{nullptr};
   std::condition_variable_any worker_cv_;  // wakes the worker: new task, synchronizer left, stop
   std::condition_variable_any done_cv_;    // wakes waiters: a task finished
   int done_waiters_ = 0;                   // threads in a done_cv_ wait (WaitDone, WaitDoneUntil)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -383,9 +384,10 @@ TEST(Stream, AttemptRunsAtOnceOrKeepsItsPlace) {
 }
 
 // The attempt without a task object: BeginAttempt hands out the next number only when nothing is
-// queued or running (and never inside another attempt); EndAttempt records the result (an error
+// queued or running (and never inside another attempt), and keeps the stream until the attempt's
+// end: another thread's enqueue meanwhile waits for it. EndAttempt records the result (an error
 // is reported by the next synchronize); RequeueAttempt puts the given-up call at its place, ahead
-// of tasks enqueued while it ran, to run again from the stream (not as an attempt).
+// of that enqueue, to run again from the stream (not as an attempt).
 TEST(Stream, TasklessAttemptTakesItsNumberAndKeepsItsPlace) {
   StreamImpl s(0, 0, 0);
   const uint64_t a = s.BeginAttempt(ThisThread());
@@ -393,8 +395,16 @@ TEST(Stream, TasklessAttemptTakesItsNumberAndKeepsItsPlace) {
   EXPECT_TRUE(Attempting());
   EXPECT_EQ(s.BeginAttempt(ThisThread()), 0u);  // attempts never nest
   std::vector<std::string> log;
-  ASSERT_TRUE(s.Enqueue([&] { log.push_back(Attempting() ? "a2" : "q2"); return Status::Ok(); }).ok());
+  std::atomic<bool> enqueued{false};
+  std::thread other([&] {
+    EXPECT_TRUE(s.Enqueue([&] { log.push_back(Attempting() ? "a2" : "q2"); return Status::Ok(); }).ok());
+    enqueued.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(enqueued.load());  // the attempt holds the stream
   s.RequeueAttempt(a, [&] { log.push_back(Attempting() ? "a1" : "q1"); return Status::Ok(); }, ThisThread(), false);
+  other.join();
+  EXPECT_TRUE(enqueued.load());
   EXPECT_FALSE(Attempting());
   EXPECT_EQ(s.BeginAttempt(ThisThread()), 0u);  // tasks are queued: take the queue's way
   ASSERT_TRUE(s.Synchronize(Deadline::Infinite()).ok());
