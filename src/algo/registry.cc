@@ -27,7 +27,7 @@ const std::vector<Algorithm>& Algorithms() {
       {K::kReduce, "shm_cma", "one host: slices with process_vm_readv/writev for buffers that cannot be mapped",
        kNeedsShm, 0, &ReduceShmCma},
       {K::kReduce, "shm_staging", "one host: chunks staged through the shared segment",
-       kNeedsShm, 0, &ReduceShmStaging},
+       kNeedsShm | kNeedsStaging, 0, &ReduceShmStaging},
       {K::kReduce, "gather", "small messages: raw inputs sent to the root, folded there in rank order",
        kNeedsTransport, 0, &ReduceGather},
       {K::kReduce, "chain", "large messages: pipelined chain 0 -> 1 -> ... -> n-1 -> root, each rank folds its input",

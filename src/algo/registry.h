@@ -21,6 +21,7 @@ enum Needs : uint32_t {
   kNeedsShm = 2,        // every rank on this host with a shared segment (ctx.shm)
   kNeedsNodes = 4,      // several hosts, contiguous per host, per-host segments (ctx.node_shm)
   kNeedsTransport = 8,  // point-to-point messages (ctx.transport), unless there is one rank
+  kNeedsStaging = 16,   // with kNeedsShm: the segment has staging (processes; thread ranks' in-process one has none)
 };
 
 struct Algorithm {

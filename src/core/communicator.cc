@@ -997,6 +997,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
     where.nranks = size_;
     where.all_local = local_ != nullptr;
     where.shm = shm_ != nullptr;
+    where.staging = shm_ != nullptr && shm_->Staging() != nullptr;
     where.has_transport = transport_ != nullptr;
     where.node_groups = node_shm_ != nullptr;
     a = Select(args.kind, forced_, bytes, where, &why);

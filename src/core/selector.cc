@@ -183,7 +183,8 @@ struct DefaultTable {
 
 bool Placed(const algo::Algorithm* a, const Placement& where) {
   return a != nullptr && (!(a->needs & algo::kNeedsLocal) || where.all_local) &&
-         (!(a->needs & algo::kNeedsShm) || where.shm) && (!(a->needs & algo::kNeedsNodes) || where.node_groups) &&
+         (!(a->needs & algo::kNeedsShm) || where.shm) && (!(a->needs & algo::kNeedsStaging) || where.staging) &&
+         (!(a->needs & algo::kNeedsNodes) || where.node_groups) &&
          (!(a->needs & algo::kNeedsTransport) || where.has_transport || where.nranks == 1);
 }
 

@@ -32,6 +32,7 @@ struct Placement {
   bool shm = false;           // every rank is on this host and a shared segment exists
   bool has_transport = false;
   bool node_groups = false;   // several hosts, contiguous ranks per host, per-host segments
+  bool staging = false;       // the shared segment has staging (processes of one host, not thread ranks)
 };
 
 // The default rules of `op` (HOSTCCL_ALGO syntax; "" when the operator has none yet).

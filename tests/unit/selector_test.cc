@@ -10,7 +10,14 @@ namespace hostccl::core {
 namespace {
 
 Placement Threads(int n) { Placement p; p.nranks = n; p.all_local = true; p.has_transport = true; return p; }
-Placement OneHost(int n) { Placement p; p.nranks = n; p.shm = true; p.has_transport = true; return p; }
+Placement OneHost(int n) {  // processes: their segment has staging
+  Placement p;
+  p.nranks = n;
+  p.shm = p.staging = p.has_transport = true;
+  return p;
+}
+// Thread ranks on their in-process segment: shared memory without staging.
+Placement ThreadSegment(int n) { Placement p = Threads(n); p.shm = true; return p; }
 Placement Tcp(int n) { Placement p; p.nranks = n; p.has_transport = true; return p; }
 Placement Hosts(int n) { Placement p = Tcp(n); p.node_groups = true; return p; }
 
@@ -116,6 +123,23 @@ TEST(Selector, ForcedAlgorithmBeyondItsSizeLimitFallsBack) {
     for (Placement p : {Threads(4), OneHost(4), Tcp(4), Hosts(4)})
       EXPECT_NE(Select(a.op, none, a.max_bytes + 1, p, &why), &a) << a.name;
   }
+}
+
+// shm_staging stages chunks through the segment's staging, which thread ranks' in-process segment
+// does not have: forced there it is skipped (with a warning) for the default rules, as any forced
+// algorithm whose placement is not met, instead of failing every call.
+TEST(Selector, ForcedStagingNeedsASegmentWithStaging) {
+  std::vector<AlgoRule> rules;
+  ASSERT_TRUE(ParseAlgoRules("reduce=shm_staging", &rules).ok());
+  std::string why;
+  const algo::Algorithm* a = SelectReduce(rules, 1 << 20, OneHost(4), &why);
+  ASSERT_NE(a, nullptr);
+  EXPECT_STREQ(a->name, "shm_staging");
+  EXPECT_EQ(why, "HOSTCCL_ALGO");
+  a = SelectReduce(rules, 1 << 20, ThreadSegment(4), &why);
+  ASSERT_NE(a, nullptr);
+  EXPECT_STRNE(a->name, "shm_staging");
+  EXPECT_NE(why, "HOSTCCL_ALGO");
 }
 
 TEST(Selector, BadRulesAreRejected) {

@@ -86,7 +86,9 @@ std::string Needs(uint32_t needs) {
   std::string s;
   auto add = [&s](const char* what) { s += (s.empty() ? "" : ", ") + std::string(what); };
   if (needs & hostccl::algo::kNeedsLocal) add("ranks are threads of one process");
-  if (needs & hostccl::algo::kNeedsShm) add("one host's ranks sharing a segment (processes; thread ranks up to 64)");
+  if (needs & hostccl::algo::kNeedsShm)
+    add(needs & hostccl::algo::kNeedsStaging ? "one host's processes sharing a segment with staging (not thread ranks)"
+                                             : "one host's ranks sharing a segment (processes; thread ranks up to 64)");
   if (needs & hostccl::algo::kNeedsNodes) add("several hosts, contiguous ranks per host");
   if (needs & hostccl::algo::kNeedsTransport) add("a transport");
   return s.empty() ? "-" : s;
@@ -219,7 +221,9 @@ void PrintProfilesAndAlgorithms() {
       std::printf("    %s=%-12s %s%s%s%s%s%s\n", o.algo, a.name, a.summary,
                   a.attempt_bytes ? " [inline on an idle stream up to 4 KiB]" : "",
                   a.needs & hostccl::algo::kNeedsLocal ? " [ranks as threads of one process]" : "",
-                  a.needs & hostccl::algo::kNeedsShm ? " [one host's ranks, shared memory]" : "",
+                  a.needs & hostccl::algo::kNeedsStaging ? " [one host's processes, shared memory]"
+                  : a.needs & hostccl::algo::kNeedsShm   ? " [one host's ranks, shared memory]"
+                                                         : "",
                   a.needs & hostccl::algo::kNeedsNodes ? " [several hosts]" : "",
                   a.needs & hostccl::algo::kNeedsTransport ? " [needs a transport]" : "");
     }
