@@ -32,7 +32,7 @@ using hostccl::test::RunRanks;
 
 constexpr int kRanks = 4;
 constexpr int kVictim = 2;
-constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kSlowdown;
+constexpr int64_t kFailWithinMs = 2000 * hostccl::faulttest::kHeavySlowdown;  // 64 MiB calls
 constexpr uint64_t kLarge = (64u << 20) / sizeof(float);  // 64 MiB per buffer
 constexpr uint64_t kSmall = 1024;
 
