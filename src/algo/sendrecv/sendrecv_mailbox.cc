@@ -19,12 +19,18 @@
 // one counter: the receiver reads chunks, the sender writes chunks into the receiver's buffer
 // (mapped, or process_vm_writev). The receiver answers `taken` only when every chunk is done, so
 // nothing is written into its buffer after its Recv completed.
-// Eager and rendezvous: a single HcclSend whose payload travels inline (<= 472 bytes) completes
-// once its slot is published (the data is copied out; the stream moves on: ctx.ran_ahead); its
-// answer is collected later: before the pair's slot is reused (message m + MailSlots(n) waits until
-// m was taken anyway, and looks at m's `bad` first) and at the stream's synchronize
-// (P2PMailboxSettle, through Communicator::Settle), which waits until the receiver took every
-// message and reports a mismatch, a dead receiver or, at the exec timeout, the missing HcclRecv.
+// Posted receives: a single HcclRecv whose message is not published yet first writes its own
+// message fingerprint into the slot's third line (`pfp`, then `posted` = m). A single HcclSend
+// whose payload travels inline reads that line after publishing: a post for its message decides
+// at once (agreeing: complete, no answer needed; differing: the same HCCL_E_PARA both ranks
+// report), so the rank that answers a ping-pong does not wait for its reply to be taken.
+// Eager and rendezvous: without a post, a single HcclSend whose payload travels inline (<= 472
+// bytes) completes once its slot is published (the data is copied out; the stream moves on:
+// ctx.ran_ahead); its answer is collected later: before the pair's slot is reused (message m +
+// MailSlots(n) waits until m was taken anyway, and looks at m's `bad` first) and at the stream's
+// synchronize (P2PMailboxSettle, through Communicator::Settle), which first accepts the messages
+// posted since and otherwise waits until the receiver took every message and reports a mismatch,
+// a dead receiver or, at the exec timeout, the missing HcclRecv.
 // Every other send (larger, or in a HcclBatchSendRecv list) completes only when the pair's `taken`
 // reached it, so it does not complete before its Recv took the data. A fingerprint that differs is
 // answered with `bad` = the message's number and the receiver's fingerprint, so both ranks fail with the same
@@ -43,10 +49,12 @@
 // per transfer (once; a split message: the two ends copy disjoint chunks, `bytes` in all). Sends never wait for this rank's receives (posts, takes and answers progress
 // together), so any set of pairwise-matching items completes in any item order.
 // In-place safety: self items copy with memmove; other transfers join different ranks' buffers.
-// Example: ping-pong of 8 bytes, rank 0 {send to 1}, rank 1 {recv from 0}: rank 0 writes one cache
-// line (message 1 in slot 0 of ring 0->1) and its send completes (eager); rank 1 sees `full` == 1,
-// copies 8 bytes, writes the pair's `taken` = 1; rank 0 reads that line when it posts message 17
-// into slot 0 again, or at its synchronize. 64 MiB instead: rank 0 flags the slot
+// Example: ping-pong of 8 bytes, rank 0 {send to 1} then {recv from 1}, rank 1 the other way
+// round: rank 0 writes one cache line (message 1 in slot 0 of ring 0->1) and its send completes
+// (eager, or at once if rank 1's receive was posted), then posts its receive in slot 0 of ring
+// 1->0; rank 1 sees `full` == 1, copies 8 bytes, writes the pair's `taken` = 1 (rank 0 reads that
+// line when it posts message 17 into slot 0 again, or at its synchronize), publishes its reply
+// and finds rank 0's post agreeing: its send completes without an answer. 64 MiB instead: rank 0 flags the slot
 // split and waits for `claim`; rank 1 claims, both take chunk numbers 0..255 from the counter
 // (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...), rank 1 waits until `done` = 256 and
 // answers.
@@ -230,6 +238,32 @@ Status CollectAnswers(net::ShmGroup* g, int me, int peer, uint64_t upto) {
   return Status::Ok();
 }
 
+// Whether message m of (me -> peer), published, found its HcclRecv posted (MailSlot::posted):
+// then *st says whether they agree, as the receiver will find when it takes the message. Only
+// while message m + MailSlots(n) - 1 is not published: until then the receiver cannot post the
+// slot's next message (receives are in order), so pfp holds message m's post.
+bool PostedMatch(net::ShmGroup* g, int me, int peer, uint64_t m, Status* st) {
+  const net::MailSlot* s = g->Mail(me, peer, m);
+  if (s->posted.load(std::memory_order_acquire) != m) return false;
+  if (s->pfp != s->fp) {
+    *st = Status(Code::kPara, FormatMismatch(s->pfp, peer, s->fp, me));
+    st->WithPeer(peer);
+  }
+  return true;
+}
+
+// Messages to `peer` up to `upto` (published) whose HcclRecv was posted and agrees: checked now,
+// without their answers; stops at the first that was not posted.
+Status CollectPosted(net::ShmGroup* g, int me, int peer, uint64_t upto) {
+  uint64_t& checked = g->MailChecked(peer);
+  if (checked + g->mail_slots() <= upto) return Status::Ok();  // PostedMatch's bound
+  for (Status st; checked < upto; ++checked) {
+    if (!PostedMatch(g, me, peer, checked + 1, &st)) break;
+    HOSTCCL_RETURN_IF_ERROR(st);
+  }
+  return Status::Ok();
+}
+
 // The receiver's side of a split message: publishes its buffer, copies chunks, waits for the
 // sender's chunks in flight.
 Status TakeSplit(Context& ctx, net::ShmGroup* g, const P2PItem& it, net::MailSlot* s, uint64_t m,
@@ -279,6 +313,17 @@ Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const
   g->MailTakenWord(it.peer, ctx.rank).store(m, std::memory_order_release);
   g->MailTaken(it.peer) = m;
   return copied;
+}
+
+// Publishes that this rank's HcclRecv waits for message m of (it.peer -> me), not published yet:
+// its sender, when it finds the post, checks the match itself and completes without an answer.
+// This rank took message m - 1 (receives are in order), so the sender no longer reads the slot's
+// previous post (PostedMatch's bound).
+void PostRecv(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m) {
+  net::MailSlot* s = g->Mail(it.peer, ctx.rank, m);
+  if (s->posted.load(std::memory_order_relaxed) == m) return;  // an attempt run again
+  s->pfp = P2PMessageFp(ctx, it, kP2PData);
+  s->posted.store(m, std::memory_order_release);
 }
 
 // A timeout's wording: is the peer of a send itself waiting in a send to this rank (its message to
@@ -356,6 +401,15 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     const bool split = SplitSend(it.bytes());
     Post(ctx, g, it, o.m, &a.send_desc, split);
     g->Notify();
+    // A payload in the slot whose HcclRecv was posted needs no answer: this rank checks the match
+    // itself (the receiver checks it again when it takes the message).
+    if (it.bytes() <= net::MailSlot::kInline) {
+      Status st;
+      if (PostedMatch(g, me, it.peer, o.m, &st)) {
+        if (st.ok() && g->MailChecked(it.peer) + 1 == o.m) g->MailChecked(it.peer) = o.m;
+        return st;
+      }
+    }
     if ((ctx.may_run_ahead || (attempt && !g->SpinFor(&OneTaken, &o))) && it.bytes() <= net::MailSlot::kInline) {
       g->mail_ahead() = true;  // eager: answered later (CollectAnswers, settle)
       ctx.ran_ahead = g;
@@ -381,6 +435,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     return Status::Ok();
   }
   One o{g, it.peer, me, g->MailTaken(it.peer) + 1};
+  if (!OneFull(&o)) PostRecv(ctx, g, it, o.m);
   if (attempt) {
     if (!g->SpinFor(&OneFull, &o)) {
       g->LeaveSharedCpu();
@@ -482,6 +537,8 @@ Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline) {
   const int me = g->rank();
   for (int p = 0; p < g->size(); ++p) {
     const uint64_t sent = p == me ? 0 : g->MailSent(p);
+    if (g->MailChecked(p) >= sent) continue;
+    HOSTCCL_RETURN_IF_ERROR(CollectPosted(g, me, p, sent));
     if (g->MailChecked(p) >= sent) continue;
     One o{g, me, p, sent};
     Status w = WaitTaken(o, deadline);

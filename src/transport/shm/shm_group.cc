@@ -189,7 +189,8 @@ static_assert([] {
     if ((ShmGroup::MailSlots(n) & (ShmGroup::MailSlots(n) - 1)) != 0) return false;
   return (kHistoryPerSlot & (kHistoryPerSlot - 1)) == 0;
 }(), "ring, history and mailbox sizes are powers of two (indexes are masks)");
-static_assert(sizeof(MailSlot) == 576 && offsetof(MailSlot, bad) == 512, "a mail slot: one sender part, one receiver line");
+static_assert(sizeof(MailSlot) == 640 && offsetof(MailSlot, bad) == 512 && offsetof(MailSlot, posted) == 576,
+              "a mail slot: one sender part, two receiver lines");
 static_assert(sizeof(MailAnswer) == 64, "a pair's answer: one line");
 
 // The segment's arrays, located once per mapping (ShmSegment's accessors compute the layout from

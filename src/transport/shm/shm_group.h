@@ -39,7 +39,9 @@ struct ShmSegment;  // layout private to shm_group.cc
 
 // One slot of a point-to-point mailbox (ShmGroup::Mail): the sender fills the first part and
 // publishes it with `full`. The receiver writes the second cache line only when the fingerprints
-// differ (so neither side writes the other's line); what it took is counted per ordered pair in a
+// differ, and the third when its HcclRecv waits for a message not published yet (`posted`: a
+// sender that finds its message's Recv posted checks the match itself instead of waiting for the
+// answer), so neither side writes the other's lines; what it took is counted per ordered pair in a
 // MailAnswer. Message numbers count from 1 per ordered pair.
 struct alignas(64) MailSlot {
   static constexpr size_t kInline = 472;  // payload bytes carried in the slot itself
@@ -49,6 +51,8 @@ struct alignas(64) MailSlot {
   char payload[kInline];
   alignas(64) uint64_t bad;     // receiver: the number of a message whose fingerprints differed
   Fingerprint rfp;              // receiver's fingerprint of message `bad`
+  alignas(64) std::atomic<uint64_t> posted;  // receiver: the message its HcclRecv waits for (release)
+  Fingerprint pfp;                           // receiver's fingerprint of message `posted`
 };
 
 // Per ordered pair (from, to): the last message the receiver took (release, after its copy and any
