@@ -17,6 +17,8 @@
 //    both only post (nobody folds): the fingerprint history still catches it on both ranks.
 //  - RootDiesMidQueue: 3 ranks; the root kills itself after 50 of 200 calls; the non-roots'
 //    synchronizes fail within 2 s naming rank 0 (bounded: flow control plus peer-death checks).
+//  - AnIdlePlainNonRootDoesNotHoldTheSettle: a non-root that ran ahead settles although the other
+//    non-root, a plain arrival, issues nothing more for a while (a correct program).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -256,6 +258,41 @@ TEST(RunAhead, RootDiesMidQueue) {
   hostccl::faulttest::RemoveScratchDir(dir);
   std::string why;
   EXPECT_TRUE(hostccl::faulttest::OnlyRankKilled(res.message, 0, &why)) << why << "full report:\n" << res.message;
+}
+
+// A correct program in which one non-root of a small Reduce runs ahead and the other arrives
+// plainly and then stays idle (3 processes, root 1, exec timeout 2 s): rank 2 runs ahead
+// (HOSTCCL_RUN_AHEAD=on) and then sends to the root; rank 0 takes part as a plain arrival (=off),
+// synchronizes and issues nothing for 3 s. Rank 2's synchronize must pass well before rank 0
+// comes back: the plain non-root is done with the call once it has checked it (it marks it done),
+// so the settle does not wait for rank 0's next call. (Found by sendrecv_fault_test's generated
+// programs with thread ranks, seed 77951, where rank 0 dropped its receive.)
+TEST(RunAhead, AnIdlePlainNonRootDoesNotHoldTheSettle) {
+  RunOptions o = RunAheadShmOptions();
+  for (auto& e : o.env)
+    if (e.first == "HOSTCCL_EXEC_TIMEOUT_MS") e.second = "2000";
+  o.rank_env = [](int rank) {
+    return std::vector<std::pair<std::string, std::string>>{{"HOSTCCL_RUN_AHEAD", rank == 2 ? "on" : "off"}};
+  };
+  auto res = RunRanks(3, Mode::kProcesses, [](RankContext& ctx) {
+    DevBuf send, recv;
+    if (!send.Alloc(64, 1.0f) || !recv.Alloc(64, 0.0f)) return ctx.Fail("aclrtMalloc failed");
+    const int64_t start = NowMs();
+    if (HcclReduce(send.ptr, recv.ptr, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, ctx.comm, ctx.stream) !=
+        HCCL_SUCCESS)
+      return ctx.Fail("HcclReduce rejected");
+    HcclResult r = HCCL_SUCCESS;
+    if (ctx.rank == 2) r = HcclSend(send.ptr, 2, HCCL_DATA_TYPE_FP32, 1, ctx.comm, ctx.stream);
+    if (ctx.rank == 1) r = HcclRecv(static_cast<float*>(recv.ptr) + 4, 2, HCCL_DATA_TYPE_FP32, 2, ctx.comm, ctx.stream);
+    if (r != HCCL_SUCCESS) return ctx.Fail("transfer rejected");
+    if (aclrtSynchronizeStream(ctx.stream) != ACL_SUCCESS) return ctx.Fail(aclGetRecentErrMsg());
+    const int64_t took = NowMs() - start;
+    if (ctx.rank != 0 && took > 1000 * hostccl::faulttest::kSlowdown)
+      return ctx.Fail("the calls took " + std::to_string(took) + " ms");
+    if (ctx.rank == 0) std::this_thread::sleep_for(std::chrono::seconds(3));
+    return true;
+  }, o);
+  EXPECT_TRUE(res.ok) << res.message;
 }
 
 // HOSTCCL_RUN_AHEAD=auto (default): a small Broadcast's root completes ahead of the others only

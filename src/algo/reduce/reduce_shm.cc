@@ -52,7 +52,12 @@ Status ReduceShm(Context& ctx, const ReduceArgs& a) {
   HOSTCCL_RETURN_IF_ERROR(g->Arrive(ctx.fp, a.send, inline_data ? bytes : 0, ctx.deadline, ctx.fp.seq, &t));
   if (int r = ctx.check_fp ? g->FirstMismatch(t) : -1; r >= 0)
     return Status(Code::kPara, FormatMismatch(g->ArrivedFp(0, t), 0, g->ArrivedFp(r, t), r));
-  if (inline_data && ctx.rank != a.root) return Status::Ok();  // small, not ahead: its slot stays readable
+  if (inline_data && ctx.rank != a.root) {
+    // Small, not ahead: its own slot stays readable for the root; it reads no other slot of t
+    // any more, so a non-root that ran ahead need not wait for this rank's next call to settle.
+    g->MarkDone(t);
+    return Status::Ok();
+  }
   if (inline_data) {
     // Small, root: every input is in the segment; fold alone, then release the slots.
     const void* stack[kStackRanks];
