@@ -269,6 +269,24 @@ inline std::string Errno(const char* what, HcclResult r) {
   return std::string(what) + " returned " + std::to_string(static_cast<int>(r));
 }
 
+// One rank's verdict on the calls it issued: the synchronize's code, the communicator's async
+// code, the recent error message and the time since `start_ms` (NowMs), synchronize included.
+struct Verdict {
+  aclError sync = ACL_SUCCESS;
+  HcclResult async = HCCL_SUCCESS;
+  std::string msg;
+  int64_t ms = 0;
+};
+
+inline Verdict SynchronizeVerdict(hostccl::test::RankContext& c, int64_t start_ms) {
+  Verdict v;
+  v.sync = aclrtSynchronizeStream(c.stream);
+  v.ms = NowMs() - start_ms;
+  v.msg = aclGetRecentErrMsg();
+  (void)HcclGetCommAsyncError(c.comm, &v.async);
+  return v;
+}
+
 // One fp32 sum HcclReduce into root 0 followed by synchronize; returns the synchronize result.
 inline aclError ReduceAndSync(hostccl::test::RankContext& ctx, DevBuf& send, DevBuf& recv, uint64_t count,
                               HcclResult* enqueue_rc) {

@@ -27,6 +27,8 @@ using hostccl::faulttest::Contains;
 using hostccl::faulttest::DevBuf;
 using hostccl::faulttest::NamesRank;
 using hostccl::faulttest::NowMs;
+using hostccl::faulttest::SynchronizeVerdict;
+using hostccl::faulttest::Verdict;
 using hostccl::test::Mode;
 using hostccl::test::RankContext;
 using hostccl::test::RunOptions;
@@ -47,24 +49,8 @@ bool WaitStopped(pid_t pid, int wait_ms) {
   return false;
 }
 
-struct Outcome {
-  aclError sync = ACL_SUCCESS;
-  HcclResult async = HCCL_SUCCESS;
-  std::string msg;
-  int64_t ms = 0;
-};
-
-Outcome Synchronize(RankContext& ctx, int64_t start) {
-  Outcome o;
-  o.sync = aclrtSynchronizeStream(ctx.stream);
-  o.ms = NowMs() - start;
-  if (o.sync != ACL_SUCCESS) o.msg = aclGetRecentErrMsg();
-  (void)HcclGetCommAsyncError(ctx.comm, &o.async);
-  return o;
-}
-
 // "" when the outcome is HCCL_E_PARA with a mismatch naming both ranks and "count=3", else why not.
-std::string NotTheMismatch(const Outcome& o) {
+std::string NotTheMismatch(const Verdict& o) {
   if (o.sync == ACL_SUCCESS) return "the synchronize succeeded";
   if (o.async != HCCL_E_PARA) return "async error " + std::to_string(o.async) + ": " + o.msg;
   if (!Contains(o.msg, "mismatch") || !NamesRank(o.msg, 0) || !NamesRank(o.msg, 1) ||
@@ -75,8 +61,8 @@ std::string NotTheMismatch(const Outcome& o) {
 
 // Rank 1 receives `recv_count` floats after stopping itself; rank 0 sends 2 floats once rank 1 is
 // stopped, then resumes it. `sender` and `receiver` judge each side's outcome ("" = as expected).
-void SendToStoppedReceiver(uint64_t recv_count, std::string (*sender)(const Outcome&),
-                           std::string (*receiver)(const Outcome&, const float*)) {
+void SendToStoppedReceiver(uint64_t recv_count, std::string (*sender)(const Verdict&),
+                           std::string (*receiver)(const Verdict&, const float*)) {
   const std::string dir = hostccl::faulttest::MakeScratchDir();
   RunOptions o = hostccl::faulttest::RunAheadShmOptions(dir);
   for (auto& e : o.env)
@@ -95,7 +81,7 @@ void SendToStoppedReceiver(uint64_t recv_count, std::string (*sender)(const Outc
           // after.
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
           raise(SIGSTOP);
-          const Outcome got = Synchronize(ctx, NowMs());
+          const Verdict got = SynchronizeVerdict(ctx, NowMs());
           float host[64];
           std::memcpy(host, buf.ptr, sizeof(host));
           if (const std::string bad = receiver(got, host); !bad.empty())
@@ -107,7 +93,7 @@ void SendToStoppedReceiver(uint64_t recv_count, std::string (*sender)(const Outc
         if (!WaitStopped(peer, 5000)) return ctx.Fail("rank 1 did not stop");
         const int64_t start = NowMs();
         const HcclResult r = HcclSend(buf.ptr, 2, HCCL_DATA_TYPE_FP32, 1, ctx.comm, ctx.stream);
-        const Outcome got = Synchronize(ctx, start);
+        const Verdict got = SynchronizeVerdict(ctx, start);
         kill(peer, SIGCONT);
         if (r != HCCL_SUCCESS && r != HCCL_E_PARA)
           return ctx.Fail("HcclSend returned " + std::to_string(r));
@@ -124,8 +110,8 @@ void SendToStoppedReceiver(uint64_t recv_count, std::string (*sender)(const Outc
 TEST(PostedRecv, AgreeingPostCompletesTheSend) {
   SendToStoppedReceiver(
       2,
-      [](const Outcome& o) { return o.sync == ACL_SUCCESS ? std::string() : "failed: " + o.msg; },
-      [](const Outcome& o, const float* got) -> std::string {
+      [](const Verdict& o) { return o.sync == ACL_SUCCESS ? std::string() : "failed: " + o.msg; },
+      [](const Verdict& o, const float* got) -> std::string {
         if (o.sync != ACL_SUCCESS) return "failed: " + o.msg;
         if (got[0] != 7.5f || got[1] != 7.5f || got[2] != 0.0f) return "wrong data";
         return "";
@@ -134,7 +120,7 @@ TEST(PostedRecv, AgreeingPostCompletesTheSend) {
 
 TEST(PostedRecv, DisagreeingPostFailsTheSendAtOnce) {
   SendToStoppedReceiver(3, &NotTheMismatch,
-                        [](const Outcome& o, const float*) { return NotTheMismatch(o); });
+                        [](const Verdict& o, const float*) { return NotTheMismatch(o); });
 }
 
 }  // namespace

@@ -65,23 +65,8 @@ std::string StrCat(const T&... parts) {
   return out.str();
 }
 
-// The failed call's verdict on this rank: the synchronize code, the communicator's async code and
-// the recent error message.
-struct Verdict {
-  aclError sync = ACL_SUCCESS;
-  HcclResult async = HCCL_SUCCESS;
-  std::string msg;
-  int64_t ms = 0;
-};
-
-Verdict Finish(RankContext& c, int64_t start) {
-  Verdict v;
-  v.sync = aclrtSynchronizeStream(c.stream);
-  v.ms = NowMs() - start;
-  v.msg = aclGetRecentErrMsg();
-  (void)HcclGetCommAsyncError(c.comm, &v.async);
-  return v;
-}
+using hostccl::faulttest::Verdict;
+Verdict Finish(RankContext& c, int64_t start) { return hostccl::faulttest::SynchronizeVerdict(c, start); }
 
 // "" when the call failed with HCCL_E_PARA well before the exec timeout (20 s), else what went
 // wrong.
