@@ -5,15 +5,19 @@
 // What: every transfer of the call's list (OpArgs::items) moves count elements from the sender's
 // buffer into the receiver's. Per ordered pair (sender, receiver) a ring of MailSlots(n) slots (16
 // up to 16 ranks, else 4) in the segment carries the pair's messages in issue order: the sender
-// writes the message fingerprint (dtype, count, pair number), its buffer's address and, up to
-// MailSlot::kInline (472) bytes, the payload itself (larger payloads: the buffer's descriptor
-// instead, Split), then publishes the slot (`full` = message number). The receiver compares the
-// fingerprint with its own, copies the payload (out of the slot, or for larger payloads straight
-// out of the sender's buffer: through the mapping of its device memory when the descriptor allows,
-// else process_vm_readv; one copy, any memory) and answers: the pair's `taken` count
+// writes the message fingerprint (dtype, count, pair number), the last message of the reverse
+// pair it took (`ack`) and, up to MailSlot::kInline (472) bytes, the payload itself (larger
+// payloads: the buffer's address and descriptor instead, Split), then publishes the slot (`full`
+// = message number). The receiver compares the fingerprint with its own, copies the payload (out
+// of the slot, or for larger payloads straight out of the sender's buffer: through the mapping of
+// its device memory when the descriptor allows, else process_vm_readv; one copy, any memory) and
+// answers: the pair's `taken` count
 // (net::MailAnswer, one line per ordered pair, which the sender reads only when it does not know
 // its next slot to be free), and, only when the fingerprints differ, `bad` and its own fingerprint
-// in the slot's second line.
+// in the slot's second line. A rank that takes a message learns from its `ack` which of its own
+// messages the peer took (MailKnownTaken), so after a reply it never reads the answer line, which
+// then stays in the receiver's cache (a store there that the sender had read costs the receiver
+// an invalidation round trip, and its later stores queue behind it).
 // Split copies: a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES (1 MiB) flags its slot; the
 // receiver publishes its buffer's descriptor (`claim`), and both ends take 256 KiB chunks from
 // one counter: the receiver reads chunks, the sender writes chunks into the receiver's buffer
@@ -52,12 +56,13 @@
 // Example: ping-pong of 8 bytes, rank 0 {send to 1} then {recv from 1}, rank 1 the other way
 // round: rank 0 writes one cache line (message 1 in slot 0 of ring 0->1) and its send completes
 // (eager, or at once if rank 1's receive was posted), then posts its receive in slot 0 of ring
-// 1->0; rank 1 sees `full` == 1, copies 8 bytes, writes the pair's `taken` = 1 (rank 0 reads that
-// line when it posts message 17 into slot 0 again, or at its synchronize), publishes its reply
-// and finds rank 0's post agreeing: its send completes without an answer. 64 MiB instead: rank 0 flags the slot
-// split and waits for `claim`; rank 1 claims, both take chunk numbers 0..255 from the counter
-// (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...), rank 1 waits until `done` = 256 and
-// answers.
+// 1->0; rank 1 sees `full` == 1, copies 8 bytes, writes the pair's `taken` = 1, publishes its reply
+// (`ack` = 1) and finds rank 0's post agreeing: its send completes without an answer; rank 0
+// takes the reply and knows from its `ack` that message 1 was taken (its synchronize, and its
+// post of message 17 into slot 0 again, need not read rank 1's answer line).
+// 64 MiB instead: rank 0 flags the slot split and waits for `claim`; rank 1 claims, both take
+// chunk numbers 0..255 from the counter (say rank 1 copies 0, 2, 3, ... and rank 0 copies 1, ...),
+// rank 1 waits until `done` = 256 and answers.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -192,12 +197,13 @@ void Post(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const n
   net::MailSlot* s = g->Mail(ctx.rank, it.peer, m);
   const uint64_t bytes = it.bytes();
   s->fp = P2PMessageFp(ctx, it, kP2PData);
-  s->addr = reinterpret_cast<uint64_t>(it.buf);
+  s->ack = g->MailTaken(it.peer);
   if (bytes > 0 && bytes <= net::MailSlot::kInline) std::memcpy(s->payload, it.buf, bytes);
   if (bytes > net::MailSlot::kInline) {
+    const uint64_t addr = reinterpret_cast<uint64_t>(it.buf);
     Split* sp = SplitOf(s);
-    sp->sdesc = desc != nullptr && desc->addr == s->addr ? *desc : net::BufDesc{};
-    sp->sdesc.addr = s->addr;
+    sp->sdesc = desc != nullptr && desc->addr == addr ? *desc : net::BufDesc{};
+    sp->sdesc.addr = addr;
     sp->split = split ? m : 0;
     if (split) sp->claim = sp->next = sp->done = sp->failed = 0;
   }
@@ -291,6 +297,10 @@ Status TakeSplit(Context& ctx, net::ShmGroup* g, const P2PItem& it, net::MailSlo
 Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const net::BufDesc* desc = nullptr) {
   net::MailSlot* s = g->Mail(it.peer, ctx.rank, m);
   const Fingerprint mine = P2PMessageFp(ctx, it, kP2PData);
+  // What the peer took of this rank's messages when it posted this one: answers that need not be
+  // read from the pair's answer line (a reply in a ping-pong brings the ping's answer with it).
+  uint64_t& known = g->MailKnownTaken(it.peer);
+  if (s->ack > known) known = s->ack;
   Status copied;
   if (s->fp != mine) {
     s->rfp = mine;
@@ -305,7 +315,7 @@ Status Take(Context& ctx, net::ShmGroup* g, const P2PItem& it, uint64_t m, const
     } else if (const char* src = bytes > 0 ? PeerPtr(g, it.peer, SplitOf(s)->sdesc) : nullptr) {
       std::memcpy(it.buf, src, bytes);  // the sender's device buffer, mapped (or this process's)
     } else if (bytes > 0) {
-      copied = net::CmaRead(g->Pid(it.peer), it.peer, s->addr, it.buf, bytes);
+      copied = net::CmaRead(g->Pid(it.peer), it.peer, SplitOf(s)->sdesc.addr, it.buf, bytes);
     }
   }
   // Answered even after a failed copy: the sender must not wait for the timeout (a failed read
@@ -346,7 +356,7 @@ bool OneFree(const void* a) {
 }
 bool OneTaken(const void* a) {
   const One* o = static_cast<const One*>(a);
-  return TakenUpTo(o->g, o->from, o->to) >= o->m;
+  return o->g->MailKnownTaken(o->to) >= o->m || TakenUpTo(o->g, o->from, o->to) >= o->m;
 }
 bool OneClaimedOrTaken(const void* a) {
   const One* o = static_cast<const One*>(a);
@@ -382,8 +392,9 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
   const int me = ctx.rank;
   // An inline attempt (a small transfer issued on an idle stream, rt::Stream::EnqueueAttempt)
   // waits only a short spin: for a free slot or a message it gives up having changed nothing
-  // (run again from the stream, it starts over); a message it posted but the receiver did not
-  // take yet completes eagerly, answered later (as a send that runs ahead).
+  // (run again from the stream, it starts over); a message it posted completes eagerly, answered
+  // later (as a send that runs ahead): spinning here for the receiver's answer would put this
+  // rank's read of the answer line in the path of the receiver's write to it.
   const bool attempt = g->TakeAttempt(ctx.fp.seq);
   if (it.send) {
     One o{g, me, it.peer, g->MailSent(it.peer) + 1};
@@ -410,7 +421,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
         return st;
       }
     }
-    if ((ctx.may_run_ahead || (attempt && !g->SpinFor(&OneTaken, &o))) && it.bytes() <= net::MailSlot::kInline) {
+    if ((ctx.may_run_ahead || attempt) && it.bytes() <= net::MailSlot::kInline) {
       g->mail_ahead() = true;  // eager: answered later (CollectAnswers, settle)
       ctx.ran_ahead = g;
       return Status::Ok();

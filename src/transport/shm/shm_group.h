@@ -47,7 +47,7 @@ struct alignas(64) MailSlot {
   static constexpr size_t kInline = 472;  // payload bytes carried in the slot itself
   std::atomic<uint64_t> full;   // sender: the message number this slot holds (release, written last)
   Fingerprint fp;               // sender's message fingerprint (algo::P2PMessageFp)
-  uint64_t addr;                // sender's buffer, for payloads above kInline (read by the receiver)
+  uint64_t ack;                 // sender: the last message of the reverse pair it took (piggybacked)
   char payload[kInline];
   alignas(64) uint64_t bad;     // receiver: the number of a message whose fingerprints differed
   Fingerprint rfp;              // receiver's fingerprint of message `bad`
@@ -57,9 +57,9 @@ struct alignas(64) MailSlot {
 
 // Per ordered pair (from, to): the last message the receiver took (release, after its copy and any
 // `bad`). The receiver writes it on every take; the sender reads it only when it does not know
-// the slot it is about to reuse to be free (ShmGroup::MailKnownTaken caches what it read), i.e.
-// at most once per ring of messages back to back (ShmGroup::MailSlots), and when it waits for an
-// answer. So the line stays in the receiver's cache between those reads, where one answer line
+// the slot it is about to reuse to be free (ShmGroup::MailKnownTaken caches what it read and what
+// the receiver's own messages carried back in MailSlot::ack), i.e. at most once per ring of
+// messages back to back (ShmGroup::MailSlots), and when it waits for an answer. So the line stays in the receiver's cache between those reads, where one answer line
 // per slot used to be read by the sender and written by the receiver once per message each (two
 // cross-core misses).
 struct alignas(64) MailAnswer {
