@@ -363,6 +363,10 @@ bool StreamImpl::RunSettles(std::unique_lock<QuickLock>& lk, Deadline deadline) 
     for (auto& [k, fn] : settles_) replaced = replaced || k == mine[i].first;
     if (!replaced) settles_.push_back(std::move(mine[i]));
   }
+  if (settles_.empty()) {  // keep the storage: the next call that runs ahead defers without allocating
+    mine.clear();
+    settles_.swap(mine);
+  }
   for (auto& st : errors) {
     HLOG_INFO(kRuntime, "stream %llu (device %d): a settled task failed: %s", static_cast<unsigned long long>(id_),
               device_, st.ToString().c_str());
