@@ -724,12 +724,13 @@ void Communicator::DeferSettle(rt::Stream* stream, ThreadState& ts) {
   // ran ahead when it runs, after this call's Run).
   if (settle_on_.load(std::memory_order_acquire) == stream) return;
   settle_on_.store(stream, std::memory_order_release);
-  stream->DeferSettle(this, [w = weak_from_this()](Deadline d) {
-    auto self = w.lock();
-    if (!self) return Status::Ok();
-    self->settle_on_.store(nullptr, std::memory_order_seq_cst);  // calls that run ahead from now on defer again
-    return self->Settle(d);
-  });
+  stream->DeferSettle(this, rt::Stream::Settle{weak_from_this(), &Communicator::RunDeferredSettle});
+}
+
+Status Communicator::RunDeferredSettle(void* self, Deadline deadline) {
+  Communicator* c = static_cast<Communicator*>(self);
+  c->settle_on_.store(nullptr, std::memory_order_seq_cst);  // calls that run ahead from now on defer again
+  return c->Settle(deadline);
 }
 
 Status Communicator::Settle(Deadline deadline) {

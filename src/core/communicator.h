@@ -153,6 +153,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status Run(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts);
   // Hands this communicator's pending settle to `stream` (after a task whose operation ran ahead).
   void DeferSettle(rt::Stream* stream, ThreadState& ts);
+  // The settle a stream runs at its synchronize (rt::Stream::Settle::fn; `self` is this object).
+  static Status RunDeferredSettle(void* self, Deadline deadline);
   // A call's way to its stream: run at once as an inline attempt (on `args` as they are, valid
   // during the call), or queued as the task make_task() builds (RunTask, or with V arrays a task
   // that owns their copies).

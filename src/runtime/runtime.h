@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -183,8 +184,17 @@ class Stream {
   // Work a task left unconfirmed (a collective that returned before its peers confirmed it, its
   // data out and safe): `settle` runs at the stream's next synchronize, after the tasks, bounded by
   // the synchronize's deadline, and its error is reported like a task's. One per key: a later one
-  // replaces it (settling an owner's last operation settles its earlier ones).
-  using Settle = std::function<Status(Deadline)>;
+  // replaces it (settling an owner's last operation settles its earlier ones). A settle keeps its
+  // owner alive only while it runs: `fn(owner, deadline)` is called only if the owner still
+  // exists, else it counts as settled. Plain data (no closure to allocate per call that runs ahead).
+  struct Settle {
+    std::weak_ptr<void> owner;
+    Status (*fn)(void* owner, Deadline deadline) = nullptr;
+    Status operator()(Deadline deadline) const {
+      const std::shared_ptr<void> o = owner.lock();
+      return o ? fn(o.get(), deadline) : Status::Ok();
+    }
+  };
   virtual void DeferSettle(const void* key, Settle settle) = 0;
 };
 
