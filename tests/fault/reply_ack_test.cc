@@ -19,59 +19,51 @@
 
 namespace {
 
-using hostccl::faulttest::Contains;
-using hostccl::faulttest::DevBuf;
-using hostccl::faulttest::NamesRank;
-using hostccl::faulttest::NowMs;
-using hostccl::faulttest::SynchronizeVerdict;
-using hostccl::faulttest::Verdict;
-using hostccl::test::Mode;
-using hostccl::test::RankContext;
-using hostccl::test::RunOptions;
-using hostccl::test::RunRanks;
+namespace ft = hostccl::faulttest;
+namespace ht = hostccl::test;
 
 TEST(ReplyAck, AReplyDoesNotVouchForAnUntakenMessage) {
-  const std::string dir = hostccl::faulttest::MakeScratchDir();
-  RunOptions o = hostccl::faulttest::RunAheadShmOptions(dir);
+  const std::string dir = ft::MakeScratchDir();
+  ht::RunOptions o = ft::RunAheadShmOptions(dir);
   for (auto& e : o.env)
     if (e.first == "HOSTCCL_EXEC_TIMEOUT_MS") e.second = "1500";
-  auto res = RunRanks(
-      2, Mode::kProcesses,
-      [&](RankContext& ctx) {
-        DevBuf send, recv;
+  auto res = ht::RunRanks(
+      2, ht::Mode::kProcesses,
+      [&](ht::RankContext& ctx) {
+        ft::DevBuf send, recv;
         if (!send.Alloc(64 * 4, ctx.rank == 0 ? 7.5f : -2.25f) || !recv.Alloc(64 * 4, 0.0f))
           return ctx.Fail("aclrtMalloc failed");
         if (ctx.rank == 1) {
           if (HcclSend(send.ptr, 2, HCCL_DATA_TYPE_FP32, 0, ctx.comm, ctx.stream) != HCCL_SUCCESS)
             return ctx.Fail("HcclSend rejected");
-          const Verdict got = SynchronizeVerdict(ctx, NowMs());
+          const ft::Verdict got = ft::SynchronizeVerdict(ctx, ft::NowMs());
           // Stay until rank 0 has its verdict: leaving earlier would fail it for another reason.
-          const bool waited = hostccl::faulttest::ReadMark("rank0.judged", 20000) == 1;
+          const bool waited = ft::ReadMark("rank0.judged", 20000) == 1;
           if (got.sync != ACL_SUCCESS) return ctx.Fail("rank 1's synchronize failed: " + got.msg);
           if (!waited) return ctx.Fail("rank 0 gave no verdict");
           return true;
         }
-        const int64_t start = NowMs();
+        const int64_t start = ft::NowMs();
         if (HcclSend(send.ptr, 2, HCCL_DATA_TYPE_FP32, 1, ctx.comm, ctx.stream) != HCCL_SUCCESS ||
             HcclRecv(recv.ptr, 2, HCCL_DATA_TYPE_FP32, 1, ctx.comm, ctx.stream) != HCCL_SUCCESS) {
-          hostccl::faulttest::WriteMark("rank0.judged", 1);
+          ft::WriteMark("rank0.judged", 1);
           return ctx.Fail("HcclSend or HcclRecv rejected");
         }
-        const Verdict got = SynchronizeVerdict(ctx, start);
-        hostccl::faulttest::WriteMark("rank0.judged", 1);
+        const ft::Verdict got = ft::SynchronizeVerdict(ctx, start);
+        ft::WriteMark("rank0.judged", 1);
         float host[3];
         std::memcpy(host, recv.ptr, sizeof(host));
         if (host[0] != -2.25f || host[1] != -2.25f || host[2] != 0.0f)
           return ctx.Fail("rank 0 did not receive rank 1's two floats");
         if (got.sync == ACL_SUCCESS)
           return ctx.Fail("rank 0's synchronize succeeded, though rank 1 never received its message");
-        if (got.async != HCCL_E_TIMEOUT || !NamesRank(got.msg, 1) ||
-            !Contains(got.msg, "did not post the HcclRecv"))
+        if (got.async != HCCL_E_TIMEOUT || !ft::NamesRank(got.msg, 1) ||
+            !ft::Contains(got.msg, "did not post the HcclRecv"))
           return ctx.Fail("not the missing receive of rank 1: error " + std::to_string(got.async) + ": " + got.msg);
         return true;
       },
       o);
-  hostccl::faulttest::RemoveScratchDir(dir);
+  ft::RemoveScratchDir(dir);
   EXPECT_TRUE(res.ok) << res.message;
 }
 
