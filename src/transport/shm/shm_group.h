@@ -59,9 +59,9 @@ struct alignas(64) MailSlot {
 // `bad`). The receiver writes it on every take; the sender reads it only when it does not know
 // the slot it is about to reuse to be free (ShmGroup::MailKnownTaken caches what it read and what
 // the receiver's own messages carried back in MailSlot::ack), i.e. at most once per ring of
-// messages back to back (ShmGroup::MailSlots), and when it waits for an answer. So the line stays in the receiver's cache between those reads, where one answer line
-// per slot used to be read by the sender and written by the receiver once per message each (two
-// cross-core misses).
+// messages back to back (ShmGroup::MailSlots), and when it waits for an answer. So the line stays
+// in the receiver's cache between those reads, where one answer line per slot used to be read by
+// the sender and written by the receiver once per message each (two cross-core misses).
 struct alignas(64) MailAnswer {
   std::atomic<uint64_t> taken;
 };
