@@ -453,6 +453,13 @@ plot() {  # op: algbw vs size, one line per library, one panel per rank count, b
 
 # summary.md: every collective at one large size (64 MiB when measured, else the largest size)
 # and at the smallest (8 B when measured): hostccl against each peer and against its bound.
+# The size of an operator's small-message row: 8 B if it ran, else its smallest size if that is at
+# most 64 KiB, else nothing (a run of large sizes only).
+small_of() {
+  awk -F'\t' 'NR > 1 { if ($3 == 8) f = 1; if (m == "" || $3 + 0 < m) m = $3 + 0 }
+    END { print f ? 8 : m != "" && m <= 65536 ? m : "" }' "$out/$1/medians.tsv"
+}
+
 summary() {
   local op n big small bound na peers fp
   peers=$(for l in "${libs[@]}"; do [[ $l == hostccl ]] || printf '%s ' "$l"; done)
@@ -501,40 +508,47 @@ summary() {
   echo
   echo "## Small messages (time per call in us: back to back, and isolated with a barrier before each call)"
   echo
-  echo "Isolated: the max over ranks of the per-rank medians; isolated, one clock: from the last rank's start"
-  echo "of a call to the last rank's end (-S, docs/performance.md \"8-byte isolated calls at 2 ranks: the"
-  echo "barrier's exit skew\")."
-  echo
-  printf '| collective | ranks | S | hostccl |'
-  for l in $peers; do printf ' %s |' "$l"; done
-  for l in $peers; do printf ' x %s |' "$l"; done
-  printf ' isolated: hostccl | ompi-vader | x ompi-vader | isolated, one clock: hostccl | ompi-vader | x ompi-vader |\n'
-  printf '|---|---:|---:|---:|'
-  for l in $peers; do printf -- '---:|'; done
-  for l in $peers; do printf -- '---:|'; done
-  printf -- '---:|---:|---:|---:|---:|---:|\n'
-  for op in $all_ops; do
-    [[ -s $out/$op/medians.tsv ]] || continue
-    na=$(awk -F'\t' '$1 == "hostccl" { print $2; exit }' "$out/$op/na.tsv" 2>/dev/null)
-    small=$(awk -F'\t' 'NR > 1 { if ($3 == 8) f = 1; if (m == "" || $3 + 0 < m) m = $3 + 0 } END { print f ? 8 : m }' "$out/$op/medians.tsv")
-    for n in $(tail -n +2 "$out/$op/medians.tsv" | cut -f2 | sort -nu); do
-      { tail -n +2 "$out/$op/medians.tsv" | sed 's/^/B\t/'; median_tsv "$out/$op/isolated.tsv" | sed 's/^/I\t/'
-        [[ -f $out/$op/isolated_group.tsv ]] && median_tsv "$out/$op/isolated_group.tsv" | sed 's/^/G\t/'; } |
-      awk -F'\t' -v op="$op" -v n="$n" -v s="$small" -v peers="$peers" -v na="$na" '
-        function human(x) { return x >= 1048576 ? x / 1048576 " MiB" : x >= 1024 ? x / 1024 " KiB" : x " B" }
-        $3 == n && $4 == s { if ($1 == "B") { t[$2] = $5; bad[$2] = $8 } else if ($1 == "I") iso[$2] = $5; else grp[$2] = $5 }
-        END {
-          np = split(peers, P, " ");
-          line = sprintf("| %s | %s | %s | %s |", op, n, human(s), ("hostccl" in t) ? sprintf("%.2f%s", t["hostccl"], bad["hostccl"] > 0 ? "!" : "") : (na != "" ? na : "-"));
-          for (i = 1; i <= np; i++) line = line " " ((P[i] in t) ? sprintf("%.2f%s", t[P[i]], bad[P[i]] > 0 ? "!" : "") : "-") " |";
-          for (i = 1; i <= np; i++) line = line " " ((P[i] in t) && ("hostccl" in t) && t["hostccl"] > 0 ? sprintf("%.2f", t[P[i]] / t["hostccl"]) : "-") " |";
-          line = line " " (("hostccl" in iso) ? sprintf("%.2f", iso["hostccl"]) : (na != "" ? na : "-")) " | " (("ompi-vader" in iso) ? sprintf("%.2f", iso["ompi-vader"]) : "-") " |";
-          line = line " " ((("hostccl" in iso) && ("ompi-vader" in iso) && iso["hostccl"] > 0) ? sprintf("%.2f", iso["ompi-vader"] / iso["hostccl"]) : "-") " |";
-          line = line " " (("hostccl" in grp) ? sprintf("%.2f", grp["hostccl"]) : (na != "" ? na : "-")) " | " (("ompi-vader" in grp) ? sprintf("%.2f", grp["ompi-vader"]) : "-") " |";
-          line = line " " ((("hostccl" in grp) && ("ompi-vader" in grp) && grp["hostccl"] > 0) ? sprintf("%.2f", grp["ompi-vader"] / grp["hostccl"]) : "-") " |";
-          print line }'
+  local any_small=
+  for op in $all_ops; do [[ -s $out/$op/medians.tsv && -n $(small_of "$op") ]] && any_small=1; done
+  if [[ -z $any_small ]]; then
+    echo "No size up to 64 KiB in this run."
+  else
+    echo "Isolated: the max over ranks of the per-rank medians; isolated, one clock: from the last rank's start"
+    echo "of a call to the last rank's end (-S, docs/performance.md \"8-byte isolated calls at 2 ranks: the"
+    echo "barrier's exit skew\")."
+    echo
+    printf '| collective | ranks | S | hostccl |'
+    for l in $peers; do printf ' %s |' "$l"; done
+    for l in $peers; do printf ' x %s |' "$l"; done
+    printf ' isolated: hostccl | ompi-vader | x ompi-vader | isolated, one clock: hostccl | ompi-vader | x ompi-vader |\n'
+    printf '|---|---:|---:|---:|'
+    for l in $peers; do printf -- '---:|'; done
+    for l in $peers; do printf -- '---:|'; done
+    printf -- '---:|---:|---:|---:|---:|---:|\n'
+    for op in $all_ops; do
+      [[ -s $out/$op/medians.tsv ]] || continue
+      na=$(awk -F'\t' '$1 == "hostccl" { print $2; exit }' "$out/$op/na.tsv" 2>/dev/null)
+      small=$(small_of "$op")
+      [[ -n $small ]] || continue
+      for n in $(tail -n +2 "$out/$op/medians.tsv" | cut -f2 | sort -nu); do
+        { tail -n +2 "$out/$op/medians.tsv" | sed 's/^/B\t/'; median_tsv "$out/$op/isolated.tsv" | sed 's/^/I\t/'
+          [[ -f $out/$op/isolated_group.tsv ]] && median_tsv "$out/$op/isolated_group.tsv" | sed 's/^/G\t/'; } |
+        awk -F'\t' -v op="$op" -v n="$n" -v s="$small" -v peers="$peers" -v na="$na" '
+          function human(x) { return x >= 1048576 ? x / 1048576 " MiB" : x >= 1024 ? x / 1024 " KiB" : x " B" }
+          $3 == n && $4 == s { if ($1 == "B") { t[$2] = $5; bad[$2] = $8 } else if ($1 == "I") iso[$2] = $5; else grp[$2] = $5 }
+          END {
+            np = split(peers, P, " ");
+            line = sprintf("| %s | %s | %s | %s |", op, n, human(s), ("hostccl" in t) ? sprintf("%.2f%s", t["hostccl"], bad["hostccl"] > 0 ? "!" : "") : (na != "" ? na : "-"));
+            for (i = 1; i <= np; i++) line = line " " ((P[i] in t) ? sprintf("%.2f%s", t[P[i]], bad[P[i]] > 0 ? "!" : "") : "-") " |";
+            for (i = 1; i <= np; i++) line = line " " ((P[i] in t) && ("hostccl" in t) && t["hostccl"] > 0 ? sprintf("%.2f", t[P[i]] / t["hostccl"]) : "-") " |";
+            line = line " " (("hostccl" in iso) ? sprintf("%.2f", iso["hostccl"]) : (na != "" ? na : "-")) " | " (("ompi-vader" in iso) ? sprintf("%.2f", iso["ompi-vader"]) : "-") " |";
+            line = line " " ((("hostccl" in iso) && ("ompi-vader" in iso) && iso["hostccl"] > 0) ? sprintf("%.2f", iso["ompi-vader"] / iso["hostccl"]) : "-") " |";
+            line = line " " (("hostccl" in grp) ? sprintf("%.2f", grp["hostccl"]) : (na != "" ? na : "-")) " | " (("ompi-vader" in grp) ? sprintf("%.2f", grp["ompi-vader"]) : "-") " |";
+            line = line " " ((("hostccl" in grp) && ("ompi-vader" in grp) && grp["hostccl"] > 0) ? sprintf("%.2f", grp["ompi-vader"] / grp["hostccl"]) : "-") " |";
+            print line }'
+      done
     done
-  done
+  fi
   echo
   echo "Launches that failed (exit status other than 0 and 3 = n/a), all collectives:"
   for op in $all_ops; do
