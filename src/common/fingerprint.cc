@@ -92,4 +92,20 @@ std::string FormatBlockedPeer(const Fingerprint& mine, int me, const Fingerprint
                    receives ? "HcclSend" : "HcclRecv");
 }
 
+std::string FormatSendPair(int a, int b) {
+  return StrFormat("rank %d and rank %d both send to each other before receiving (each waits for the other's HcclRecv: "
+                   "a deadlock)", a, b);
+}
+
+std::string FormatLateSend(int rank, int peer, const Fingerprint* msg) {
+  if (msg == nullptr) return StrFormat("rank %d timed out waiting for rank %d to receive its message", rank, peer);
+  return StrFormat("rank %d waits for rank %d to receive its message #%u (count=%llu %s)", rank, peer, msg->root,
+                   static_cast<unsigned long long>(msg->count), DataTypeName(msg->dtype));
+}
+
+std::string FormatLateRecv(int rank, int peer, const Fingerprint& msg) {
+  return StrFormat("rank %d is in HcclRecv from rank %d (message #%u, count=%llu %s) and waits for its HcclSend", rank,
+                   peer, msg.root, static_cast<unsigned long long>(msg.count), DataTypeName(msg.dtype));
+}
+
 }  // namespace hostccl

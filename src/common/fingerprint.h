@@ -73,5 +73,12 @@ std::string FormatP2PMismatch(const Fingerprint& msg, int rank, bool receives, c
 // message `msg` (its fingerprint: count, dtype, and the message number in `root`): two different
 // operations that can never complete.
 std::string FormatBlockedPeer(const Fingerprint& mine, int me, const Fingerprint& msg, int peer, bool receives);
+// What a rank that a collective timed out waiting for waits in, for that timeout's message: ranks
+// `a` and `b` each wait for the other to receive a message (a deadlock); `rank` waits for `peer`
+// to receive its message `msg` (null: that send timed out and withdrew it); `rank` is in HcclRecv
+// from `peer` for message `msg` (count, dtype, and the message number in `root`).
+std::string FormatSendPair(int a, int b);
+std::string FormatLateSend(int rank, int peer, const Fingerprint* msg);
+std::string FormatLateRecv(int rank, int peer, const Fingerprint& msg);
 
 }  // namespace hostccl

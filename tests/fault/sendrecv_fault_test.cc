@@ -362,6 +362,44 @@ TEST_P(SendRecvFault, BothSendFirstTimesOutNamingBoth) {
   EXPECT_TRUE(res.ok) << res.message;
 }
 
+// Ranks 0 and 2 both Send first (a deadlock, as above), 300 ms after rank 1 entered an
+// HcclAllReduce that waits for them: rank 1 times out first (1.5 s here), and its message says
+// what the ranks it waits for wait in; so every rank's message names the deadlocked pair (on
+// threads_local rank 1's failure ends the others' transfers with its message, elsewhere they time
+// out with their own). Thread ranks and processes of one host: their groups see the members'
+// transfers (LateTransfers in src/transport/local/local_group.cc, ShmGroup::Missing from the
+// published transfer waits); over TCP the message names the late ranks.
+TEST_P(SendRecvFault, ACollectiveTimeoutNamesWhatItsLateRanksWaitIn) {
+  const Place p = GetParam();
+  if (std::string(p.name) == "tcp" || std::string(p.name) == "nodes") GTEST_SKIP() << "transfers over TCP";
+  auto res = RunRanks(3, p.mode, [&](RankContext& c) {
+    DevBuf out, in;
+    if (!out.Alloc(1024 * 4) || !in.Alloc(1024 * 4)) return c.Fail("aclrtMalloc");
+    const int64_t start = NowMs();
+    HcclResult r = HCCL_SUCCESS;
+    if (c.rank == 1) {
+      r = HcclAllReduce(out.ptr, in.ptr, 1024, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.stream);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const uint32_t peer = 2 - c.rank;
+      r = HcclSend(out.ptr, 1024, HCCL_DATA_TYPE_FP32, peer, c.comm, c.stream);
+      if (r == HCCL_SUCCESS) r = HcclRecv(in.ptr, 1024, HCCL_DATA_TYPE_FP32, peer, c.comm, c.stream);
+    }
+    if (r != HCCL_SUCCESS) return c.Fail("call rejected");
+    Verdict v = Finish(c, start);
+    if (v.async != HCCL_E_TIMEOUT) return c.Fail("async error " + std::to_string(v.async) + ": " + v.msg);
+    const bool rank1 = Contains(v.msg, "HcclAllReduce #1 (rank 1): timed out waiting for ") &&
+                       Contains(v.msg, "rank(s) 0, 2 of 3: rank 0 and rank 2 both send to each other before receiving");
+    const bool own = c.rank != 1 && Contains(v.msg, StrCat("rank ", c.rank, " and rank ", 2 - c.rank,
+                                                             " are both in HcclSend to each other"));
+    if (!rank1 && !own) return c.Fail("message does not name the deadlocked pair: " + v.msg);
+    if (v.ms < 1000 || v.ms > 1500 + 3000 * hostccl::faulttest::kSlowdown)
+      return c.Fail("failed after " + std::to_string(v.ms) + " ms (exec timeout 1500 ms)");
+    return true;
+  }, Options(p, "1500"));
+  EXPECT_TRUE(res.ok) << res.message;
+}
+
 // A Send whose peer never receives: HCCL_E_TIMEOUT at the exec timeout naming the peer (over
 // shared memory this 256-byte send completes eagerly and the synchronize's settle times out).
 TEST_P(SendRecvFault, UnmatchedSendTimesOutNamingThePeer) {

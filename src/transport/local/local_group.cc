@@ -66,6 +66,48 @@ Status LocalGroup::BlockedPeer(int rank) {
   return Status::Ok();
 }
 
+// For the timeout of this rank's barrier: what the members that have not reached it wait for in
+// transfers (a thread rank's send waits until its receiver took it). Two that each have an
+// untaken message to the other are named as a pair: neither will arrive before the other
+// receives. Empty when no late member waits in a transfer.
+std::string LocalGroup::LateTransfers(int rank) {
+  const uint64_t round = arrivals_[rank].arrived.load(std::memory_order_acquire);
+  const size_t n = static_cast<size_t>(size_);
+  std::lock_guard<std::mutex> lk(p2p_mu_);
+  std::vector<char> late(n, 0);
+  std::vector<const P2PSendPost*> sending(n, nullptr);  // a late member's first untaken message
+  std::vector<int> sending_to(n, -1);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank || arrivals_[r].arrived.load(std::memory_order_acquire) >= round) continue;
+    late[static_cast<size_t>(r)] = 1;
+    for (int x = 0; x < size_ && sending_to[static_cast<size_t>(r)] < 0; ++x) {
+      const auto& box = p2p_box_[static_cast<size_t>(r) * n + static_cast<size_t>(x)];
+      if (x == r || box.empty() || box.front()->state != 0) continue;
+      sending[static_cast<size_t>(r)] = box.front();
+      sending_to[static_cast<size_t>(r)] = x;
+    }
+    // A send that timed out a moment ago has withdrawn its message; its sender has not arrived.
+    if (sending_to[static_cast<size_t>(r)] < 0 && p2p_recv_wait_[static_cast<size_t>(r)].from < 0)
+      sending_to[static_cast<size_t>(r)] = p2p_send_timed_out_[static_cast<size_t>(r)];
+  }
+  std::string out;
+  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  for (int r = 0; r < size_; ++r) {
+    if (!late[static_cast<size_t>(r)]) continue;
+    const int x = sending_to[static_cast<size_t>(r)];
+    const RecvWait& w = p2p_recv_wait_[static_cast<size_t>(r)];
+    const P2PSendPost* post = sending[static_cast<size_t>(r)];
+    if (x >= 0 && sending_to[static_cast<size_t>(x)] == r) {
+      if (r < x) add(FormatSendPair(r, x));
+    } else if (x >= 0) {
+      add(FormatLateSend(r, x, post != nullptr ? &post->fp : nullptr));
+    } else if (w.from >= 0) {
+      add(FormatLateRecv(r, w.from, w.fp));
+    }
+  }
+  return out;
+}
+
 Status LocalGroup::Barrier(int rank, Deadline deadline) {
   BarrierOptions opt;
   opt.shared = false;
@@ -73,6 +115,10 @@ Status LocalGroup::Barrier(int rank, Deadline deadline) {
   opt.what = "thread rank(s)";
   opt.check = [this, rank] { return BlockedPeer(rank); };
   Status st = BarrierEnter(&words_, arrivals_.get(), size_, rank, deadline, opt);
+  if (st.code() == Code::kTimeout) {
+    if (const std::string late = LateTransfers(rank); !late.empty())
+      st = Status(st.code(), st.message() + ": " + late);
+  }
   if (st.code() == Code::kRemote && words_.aborted.load() != 0) {
     std::lock_guard<std::mutex> lk(abort_mu_);
     return Status(abort_code_, abort_reason_);

@@ -126,6 +126,7 @@ class LocalGroup : public PeerMemory {
   };
   std::vector<RecvWait> p2p_recv_wait_;  // [to], under p2p_mu_
   Status BlockedPeer(int rank);          // Barrier's check
+  std::string LateTransfers(int rank);   // Barrier's timeout: what its late members wait in
   Status P2PBrokenStatus(int peer) const;
 };
 

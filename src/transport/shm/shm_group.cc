@@ -623,7 +623,8 @@ Status ShmGroup::PollUntil(bool (ShmGroup::*ready)(uint64_t) const, uint64_t arg
       if (!alive.ok()) return (this->*ready)(arg) ? Status::Ok() : alive;
     }
     if (deadline.Expired())
-      return MakeStatus(Code::kTimeout, "timed out waiting for rank(s) %s to be done with the calls this rank ran ahead of",
+      return MakeStatus(Code::kTimeout,
+                        "timed out waiting for the calls this rank ran ahead of; not done with them: rank(s) %s",
                         Missing(missing_ticket, true).c_str());
     if (now - start < 200000) {
       sched_yield();
@@ -721,12 +722,13 @@ BarrierOptions ShmGroup::WaitOptions(const std::function<Status()>* also_check) 
 
 std::string ShmGroup::Missing(uint64_t t, bool done_too) const {
   std::string m;
+  std::vector<char> late(static_cast<size_t>(size_), 0);
   auto list = [&](bool not_done) {
     for (int r = 0; r < size_; ++r) {
-      const bool late = not_done ? done_[r].done.load(std::memory_order_acquire) < t &&
-                                       Slot(r, t + 1)->ticket.load(std::memory_order_acquire) <= t
-                                 : Slot(r, t)->ticket.load(std::memory_order_acquire) < t;
-      if (late) m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
+      late[static_cast<size_t>(r)] = not_done ? done_[r].done.load(std::memory_order_acquire) < t &&
+                                                    Slot(r, t + 1)->ticket.load(std::memory_order_acquire) <= t
+                                              : Slot(r, t)->ticket.load(std::memory_order_acquire) < t;
+      if (late[static_cast<size_t>(r)]) m += (m.empty() ? "" : ", ") + std::to_string(members_[static_cast<size_t>(r)]);
     }
   };
   // The ranks that have not arrived at t; waiting for ranks to be done with t and all arrived:
@@ -737,7 +739,44 @@ std::string ShmGroup::Missing(uint64_t t, bool done_too) const {
   // holds ranks 2 and 3 as members 0 and 1.
   bool identity = true;
   for (int r = 0; r < size_; ++r) identity = identity && members_[static_cast<size_t>(r)] == r;
-  return m + (identity ? " of " : " of this host's ") + std::to_string(size_);
+  m += (identity ? " of " : " of this host's ") + std::to_string(size_);
+  if (mail_ == nullptr) return m;
+  // What the late ranks wait in, from the transfer waits they publish (SetSendWait, SetRecvWait):
+  // two that each wait for the other to receive are a pair (neither arrives before the other
+  // receives).
+  auto rank_of = [this](int r) { return members_[static_cast<size_t>(r)]; };
+  std::vector<uint64_t> sends(static_cast<size_t>(size_), 0);  // [r]: r's published send wait, if late
+  for (int r = 0; r < size_; ++r)
+    if (late[static_cast<size_t>(r)])
+      sends[static_cast<size_t>(r)] = slot_data_[r].send_wait.load(std::memory_order_acquire);
+  std::string waits;
+  auto add = [&waits](const std::string& s) { waits += (waits.empty() ? "" : "; ") + s; };
+  for (int r = 0; r < size_; ++r) {
+    if (!late[static_cast<size_t>(r)]) continue;
+    if (const uint64_t sw = sends[static_cast<size_t>(r)]; sw != 0) {
+      const int x = WaitPeer(sw);
+      if (x < 0 || x >= size_) continue;
+      const uint64_t back = sends[static_cast<size_t>(x)];  // x's, when it waits for r to receive
+      if (back != 0 && WaitPeer(back) == r) {
+        if (r < x) add(FormatSendPair(rank_of(r), rank_of(x)));
+        continue;
+      }
+      const MailSlot* slot = Mail(r, x, WaitMessage(sw));
+      const bool posted = slot->full.load(std::memory_order_acquire) == WaitMessage(sw);
+      add(FormatLateSend(rank_of(r), rank_of(x), posted ? &slot->fp : nullptr));
+      continue;
+    }
+    const SlotData& d = slot_data_[r];
+    const uint64_t w = d.recv_wait.load(std::memory_order_acquire);
+    const uint64_t count = d.recv_count.load(std::memory_order_relaxed);
+    if (w == 0 || w != d.recv_wait.load(std::memory_order_acquire) || WaitPeer(w) < 0 || WaitPeer(w) >= size_) continue;
+    Fingerprint f;
+    f.root = static_cast<uint32_t>(WaitMessage(w));
+    f.count = count;
+    f.dtype = static_cast<uint8_t>(w >> 16);
+    add(FormatLateRecv(rank_of(r), rank_of(WaitPeer(w)), f));
+  }
+  return waits.empty() ? m : m + ": " + waits;
 }
 
 Status ShmGroup::Announce(const Fingerprint& fp, const void* payload, size_t bytes, Deadline deadline, uint64_t seq,
