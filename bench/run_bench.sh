@@ -451,8 +451,6 @@ plot() {  # op: algbw vs size, one line per library, one panel per rank count, b
   done
 }
 
-# summary.md: every collective at one large size (64 MiB when measured, else the largest size)
-# and at the smallest (8 B when measured): hostccl against each peer and against its bound.
 # The size of an operator's small-message row: 8 B if it ran, else its smallest size if that is at
 # most 64 KiB, else nothing (a run of large sizes only).
 small_of() {
@@ -460,6 +458,8 @@ small_of() {
     END { print f ? 8 : m != "" && m <= 65536 ? m : "" }' "$out/$1/medians.tsv"
 }
 
+# summary.md: every collective at one large size (64 MiB when measured, else the largest size)
+# and at the smallest (8 B when measured): hostccl against each peer and against its bound.
 summary() {
   local op n big small bound na peers fp
   peers=$(for l in "${libs[@]}"; do [[ $l == hostccl ]] || printf '%s ' "$l"; done)

@@ -92,20 +92,35 @@ std::string FormatBlockedPeer(const Fingerprint& mine, int me, const Fingerprint
                    receives ? "HcclSend" : "HcclRecv");
 }
 
-std::string FormatSendPair(int a, int b) {
-  return StrFormat("rank %d and rank %d both send to each other before receiving (each waits for the other's HcclRecv: "
-                   "a deadlock)", a, b);
-}
-
-std::string FormatLateSend(int rank, int peer, const Fingerprint* msg) {
-  if (msg == nullptr) return StrFormat("rank %d timed out waiting for rank %d to receive its message", rank, peer);
-  return StrFormat("rank %d waits for rank %d to receive its message #%u (count=%llu %s)", rank, peer, msg->root,
-                   static_cast<unsigned long long>(msg->count), DataTypeName(msg->dtype));
-}
-
-std::string FormatLateRecv(int rank, int peer, const Fingerprint& msg) {
-  return StrFormat("rank %d is in HcclRecv from rank %d (message #%u, count=%llu %s) and waits for its HcclSend", rank,
-                   peer, msg.root, static_cast<unsigned long long>(msg.count), DataTypeName(msg.dtype));
+std::string FormatLateTransfers(const std::vector<LateTransfer>& members, const std::vector<int>& ranks) {
+  const int n = static_cast<int>(members.size());
+  auto rank_of = [&ranks](int i) { return ranks.empty() ? i : ranks[static_cast<size_t>(i)]; };
+  std::string out;
+  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  for (int r = 0; r < n; ++r) {
+    const LateTransfer& m = members[static_cast<size_t>(r)];
+    if (!m.late) continue;
+    const int x = m.send_to;
+    if (x >= 0 && x < n) {
+      const LateTransfer& peer = members[static_cast<size_t>(x)];
+      if (peer.late && peer.send_to == r) {
+        if (r < x)
+          add(StrFormat("rank %d and rank %d both send to each other before receiving (each waits for the other's "
+                        "HcclRecv: a deadlock)", rank_of(r), rank_of(x)));
+      } else if (m.send_msg == nullptr) {
+        add(StrFormat("rank %d timed out waiting for rank %d to receive its message", rank_of(r), rank_of(x)));
+      } else {
+        add(StrFormat("rank %d waits for rank %d to receive its message #%u (count=%llu %s)", rank_of(r), rank_of(x),
+                      m.send_msg->root, static_cast<unsigned long long>(m.send_msg->count),
+                      DataTypeName(m.send_msg->dtype)));
+      }
+    } else if (m.recv_from >= 0 && m.recv_from < n) {
+      add(StrFormat("rank %d is in HcclRecv from rank %d (message #%u, count=%llu %s) and waits for its HcclSend",
+                    rank_of(r), rank_of(m.recv_from), m.recv_msg.root,
+                    static_cast<unsigned long long>(m.recv_msg.count), DataTypeName(m.recv_msg.dtype)));
+    }
+  }
+  return out;
 }
 
 }  // namespace hostccl

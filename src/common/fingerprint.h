@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/ops.h"
 
@@ -73,12 +74,22 @@ std::string FormatP2PMismatch(const Fingerprint& msg, int rank, bool receives, c
 // message `msg` (its fingerprint: count, dtype, and the message number in `root`): two different
 // operations that can never complete.
 std::string FormatBlockedPeer(const Fingerprint& mine, int me, const Fingerprint& msg, int peer, bool receives);
-// What a rank that a collective timed out waiting for waits in, for that timeout's message: ranks
-// `a` and `b` each wait for the other to receive a message (a deadlock); `rank` waits for `peer`
-// to receive its message `msg` (null: that send timed out and withdrew it); `rank` is in HcclRecv
-// from `peer` for message `msg` (count, dtype, and the message number in `root`).
-std::string FormatSendPair(int a, int b);
-std::string FormatLateSend(int rank, int peer, const Fingerprint* msg);
-std::string FormatLateRecv(int rank, int peer, const Fingerprint& msg);
+// What one member of a group is doing in transfers, for the timeout message of a collective that
+// waits for it (only `late` members are described): it waits for `send_to` to receive its message
+// `send_msg` (null: that send timed out and withdrew it), or else it is in HcclRecv from
+// `recv_from` for message `recv_msg` (count, dtype, and the message number in `root`). Members
+// are indices into the group; -1: none.
+struct LateTransfer {
+  bool late = false;
+  int send_to = -1;
+  const Fingerprint* send_msg = nullptr;
+  int recv_from = -1;
+  Fingerprint recv_msg;
+};
+// "rank 0 and rank 2 both send to each other before receiving (…: a deadlock); rank 3 is in
+// HcclRecv from rank 1 (…)": two late members that each wait for the other to receive are named as
+// a pair; "" when no late member waits in a transfer. `ranks[i]`: member i's communicator rank
+// (empty: the same as i).
+std::string FormatLateTransfers(const std::vector<LateTransfer>& members, const std::vector<int>& ranks);
 
 }  // namespace hostccl

@@ -13,10 +13,11 @@
 // its device memory when the descriptor allows, else process_vm_readv; one copy, any memory) and
 // answers: the pair's `taken` count (net::MailAnswer, one line per ordered pair, which the sender
 // reads only when it does not know its next slot to be free), and, only when the fingerprints
-// differ, `bad` and its own fingerprint in the slot's second line. A rank that takes a message learns from its `ack` which of its own
-// messages the peer took (MailKnownTaken), so after a reply it never reads the answer line, which
-// then stays in the receiver's cache (a store there that the sender had read costs the receiver
-// an invalidation round trip, and its later stores queue behind it).
+// differ, `bad` and its own fingerprint in the slot's second line. A rank that takes a message
+// learns from its `ack` which of its own messages the peer took (MailKnownTaken), so after a
+// reply it never reads the answer line, which then stays in the receiver's cache (a store there
+// that the sender had read costs the receiver an invalidation round trip, and its later stores
+// queue behind it).
 // Split copies: a single HcclSend of at least HOSTCCL_P2P_SPLIT_BYTES (1 MiB) flags its slot; the
 // receiver publishes its buffer's descriptor (`claim`), and both ends take 256 KiB chunks from
 // one counter: the receiver reads chunks, the sender writes chunks into the receiver's buffer

@@ -74,38 +74,24 @@ std::string LocalGroup::LateTransfers(int rank) {
   const uint64_t round = arrivals_[rank].arrived.load(std::memory_order_acquire);
   const size_t n = static_cast<size_t>(size_);
   std::lock_guard<std::mutex> lk(p2p_mu_);
-  std::vector<char> late(n, 0);
-  std::vector<const P2PSendPost*> sending(n, nullptr);  // a late member's first untaken message
-  std::vector<int> sending_to(n, -1);
+  std::vector<LateTransfer> members(n);
   for (int r = 0; r < size_; ++r) {
     if (r == rank || arrivals_[r].arrived.load(std::memory_order_acquire) >= round) continue;
-    late[static_cast<size_t>(r)] = 1;
-    for (int x = 0; x < size_ && sending_to[static_cast<size_t>(r)] < 0; ++x) {
+    LateTransfer& m = members[static_cast<size_t>(r)];
+    m.late = true;
+    for (int x = 0; x < size_ && m.send_to < 0; ++x) {  // its first untaken message
       const auto& box = p2p_box_[static_cast<size_t>(r) * n + static_cast<size_t>(x)];
       if (x == r || box.empty() || box.front()->state != 0) continue;
-      sending[static_cast<size_t>(r)] = box.front();
-      sending_to[static_cast<size_t>(r)] = x;
+      m.send_to = x;
+      m.send_msg = &box.front()->fp;
     }
-    // A send that timed out a moment ago has withdrawn its message; its sender has not arrived.
-    if (sending_to[static_cast<size_t>(r)] < 0 && p2p_recv_wait_[static_cast<size_t>(r)].from < 0)
-      sending_to[static_cast<size_t>(r)] = p2p_send_timed_out_[static_cast<size_t>(r)];
-  }
-  std::string out;
-  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
-  for (int r = 0; r < size_; ++r) {
-    if (!late[static_cast<size_t>(r)]) continue;
-    const int x = sending_to[static_cast<size_t>(r)];
     const RecvWait& w = p2p_recv_wait_[static_cast<size_t>(r)];
-    const P2PSendPost* post = sending[static_cast<size_t>(r)];
-    if (x >= 0 && sending_to[static_cast<size_t>(x)] == r) {
-      if (r < x) add(FormatSendPair(r, x));
-    } else if (x >= 0) {
-      add(FormatLateSend(r, x, post != nullptr ? &post->fp : nullptr));
-    } else if (w.from >= 0) {
-      add(FormatLateRecv(r, w.from, w.fp));
-    }
+    m.recv_from = w.from;
+    m.recv_msg = w.fp;
+    // A send that timed out a moment ago has withdrawn its message; its sender has not arrived.
+    if (m.send_to < 0 && w.from < 0) m.send_to = p2p_send_timed_out_[static_cast<size_t>(r)];
   }
-  return out;
+  return FormatLateTransfers(members, {});
 }
 
 Status LocalGroup::Barrier(int rank, Deadline deadline) {

@@ -642,6 +642,18 @@ uint64_t WaitWord(int peer, uint64_t m, uint8_t dtype = 0) {
 }
 int WaitPeer(uint64_t w) { return static_cast<int>(w & 0xffff) - 1; }
 uint64_t WaitMessage(uint64_t w) { return w >> 24; }
+
+// Member d's published receive wait: its word (peer, dtype, message; 0: none, or changing while
+// read) and the message's fingerprint (count, dtype, the message number in `root`).
+uint64_t ReadRecvWait(const SlotData& d, Fingerprint* msg) {
+  const uint64_t w = d.recv_wait.load(std::memory_order_acquire);
+  const uint64_t count = d.recv_count.load(std::memory_order_relaxed);
+  if (w == 0 || w != d.recv_wait.load(std::memory_order_acquire)) return 0;
+  msg->root = static_cast<uint32_t>(WaitMessage(w));
+  msg->count = count;
+  msg->dtype = static_cast<uint8_t>(w >> 16);
+  return w;
+}
 }  // namespace
 
 void ShmGroup::SetRecvWait(int peer, uint64_t m, uint64_t count, uint8_t dtype) {
@@ -691,14 +703,9 @@ Status ShmGroup::BlockedPeer(uint64_t t, int only) const {
       stuck = WaitMessage(sw);
     if (stuck != 0) return blocked(r, Mail(r, rank_, stuck)->fp, false);
     // r waits in HcclRecv for a message this rank never posted.
-    const uint64_t w = d.recv_wait.load(std::memory_order_acquire);
-    const uint64_t count = d.recv_count.load(std::memory_order_relaxed);
-    if (w == 0 || w != d.recv_wait.load(std::memory_order_acquire)) continue;
-    if (WaitPeer(w) != rank_ || WaitMessage(w) <= mail_sent_[static_cast<size_t>(r)]) continue;
     Fingerprint f;
-    f.root = static_cast<uint32_t>(WaitMessage(w));
-    f.count = count;
-    f.dtype = static_cast<uint8_t>(w >> 16);
+    const uint64_t w = ReadRecvWait(d, &f);
+    if (w == 0 || WaitPeer(w) != rank_ || WaitMessage(w) <= mail_sent_[static_cast<size_t>(r)]) continue;
     return blocked(r, f, true);
   }
   return Status::Ok();
@@ -741,41 +748,22 @@ std::string ShmGroup::Missing(uint64_t t, bool done_too) const {
   for (int r = 0; r < size_; ++r) identity = identity && members_[static_cast<size_t>(r)] == r;
   m += (identity ? " of " : " of this host's ") + std::to_string(size_);
   if (mail_ == nullptr) return m;
-  // What the late ranks wait in, from the transfer waits they publish (SetSendWait, SetRecvWait):
-  // two that each wait for the other to receive are a pair (neither arrives before the other
-  // receives).
-  auto rank_of = [this](int r) { return members_[static_cast<size_t>(r)]; };
-  std::vector<uint64_t> sends(static_cast<size_t>(size_), 0);  // [r]: r's published send wait, if late
-  for (int r = 0; r < size_; ++r)
-    if (late[static_cast<size_t>(r)])
-      sends[static_cast<size_t>(r)] = slot_data_[r].send_wait.load(std::memory_order_acquire);
-  std::string waits;
-  auto add = [&waits](const std::string& s) { waits += (waits.empty() ? "" : "; ") + s; };
+  // What the late ranks wait in, from the transfer waits they publish (SetSendWait, SetRecvWait).
+  std::vector<LateTransfer> members(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r) {
     if (!late[static_cast<size_t>(r)]) continue;
-    if (const uint64_t sw = sends[static_cast<size_t>(r)]; sw != 0) {
-      const int x = WaitPeer(sw);
-      if (x < 0 || x >= size_) continue;
-      const uint64_t back = sends[static_cast<size_t>(x)];  // x's, when it waits for r to receive
-      if (back != 0 && WaitPeer(back) == r) {
-        if (r < x) add(FormatSendPair(rank_of(r), rank_of(x)));
-        continue;
-      }
-      const MailSlot* slot = Mail(r, x, WaitMessage(sw));
-      const bool posted = slot->full.load(std::memory_order_acquire) == WaitMessage(sw);
-      add(FormatLateSend(rank_of(r), rank_of(x), posted ? &slot->fp : nullptr));
-      continue;
+    LateTransfer& lt = members[static_cast<size_t>(r)];
+    lt.late = true;
+    if (const uint64_t sw = slot_data_[r].send_wait.load(std::memory_order_acquire); sw != 0) {
+      lt.send_to = WaitPeer(sw);
+      if (lt.send_to < 0 || lt.send_to >= size_) continue;
+      const MailSlot* slot = Mail(r, lt.send_to, WaitMessage(sw));
+      if (slot->full.load(std::memory_order_acquire) == WaitMessage(sw)) lt.send_msg = &slot->fp;
+    } else if (const uint64_t w = ReadRecvWait(slot_data_[r], &lt.recv_msg); w != 0) {
+      lt.recv_from = WaitPeer(w);
     }
-    const SlotData& d = slot_data_[r];
-    const uint64_t w = d.recv_wait.load(std::memory_order_acquire);
-    const uint64_t count = d.recv_count.load(std::memory_order_relaxed);
-    if (w == 0 || w != d.recv_wait.load(std::memory_order_acquire) || WaitPeer(w) < 0 || WaitPeer(w) >= size_) continue;
-    Fingerprint f;
-    f.root = static_cast<uint32_t>(WaitMessage(w));
-    f.count = count;
-    f.dtype = static_cast<uint8_t>(w >> 16);
-    add(FormatLateRecv(rank_of(r), rank_of(WaitPeer(w)), f));
   }
+  const std::string waits = FormatLateTransfers(members, members_);
   return waits.empty() ? m : m + ": " + waits;
 }
 
