@@ -8,6 +8,7 @@
 #include <span>
 
 #include "algo/reduce/reduce_algorithms.h"
+#include "algo/sendrecv/sendrecv_algorithms.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "common/status.h"
@@ -769,10 +770,10 @@ Status Communicator::Settle(Deadline deadline) {
 // never makes this thread run (it would wait for calls it has not issued yet).
 template <typename MakeTask>
 Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt,
-                            ThreadState& ts, MakeTask&& make_task) {
+                            ThreadState& ts, MakeTask&& make_task, bool short_path) {
   if (attempt) {
     if (const uint64_t tseq = stream->BeginAttempt(ts)) {
-      Status st = Run(fp, args, ts);
+      Status st = short_path ? RunTransferAttempt(fp, args, ts) : Run(fp, args, ts);
       if (st.code() != Code::kAgain) {
         if (ts.ran_ahead) DeferSettle(stream, ts);  // e.g. an eager send (sendrecv_mailbox.cc)
         stream->EndAttempt(tseq, std::move(st), ts);
@@ -828,15 +829,11 @@ void Communicator::FillTransfer(algo::OpArgs* args) {
 }
 
 Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items,
-                                      ThreadState& ts) {
+                                      ThreadState& ts, bool short_path) {
   {
     std::lock_guard<QuickLock> lk(p2p_mu_);
-    p2p_sent_.resize(static_cast<size_t>(size_), 0);
-    p2p_received_.resize(static_cast<size_t>(size_), 0);
-    for (auto& it : items) {
-      if (it.peer == rank_) continue;
-      it.pair_seq = ++(it.send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(it.peer)];
-    }
+    for (auto& it : items)
+      if (it.peer != rank_) it.pair_seq = ++PairCount(it.send, it.peer);
   }
   Fingerprint fp;
   fp.kind = static_cast<uint8_t>(args.kind);
@@ -847,7 +844,45 @@ Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, st
   // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
   // algorithm decides; docs/runtime.md "Inline attempts").
   const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
-  return Submit(stream, fp, args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(args)); });
+  return Submit(stream, fp, args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(args)); }, short_path);
+}
+
+uint64_t& Communicator::PairCount(bool send, int peer) {
+  if (p2p_sent_.empty()) {
+    p2p_sent_.assign(static_cast<size_t>(size_), 0);
+    p2p_received_.assign(static_cast<size_t>(size_), 0);
+  }
+  return (send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(peer)];
+}
+
+// Run's steps for a prepared transfer's attempt, in Run's order; a pending collective attempt
+// leaves the stream to run the transfer later (kAgain, as Run's attempt does for it).
+Status Communicator::RunTransferAttempt(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts) {
+  std::lock_guard<QuickLock> lk(exec_mu_);
+  if (shm_->resume_pending()) return Status(Code::kAgain, "not attempted");
+  const uint64_t seq = fp.seq;
+  running_seq_.store(seq, std::memory_order_release);
+  ts.log_rank = rank_;
+  if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
+  if (failed()) return error();
+  inflight_.store(1, std::memory_order_release);
+  algo::Context ctx = MakeContext(fp, OpDeadline(), ts);
+  BeginShmAttempt(ts, seq);
+  Status st = algo::P2PMailboxOne(ctx, args);
+  shm_->EndAttempt();
+  if (st.code() == Code::kAgain) {
+    inflight_.store(0, std::memory_order_release);
+    return st;
+  }
+  if (ctx.ran_ahead != nullptr && st.ok()) {
+    ran_ahead_ = ctx.ran_ahead;
+    ran_ahead_seq_ = seq;
+    ran_ahead_kind_ = args.kind;
+    ts.ran_ahead = true;
+  }
+  inflight_.store(0, std::memory_order_release);
+  if (st.ok()) return st;
+  return Finish(0, CallName(args, seq), std::move(st));
 }
 
 void Communicator::Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
@@ -867,6 +902,13 @@ void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation
   Complete(&args, send_alloc, recv_alloc);
   if (p2p) FillTransfer(&args);  // numbered per call (EnqueueTransfers)
   else out->fp = MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_);
+  out->transfer_attempt = false;
+  if (p2p && inline_calls_ && !shares_process_ && shm_ && shm_->has_mail() && shm_->cma() && args.one.peer != rank_ &&
+      args.one.bytes() <= net::MailSlot::kInline) {
+    const char* why = "";
+    const algo::Algorithm* a = Select(args.kind, forced_, args.selection_bytes, Where(), &why);
+    out->transfer_attempt = a != nullptr && a->run == &algo::P2PMailbox && algo::AttemptsBytes(*a, args.selection_bytes);
+  }
   out->args = std::move(args);
   out->ok = true;
 }
@@ -877,7 +919,8 @@ Status Communicator::EnqueuePrepared(rt::Stream* stream, PreparedCall& call,
   if (!call.ok || stream->capturing()) return Enqueue(stream, call.args, send_alloc, recv_alloc);
   if (failed()) return error();
   if (IsP2PKind(static_cast<uint8_t>(call.args.kind)))
-    return EnqueueTransfers(stream, call.args, std::span<algo::P2PItem>(&call.args.one, 1), ts);
+    return EnqueueTransfers(stream, call.args, std::span<algo::P2PItem>(&call.args.one, 1), ts,
+                            call.transfer_attempt && !LogEnabled(LogLevel::kInfo, Subsys::kColl));
   return EnqueueCollective(stream, call.args, call.fp, ts);
 }
 
@@ -973,18 +1016,8 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
   // The flight recorder keeps collectives (point-to-point transfers carry the collective count
   // so far as their seq, which is not an entry of their own).
   const uint64_t fr_seq = fr_ && !IsP2PKind(fp.kind) ? seq : 0;
-  // How messages name the operation: "HcclAllReduce #3"; point-to-point by its transfer. Built
-  // only for a log line or an error.
-  auto what = [&]() -> std::string {
-    const char* api = CollKindName(args.kind);
-    if (IsP2PKind(static_cast<uint8_t>(args.kind)) && args.kind != CollKind::kBatchSendRecv) {
-      const algo::P2PItem& it = args.one;
-      return StrFormat("%s #%llu %s rank %d", api, static_cast<unsigned long long>(it.pair_seq),
-                       it.send ? "to" : "from", it.peer);
-    }
-    if (args.items) return StrFormat("%s of %zu items", api, args.items->size());
-    return StrFormat("%s #%llu", api, static_cast<unsigned long long>(seq));
-  };
+  // Built only for a log line or an error.
+  auto what = [&]() { return CallName(args, seq); };
   // The rules depend only on the size here (the forced rules and the placement are fixed at
   // creation): the last answer per operator is reused for the same size.
   const char* why = "";
@@ -994,14 +1027,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
     a = last.algo;
     why = last.why;
   } else {
-    Placement where;
-    where.nranks = size_;
-    where.all_local = local_ != nullptr;
-    where.shm = shm_ != nullptr;
-    where.staging = shm_ != nullptr && shm_->Staging() != nullptr;
-    where.has_transport = transport_ != nullptr;
-    where.node_groups = node_shm_ != nullptr;
-    a = Select(args.kind, forced_, bytes, where, &why);
+    a = Select(args.kind, forced_, bytes, Where(), &why);
     if (a != nullptr) last = Selected{args.kind, bytes, a, why};
   }
   if (attempt && (a == nullptr || !algo::AttemptsBytes(*a, bytes))) {
@@ -1033,21 +1059,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
     if (!vboard_) vboard_ = VBoard::For(key_, size_);
     vboard_->Publish(rank_, seq, hashed);
   }
-  if (attempt) {
-    // A thread that issues the calls of several thread ranks in turn: the ones it has yet to call
-    // cannot arrive while its attempt for this one spins (2 us per rank and call, for nothing).
-    const void* seg = shm_->segment();
-    if (ts.attempt_segment != seg) {
-      ts.attempt_segment = seg;
-      ts.attempts_since_switch = ThreadState::kDriverMemory;
-    } else if (ts.attempt_rank != rank_) {
-      ts.attempts_since_switch = 0;
-    } else if (ts.attempts_since_switch < ThreadState::kDriverMemory) {
-      ++ts.attempts_since_switch;
-    }
-    ts.attempt_rank = rank_;
-    shm_->BeginAttempt(seq, shares_process_ && ts.attempts_since_switch < ThreadState::kDriverMemory);
-  }
+  if (attempt) BeginShmAttempt(ts, seq);
   Status st = a->run(ctx, args);
   ts.wait_word = nullptr;
   // Small calls back to back: the next operation's arrival lines, asked for while this call
@@ -1083,6 +1095,44 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
     return st;
   }
   return Finish(fr_seq, what(), std::move(st));
+}
+
+std::string Communicator::CallName(const algo::OpArgs& args, uint64_t seq) const {
+  const char* api = CollKindName(args.kind);
+  if (IsP2PKind(static_cast<uint8_t>(args.kind)) && args.kind != CollKind::kBatchSendRecv) {
+    const algo::P2PItem& it = args.one;
+    return StrFormat("%s #%llu %s rank %d", api, static_cast<unsigned long long>(it.pair_seq), it.send ? "to" : "from",
+                     it.peer);
+  }
+  if (args.items) return StrFormat("%s of %zu items", api, args.items->size());
+  return StrFormat("%s #%llu", api, static_cast<unsigned long long>(seq));
+}
+
+Placement Communicator::Where() const {
+  Placement where;
+  where.nranks = size_;
+  where.all_local = local_ != nullptr;
+  where.shm = shm_ != nullptr;
+  where.staging = shm_ != nullptr && shm_->Staging() != nullptr;
+  where.has_transport = transport_ != nullptr;
+  where.node_groups = node_shm_ != nullptr;
+  return where;
+}
+
+void Communicator::BeginShmAttempt(ThreadState& ts, uint64_t seq) {
+  // A thread that issues the calls of several thread ranks in turn: the ones it has yet to call
+  // cannot arrive while its attempt for this one spins (2 us per rank and call, for nothing).
+  const void* seg = shm_->segment();
+  if (ts.attempt_segment != seg) {
+    ts.attempt_segment = seg;
+    ts.attempts_since_switch = ThreadState::kDriverMemory;
+  } else if (ts.attempt_rank != rank_) {
+    ts.attempts_since_switch = 0;
+  } else if (ts.attempts_since_switch < ThreadState::kDriverMemory) {
+    ++ts.attempts_since_switch;
+  }
+  ts.attempt_rank = rank_;
+  shm_->BeginAttempt(seq, shares_process_ && ts.attempts_since_switch < ThreadState::kDriverMemory);
 }
 
 // A failed operation fails the communicator; the message names the operation and this rank

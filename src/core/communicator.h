@@ -59,6 +59,10 @@ struct PreparedCall {
   algo::OpArgs args;
   Fingerprint fp;  // collectives: seq 0
   bool ok = false;
+  // A single HcclSend/HcclRecv with a peer whose payload fits a mail slot, between processes of
+  // one host, that the selection gives to `mailbox` as an inline attempt: its attempts run
+  // through Communicator::RunTransferAttempt.
+  bool transfer_attempt = false;
 };
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
@@ -151,16 +155,31 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // The one run path of every operator: select, log, run the algorithm, finish. `ts`: the
   // running thread's block (common/thread_state.h), which the caller already holds.
   Status Run(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts);
+  // Run for the inline attempt of a prepared call with PreparedCall::transfer_attempt (Submit's
+  // short path): Run's steps such a call takes, with nothing to select, log or record (the
+  // selection was made by Prepare; an info log takes Run). An attempt that gives up is queued
+  // as RunTask, which runs Run.
+  Status RunTransferAttempt(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts);
+  // How messages name an operation: "HcclAllReduce #3"; point-to-point by its transfer.
+  std::string CallName(const algo::OpArgs& args, uint64_t seq) const;
+  // Where this communicator's ranks are, for the selection (fixed at creation).
+  Placement Where() const;
+  // An inline attempt on the shared segment starts: notes which rank this thread drives (a thread
+  // that drives several thread ranks looks once) and arms the segment's attempt for `seq`.
+  void BeginShmAttempt(ThreadState& ts, uint64_t seq);
+  // Transfers to (send) or from `peer` numbered so far (docs/semantics.md "Point-to-point");
+  // the caller holds p2p_mu_.
+  uint64_t& PairCount(bool send, int peer);
   // Hands this communicator's pending settle to `stream` (after a task whose operation ran ahead).
   void DeferSettle(rt::Stream* stream, ThreadState& ts);
   // The settle a stream runs at its synchronize (rt::Stream::Settle::fn; `self` is this object).
   static Status RunDeferredSettle(void* self, Deadline deadline);
   // A call's way to its stream: run at once as an inline attempt (on `args` as they are, valid
-  // during the call), or queued as the task make_task() builds (RunTask, or with V arrays a task
-  // that owns their copies).
+  // during the call; by RunTransferAttempt with `short_path`), or queued as the task make_task()
+  // builds (RunTask, or with V arrays a task that owns their copies).
   template <typename MakeTask>
   Status Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt, ThreadState& ts,
-                MakeTask&& make_task);
+                MakeTask&& make_task, bool short_path = false);
   rt::Task RunTask(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args);
   // fr_seq: the flight-recorder entry to close (0: none).
   Status Finish(uint64_t fr_seq, const std::string& what, Status st);
@@ -247,7 +266,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // transfer numbered in its ordered pair's order, then submitted; the fingerprint's seq is the
   // collective count so far (the "epoch"), not a number of its own.
   static void FillTransfer(algo::OpArgs* args);
-  Status EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items, ThreadState& ts);
+  // `short_path`: a prepared transfer attempt (PreparedCall::transfer_attempt) runs through
+  // RunTransferAttempt.
+  Status EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items, ThreadState& ts,
+                          bool short_path = false);
 };
 
 // The hardware profile's rule (core/profiles.h) for operator `k` called on `comm`: its profile and

@@ -18,6 +18,9 @@ Status P2PTcp(Context& ctx, const OpArgs& args);
 // Processes of one host through the shared segment's per-pair mailboxes (sendrecv_mailbox.cc);
 // re-plans to P2PShm without CMA or mailboxes.
 Status P2PMailbox(Context& ctx, const OpArgs& args);
+// P2PMailbox for a single HcclSend/HcclRecv (args.one) with another rank, on a group with
+// mailboxes and CMA (core's short path for prepared transfers, Communicator::AttemptTransfer).
+Status P2PMailboxOne(Context& ctx, const OpArgs& args);
 Status P2PShm(Context& ctx, const OpArgs& args);
 // Eager mailbox sends (payload inline, <= MailSlot::kInline) complete once published; their
 // answers are collected at later sends on the pair and here (called by SettleRanAhead): waits

@@ -574,6 +574,8 @@ Status P2PMailboxSettle(net::ShmGroup* g, Deadline deadline) {
   return Status::Ok();
 }
 
+Status P2PMailboxOne(Context& ctx, const OpArgs& a) { return RunOne(ctx, ctx.shm, a, a.one); }
+
 Status P2PMailbox(Context& ctx, const OpArgs& a) {
   net::ShmGroup* g = ctx.shm;
   if (!g->has_mail() || !g->cma()) {
