@@ -12,13 +12,16 @@
 //   Default/SendRecvGrid.*  a subset (every placement, algorithm, pattern; a few dtypes/counts).
 //   Full/SendRecvGrid.*     more counts and dtypes; skipped unless HOSTCCL_FULL_GRID=1 (ctest
 //                           sendrecv_grid_full, label long).
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <acl/acl.h>
 #include <hccl/hccl.h>
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -296,6 +299,73 @@ TEST(SendRecvSplit, BothEndsCopyEveryByte) {
     return true;
   }, o);
   EXPECT_TRUE(res.ok) << res.message;
+}
+
+// A repeated small transfer between processes runs its attempt on the short path
+// (Communicator::RunTransferAttempt), which writes no log line: with the info log on it takes Run,
+// so every HcclSend and HcclRecv of a ping-pong still has its line, naming the transfer and the
+// algorithm (twice when its attempt gave up and it ran again from the stream), and every reply
+// holds the ping's bytes.
+TEST(SendRecvLog, EveryRepeatedTransferWritesItsInfoLine) {
+  constexpr int kRounds = 6;
+  constexpr size_t kBytes = 8;
+  char tmpl[] = "/tmp/hostccl_sendrecv_log_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  GridConfig g{0, 2, Mode::kProcesses, Place::kShm, "", 0, false, 1};
+  RunOptions o = OptionsFor(g);
+  o.env.push_back({"HOSTCCL_LOG_FILE", dir + "/log.%p"});
+  o.env.push_back({"HOSTCCL_LOG_LEVEL", "INFO"});
+  o.env.push_back({"HOSTCCL_LOG_SUBSYS", "COLL"});
+  RunResult res = RunRanks(2, Mode::kProcesses, [&](RankContext& c) {
+    Buf out(kBytes, true), in(kBytes, true);
+    const int peer = 1 - c.rank;
+    for (int m = 0; m < kRounds; ++m) {
+      if (c.rank == 0) {  // ping
+        out.Fill(0, 1, m);
+        P2P_OK(HcclSend(out.p, kBytes, HCCL_DATA_TYPE_INT8, peer, c.comm, c.stream));
+        P2P_OK(HcclRecv(in.p, kBytes, HCCL_DATA_TYPE_INT8, peer, c.comm, c.stream));
+      } else {  // pong: sends back what it received
+        P2P_OK(HcclRecv(in.p, kBytes, HCCL_DATA_TYPE_INT8, peer, c.comm, c.stream));
+        P2P_SYNC();
+        std::memcpy(out.p, in.p, kBytes);
+        P2P_OK(HcclSend(out.p, kBytes, HCCL_DATA_TYPE_INT8, peer, c.comm, c.stream));
+      }
+      P2P_SYNC();
+      const std::string e = in.Check(0, 1, m, c.rank == 0 ? "reply" : "ping");
+      if (!e.empty()) return c.Fail(e);
+    }
+    return true;
+  }, o);
+  EXPECT_TRUE(res.ok) << res.message;
+  // Each rank's log: for k = 1..kRounds one line per direction, e.g. "HcclSend #3 to rank 1 ...
+  // mailbox".
+  std::vector<int> found(2 * 2 * kRounds, 0);  // [rank][send/recv][k - 1]
+  DIR* d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    if (std::string(e->d_name).rfind("log.", 0) != 0) continue;
+    std::ifstream in(dir + "/" + e->d_name);
+    for (std::string line; std::getline(in, line);) {
+      for (int r = 0; r < 2; ++r)
+        for (int send = 0; send < 2; ++send)
+          for (int k = 1; k <= kRounds; ++k) {
+            const std::string what = std::string(send ? "HcclSend #" : "HcclRecv #") + std::to_string(k) +
+                                     (send ? " to rank " : " from rank ") + std::to_string(1 - r) + " ";
+            if (line.find(what) != std::string::npos && line.find(": mailbox (") != std::string::npos &&
+                line.find("rank " + std::to_string(r) + "]") != std::string::npos)
+              ++found[static_cast<size_t>((r * 2 + send) * kRounds + k - 1)];
+          }
+      unlink((dir + "/" + e->d_name).c_str());
+    }
+  }
+  closedir(d);
+  rmdir(dir.c_str());
+  for (int r = 0; r < 2; ++r)
+    for (int send = 0; send < 2; ++send)
+      for (int k = 1; k <= kRounds; ++k)
+        EXPECT_GE(found[static_cast<size_t>((r * 2 + send) * kRounds + k - 1)], 1)
+            << "rank " << r << (send ? " HcclSend #" : " HcclRecv #") << k << ": not logged";
 }
 
 #if HOSTCCL_GRID_HAS_REGISTRY
