@@ -874,12 +874,7 @@ Status Communicator::RunTransferAttempt(const Fingerprint& fp, const algo::OpArg
     inflight_.store(0, std::memory_order_release);
     return st;
   }
-  if (ctx.ran_ahead != nullptr && st.ok()) {
-    ran_ahead_ = ctx.ran_ahead;
-    ran_ahead_seq_ = seq;
-    ran_ahead_kind_ = args.kind;
-    ts.ran_ahead = true;
-  }
+  if (st.ok()) KeepRanAhead(ctx, args.kind, seq, ts);
   inflight_.store(0, std::memory_order_release);
   if (st.ok()) return st;
   return Finish(0, CallName(args, seq), std::move(st));
@@ -1077,12 +1072,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
       return st;
     }
   }
-  if (ctx.ran_ahead != nullptr && st.ok()) {
-    ran_ahead_ = ctx.ran_ahead;
-    ran_ahead_seq_ = seq;
-    ran_ahead_kind_ = args.kind;
-    ts.ran_ahead = true;
-  }
+  if (st.ok()) KeepRanAhead(ctx, args.kind, seq, ts);
   inflight_.store(0, std::memory_order_release);
   // A mismatch of arrays that must match: name the first differing index when both ranks' copies
   // are in this process (the message the aborting rank passes on already has it).
@@ -1117,6 +1107,14 @@ Placement Communicator::Where() const {
   where.has_transport = transport_ != nullptr;
   where.node_groups = node_shm_ != nullptr;
   return where;
+}
+
+void Communicator::KeepRanAhead(const algo::Context& ctx, CollKind kind, uint64_t seq, ThreadState& ts) {
+  if (ctx.ran_ahead == nullptr) return;
+  ran_ahead_ = ctx.ran_ahead;
+  ran_ahead_seq_ = seq;
+  ran_ahead_kind_ = kind;
+  ts.ran_ahead = true;
 }
 
 void Communicator::BeginShmAttempt(ThreadState& ts, uint64_t seq) {

@@ -164,6 +164,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::string CallName(const algo::OpArgs& args, uint64_t seq) const;
   // Where this communicator's ranks are, for the selection (fixed at creation).
   Placement Where() const;
+  // A call of operation `seq` completed ahead of its peers (ctx.ran_ahead): its settle is kept
+  // for the stream's next synchronize (Submit and RunTask hand it over: DeferSettle).
+  void KeepRanAhead(const algo::Context& ctx, CollKind kind, uint64_t seq, ThreadState& ts);
   // An inline attempt on the shared segment starts: notes which rank this thread drives (a thread
   // that drives several thread ranks looks once) and arms the segment's attempt for `seq`.
   void BeginShmAttempt(ThreadState& ts, uint64_t seq);
