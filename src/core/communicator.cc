@@ -902,7 +902,8 @@ void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation
       args.one.bytes() <= net::MailSlot::kInline) {
     const char* why = "";
     const algo::Algorithm* a = Select(args.kind, forced_, args.selection_bytes, Where(), &why);
-    out->transfer_attempt = a != nullptr && a->run == &algo::P2PMailbox && algo::AttemptsBytes(*a, args.selection_bytes);
+    out->transfer_attempt =
+        a != nullptr && a->run == &algo::P2PMailbox && algo::AttemptsBytes(*a, args.selection_bytes);
   }
   out->args = std::move(args);
   out->ok = true;
