@@ -14,7 +14,6 @@
 //                           sendrecv_grid_full, label long).
 #include <dirent.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <acl/acl.h>
 #include <hccl/hccl.h>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "collective/grid_common.h"
+#include "fault/fault_util.h"
 
 namespace hostccl::test {
 namespace {
@@ -309,11 +309,10 @@ TEST(SendRecvSplit, BothEndsCopyEveryByte) {
 TEST(SendRecvLog, EveryRepeatedTransferWritesItsInfoLine) {
   constexpr int kRounds = 6;
   constexpr size_t kBytes = 8;
-  char tmpl[] = "/tmp/hostccl_sendrecv_log_XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
+  const std::string dir = faulttest::MakeScratchDir();  // the parent's, also in the children
   GridConfig g{0, 2, Mode::kProcesses, Place::kShm, "", 0, false, 1};
   RunOptions o = OptionsFor(g);
+  o.env.push_back({faulttest::kDirVar, dir});
   o.env.push_back({"HOSTCCL_LOG_FILE", dir + "/log.%p"});
   o.env.push_back({"HOSTCCL_LOG_LEVEL", "INFO"});
   o.env.push_back({"HOSTCCL_LOG_SUBSYS", "COLL"});
@@ -347,20 +346,20 @@ TEST(SendRecvLog, EveryRepeatedTransferWritesItsInfoLine) {
     if (std::string(e->d_name).rfind("log.", 0) != 0) continue;
     std::ifstream in(dir + "/" + e->d_name);
     for (std::string line; std::getline(in, line);) {
+      if (line.find(": mailbox (") == std::string::npos) continue;
       for (int r = 0; r < 2; ++r)
         for (int send = 0; send < 2; ++send)
           for (int k = 1; k <= kRounds; ++k) {
             const std::string what = std::string(send ? "HcclSend #" : "HcclRecv #") + std::to_string(k) +
                                      (send ? " to rank " : " from rank ") + std::to_string(1 - r) + " ";
-            if (line.find(what) != std::string::npos && line.find(": mailbox (") != std::string::npos &&
+            if (line.find(what) != std::string::npos &&
                 line.find("rank " + std::to_string(r) + "]") != std::string::npos)
               ++found[static_cast<size_t>((r * 2 + send) * kRounds + k - 1)];
           }
-      unlink((dir + "/" + e->d_name).c_str());
     }
   }
   closedir(d);
-  rmdir(dir.c_str());
+  faulttest::RemoveScratchDir(dir);
   for (int r = 0; r < 2; ++r)
     for (int send = 0; send < 2; ++send)
       for (int k = 1; k <= kRounds; ++k)
