@@ -619,6 +619,11 @@ void Communicator::Fail(const Status& st) {
   if (node_shm_) node_shm_->Abort(st.code(), st.message(), seq);
 }
 
+size_t Communicator::ChunkBytes(uint64_t bytes, const algo::Algorithm* a) const {
+  return chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
+                                   : static_cast<size_t>(DefaultChunkBytes(bytes, a));
+}
+
 Deadline Communicator::OpDeadline() const {
   if (exec_timeout_ms_ == 0) return Deadline::Infinite();
   // Every operation takes its deadline: a bound of a second or more is read on the coarse clock
@@ -770,10 +775,10 @@ Status Communicator::Settle(Deadline deadline) {
 // never makes this thread run (it would wait for calls it has not issued yet).
 template <typename MakeTask>
 Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt,
-                            ThreadState& ts, MakeTask&& make_task, bool short_path) {
+                            ThreadState& ts, MakeTask&& make_task, const PreparedCall* prepared) {
   if (attempt) {
     if (const uint64_t tseq = stream->BeginAttempt(ts)) {
-      Status st = short_path ? RunTransferAttempt(fp, args, ts) : Run(fp, args, ts);
+      Status st = prepared != nullptr ? RunPreparedAttempt(fp, args, *prepared, ts) : Run(fp, args, ts);
       if (st.code() != Code::kAgain) {
         if (ts.ran_ahead) DeferSettle(stream, ts);  // e.g. an eager send (sendrecv_mailbox.cc)
         stream->EndAttempt(tseq, std::move(st), ts);
@@ -829,7 +834,7 @@ void Communicator::FillTransfer(algo::OpArgs* args) {
 }
 
 Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items,
-                                      ThreadState& ts, bool short_path) {
+                                      ThreadState& ts, const PreparedCall* prepared) {
   {
     std::lock_guard<QuickLock> lk(p2p_mu_);
     for (auto& it : items)
@@ -844,7 +849,7 @@ Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, st
   // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
   // algorithm decides; docs/runtime.md "Inline attempts").
   const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
-  return Submit(stream, fp, args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(args)); }, short_path);
+  return Submit(stream, fp, args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(args)); }, prepared);
 }
 
 uint64_t& Communicator::PairCount(bool send, int peer) {
@@ -855,9 +860,10 @@ uint64_t& Communicator::PairCount(bool send, int peer) {
   return (send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(peer)];
 }
 
-// Run's steps for a prepared transfer's attempt, in Run's order; a pending collective attempt
-// leaves the stream to run the transfer later (kAgain, as Run's attempt does for it).
-Status Communicator::RunTransferAttempt(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts) {
+// Run's steps for a prepared call's attempt, in Run's order; a pending attempt of an earlier
+// collective leaves the stream to run this call later (kAgain, as Run's attempt does for it).
+Status Communicator::RunPreparedAttempt(const Fingerprint& fp, const algo::OpArgs& args, const PreparedCall& call,
+                                        ThreadState& ts) {
   std::lock_guard<QuickLock> lk(exec_mu_);
   if (shm_->resume_pending()) return Status(Code::kAgain, "not attempted");
   const uint64_t seq = fp.seq;
@@ -866,18 +872,13 @@ Status Communicator::RunTransferAttempt(const Fingerprint& fp, const algo::OpArg
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
   inflight_.store(1, std::memory_order_release);
-  algo::Context ctx = MakeContext(fp, OpDeadline(), ts);
+  const uint64_t fr_seq = fr_ && !IsP2PKind(fp.kind) ? seq : 0;
+  const Deadline deadline = OpDeadline();
+  RecordStarted(fr_seq, *call.attempt_algo, deadline, ts);
+  algo::Context ctx = MakeContext(fp, deadline, ts);
+  ctx.chunk_bytes = call.attempt_chunk_bytes;
   BeginShmAttempt(ts, seq);
-  Status st = algo::P2PMailboxOne(ctx, args);
-  shm_->EndAttempt();
-  if (st.code() == Code::kAgain) {
-    inflight_.store(0, std::memory_order_release);
-    return st;
-  }
-  if (st.ok()) KeepRanAhead(ctx, args.kind, seq, ts);
-  inflight_.store(0, std::memory_order_release);
-  if (st.ok()) return st;
-  return Finish(0, CallName(args, seq), std::move(st));
+  return AfterRun(ctx, args, seq, fr_seq, true, call.attempt_run(ctx, args), ts);
 }
 
 void Communicator::Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
@@ -897,13 +898,23 @@ void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation
   Complete(&args, send_alloc, recv_alloc);
   if (p2p) FillTransfer(&args);  // numbered per call (EnqueueTransfers)
   else out->fp = MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_);
-  out->transfer_attempt = false;
-  if (p2p && inline_calls_ && !shares_process_ && shm_ && shm_->has_mail() && shm_->cma() && args.one.peer != rank_ &&
-      args.one.bytes() <= net::MailSlot::kInline) {
+  out->attempt_algo = nullptr;
+  out->attempt_run = nullptr;
+  // The conditions of an attempt (EnqueueTransfers, EnqueueCollective) and a selection that
+  // gives the call one; a transfer only between processes with a mail slot it fits.
+  const bool attempt =
+      inline_calls_ && shm_ != nullptr &&
+      (p2p ? !shares_process_ && shm_->has_mail() && shm_->cma() && args.one.peer != rank_ &&
+                 args.one.bytes() <= net::MailSlot::kInline
+           : args.selection_bytes <= net::ShmGroup::kInlineBytes && !HasArrays(args));
+  if (attempt) {
     const char* why = "";
     const algo::Algorithm* a = Select(args.kind, forced_, args.selection_bytes, Where(), &why);
-    out->transfer_attempt =
-        a != nullptr && a->run == &algo::P2PMailbox && algo::AttemptsBytes(*a, args.selection_bytes);
+    if (a != nullptr && algo::AttemptsBytes(*a, args.selection_bytes) && (!p2p || a->run == &algo::P2PMailbox)) {
+      out->attempt_algo = a;
+      out->attempt_run = p2p ? &algo::P2PMailboxOne : a->run;
+      out->attempt_chunk_bytes = ChunkBytes(args.selection_bytes, a);
+    }
   }
   out->args = std::move(args);
   out->ok = true;
@@ -914,22 +925,26 @@ Status Communicator::EnqueuePrepared(rt::Stream* stream, PreparedCall& call,
                                      const std::optional<rt::Allocation>& recv_alloc, ThreadState& ts) {
   if (!call.ok || stream->capturing()) return Enqueue(stream, call.args, send_alloc, recv_alloc);
   if (failed()) return error();
+  // Run logs each call's selection: with the info log on, every call takes it.
+  const PreparedCall* prepared =
+      call.attempt_algo != nullptr && !LogEnabled(LogLevel::kInfo, Subsys::kColl) ? &call : nullptr;
   if (IsP2PKind(static_cast<uint8_t>(call.args.kind)))
-    return EnqueueTransfers(stream, call.args, std::span<algo::P2PItem>(&call.args.one, 1), ts,
-                            call.transfer_attempt && !LogEnabled(LogLevel::kInfo, Subsys::kColl));
-  return EnqueueCollective(stream, call.args, call.fp, ts);
+    return EnqueueTransfers(stream, call.args, std::span<algo::P2PItem>(&call.args.one, 1), ts, prepared);
+  return EnqueueCollective(stream, call.args, call.fp, ts, prepared);
 }
 
 Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& call_args, Fingerprint fp,
-                                       ThreadState& ts) {
+                                       ThreadState& ts, const PreparedCall* prepared) {
   fp.seq = next_seq_.fetch_add(1) + 1;
   if (fr_) RecordEnqueued(fp, call_args);
   // Small calls of process ranks on one host run at once when the stream is idle (Run decides
   // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
+  // A prepared attempt has no V arrays and is small (Prepare).
   const bool attempt = inline_calls_ && call_args.selection_bytes <= net::ShmGroup::kInlineBytes;
   // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
-  if (!HasArrays(call_args))
-    return Submit(stream, fp, call_args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(call_args)); });
+  if (prepared != nullptr || !HasArrays(call_args))
+    return Submit(stream, fp, call_args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(call_args)); },
+                  prepared);
   algo::OpArgs args = call_args;  // re-pointed at copies of the arrays below
   // V arrays. The caller's are valid during this call: an AllGatherV, ReduceScatterV or AlltoAllV
   // attempt reads them entry by entry in place (AlltoAllV's shm_inline copies them into one block
@@ -1035,15 +1050,9 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
     return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", CollKindName(args.kind), why));
   }
   const Deadline deadline = OpDeadline();
-  if (fr_seq != 0) {
-    // The recorder's start time is the clock reading the deadline took (no read of its own).
-    const uint64_t start_ns = deadline.infinite() ? 0 : deadline.at_ns() - static_cast<uint64_t>(exec_timeout_ms_) * 1000000ull;
-    fr_->Started(seq, a->name, start_ns);
-    ts.wait_word = fr_->WaitWord(seq);  // the transports' blocking waits note whom they wait for
-  }
+  RecordStarted(fr_seq, *a, deadline, ts);
   algo::Context ctx = MakeContext(fp, deadline, ts);
-  ctx.chunk_bytes = chunk_bytes_override_ > 0 ? static_cast<size_t>(chunk_bytes_override_)
-                                              : static_cast<size_t>(DefaultChunkBytes(bytes, a));
+  ctx.chunk_bytes = ChunkBytes(bytes, a);
   if (!resuming)  // an attempt that gave up logged it
     HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what().c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
             (a->needs & algo::kNeedsLocal)  ? "in-process"
@@ -1057,35 +1066,49 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
   }
   if (attempt) BeginShmAttempt(ts, seq);
   Status st = a->run(ctx, args);
-  ts.wait_word = nullptr;
-  // Small calls back to back: the next operation's arrival lines, asked for while this call
-  // returns (shm_group.h). Not after an isolated call, whose peers poll those lines at the next
-  // call, nor after a larger one, whose arrivals carry no data (64 KiB Reduce: 4 % slower).
-  if (shm_ != nullptr && st.ok() && ctx.may_run_ahead && bytes <= net::ShmGroup::kInlineBytes &&
-      !IsP2PKind(fp.kind))
-    shm_->PrefetchNextArrival();
-  if (attempt) {
-    shm_->EndAttempt();
-    if (st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
-      if (shm_->attempt_spun())
-        HLOG_DEBUG(kColl, "%s: the inline attempt spun for its peers and gave up", what().c_str());
-      inflight_.store(0, std::memory_order_release);
-      return st;
-    }
-  }
-  if (st.ok()) KeepRanAhead(ctx, args.kind, seq, ts);
-  inflight_.store(0, std::memory_order_release);
   // A mismatch of arrays that must match: name the first differing index when both ranks' copies
   // are in this process (the message the aborting rank passes on already has it).
   if (!st.ok() && st.code() == Code::kPara && hashed_arrays && vboard_ &&
       st.message().find("mismatch") != std::string::npos &&
       st.message().find("first difference") == std::string::npos)
     st = Status(st.code(), st.message() + vboard_->FirstDifference(seq, hashed));
+  return AfterRun(ctx, args, seq, fr_seq, attempt, std::move(st), ts);
+}
+
+void Communicator::RecordStarted(uint64_t fr_seq, const algo::Algorithm& a, Deadline deadline, ThreadState& ts) {
+  if (fr_seq == 0) return;
+  // The recorder's start time is the clock reading the deadline took (no read of its own).
+  const uint64_t start_ns =
+      deadline.infinite() ? 0 : deadline.at_ns() - static_cast<uint64_t>(exec_timeout_ms_) * 1000000ull;
+  fr_->Started(fr_seq, a.name, start_ns);
+  ts.wait_word = fr_->WaitWord(fr_seq);  // the transports' blocking waits note whom they wait for
+}
+
+Status Communicator::AfterRun(const algo::Context& ctx, const algo::OpArgs& args, uint64_t seq, uint64_t fr_seq,
+                              bool attempt, Status st, ThreadState& ts) {
+  ts.wait_word = nullptr;
+  // Small calls back to back: the next operation's arrival lines, asked for while this call
+  // returns (shm_group.h). Not after an isolated call, whose peers poll those lines at the next
+  // call, nor after a larger one, whose arrivals carry no data (64 KiB Reduce: 4 % slower).
+  if (shm_ != nullptr && st.ok() && ctx.may_run_ahead && args.selection_bytes <= net::ShmGroup::kInlineBytes &&
+      !IsP2PKind(ctx.fp.kind))
+    shm_->PrefetchNextArrival();
+  if (attempt) {
+    shm_->EndAttempt();
+    if (st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
+      if (shm_->attempt_spun())
+        HLOG_DEBUG(kColl, "%s: the inline attempt spun for its peers and gave up", CallName(args, seq).c_str());
+      inflight_.store(0, std::memory_order_release);
+      return st;
+    }
+  }
+  if (st.ok()) KeepRanAhead(ctx, args.kind, seq, ts);
+  inflight_.store(0, std::memory_order_release);
   if (st.ok()) {
     if (fr_seq != 0) fr_->Ended(fr_seq, st, ctx.ran_ahead != nullptr);  // ahead: confirmed by the settle
     return st;
   }
-  return Finish(fr_seq, what(), std::move(st));
+  return Finish(fr_seq, CallName(args, seq), std::move(st));
 }
 
 std::string Communicator::CallName(const algo::OpArgs& args, uint64_t seq) const {

@@ -59,10 +59,14 @@ struct PreparedCall {
   algo::OpArgs args;
   Fingerprint fp;  // collectives: seq 0
   bool ok = false;
-  // A single HcclSend/HcclRecv with a peer whose payload fits a mail slot, between processes of
-  // one host, that the selection gives to `mailbox` as an inline attempt: its attempts run
-  // through Communicator::RunTransferAttempt.
-  bool transfer_attempt = false;
+  // A call without V arrays that the selection gives, as an inline attempt, to an algorithm of
+  // this host's shared segment (a collective of process or thread ranks; a single HcclSend/
+  // HcclRecv with another process whose payload fits a mail slot, to `mailbox`): its attempts run
+  // through Communicator::RunPreparedAttempt, with this algorithm, its entry for the call (for a
+  // transfer `P2PMailboxOne`) and the chunk size Run would give it. nullptr: Run selects per call.
+  const algo::Algorithm* attempt_algo = nullptr;
+  algo::AlgoFn attempt_run = nullptr;
+  size_t attempt_chunk_bytes = 0;
 };
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
@@ -152,14 +156,26 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status FinishSetup(const std::string& local_key);
   algo::Context MakeContext(const Fingerprint& fp, Deadline deadline, const ThreadState& ts);
   Deadline OpDeadline() const;
+  // The pipeline chunk of a call of `bytes` with algorithm `a`: HOSTCCL_CHUNK_BYTES or the default.
+  size_t ChunkBytes(uint64_t bytes, const algo::Algorithm* a) const;
   // The one run path of every operator: select, log, run the algorithm, finish. `ts`: the
   // running thread's block (common/thread_state.h), which the caller already holds.
   Status Run(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts);
-  // Run for the inline attempt of a prepared call with PreparedCall::transfer_attempt (Submit's
-  // short path): Run's steps such a call takes, with nothing to select, log or record (the
-  // selection was made by Prepare; an info log takes Run). An attempt that gives up is queued
-  // as RunTask, which runs Run.
-  Status RunTransferAttempt(const Fingerprint& fp, const algo::OpArgs& args, ThreadState& ts);
+  // Run for the inline attempt of a prepared call with PreparedCall::attempt_algo (Submit's
+  // short path): Run's steps such a call takes, with nothing to select, log or compare (the
+  // selection and the chunk size were made by Prepare; a call with V arrays, or under an info log,
+  // takes Run). An attempt that gives up is queued as RunTask, which runs Run.
+  Status RunPreparedAttempt(const Fingerprint& fp, const algo::OpArgs& args, const PreparedCall& call,
+                            ThreadState& ts);
+  // The flight recorder's start of collective `fr_seq` (0: none) with algorithm `a`, at the
+  // reading `deadline` took; the transports' blocking waits then note in it whom they wait for.
+  void RecordStarted(uint64_t fr_seq, const algo::Algorithm& a, Deadline deadline, ThreadState& ts);
+  // After an algorithm returned `st` for operation `seq` (Run and RunPreparedAttempt): ends the
+  // inline attempt, keeps a settle, clears the in-flight mark and the flight recorder's entry.
+  // kAgain (an attempt that gave up) is returned as it is; an ok call returns ok; an error is
+  // returned as Finish gives it after `vboard`'s first difference, if any, is named.
+  Status AfterRun(const algo::Context& ctx, const algo::OpArgs& args, uint64_t seq, uint64_t fr_seq, bool attempt,
+                  Status st, ThreadState& ts);
   // How messages name an operation: "HcclAllReduce #3"; point-to-point by its transfer.
   std::string CallName(const algo::OpArgs& args, uint64_t seq) const;
   // Where this communicator's ranks are, for the selection (fixed at creation).
@@ -178,11 +194,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // The settle a stream runs at its synchronize (rt::Stream::Settle::fn; `self` is this object).
   static Status RunDeferredSettle(void* self, Deadline deadline);
   // A call's way to its stream: run at once as an inline attempt (on `args` as they are, valid
-  // during the call; by RunTransferAttempt with `short_path`), or queued as the task make_task()
-  // builds (RunTask, or with V arrays a task that owns their copies).
+  // during the call; by RunPreparedAttempt when `prepared` is given), or queued as the task
+  // make_task() builds (RunTask, or with V arrays a task that owns their copies).
   template <typename MakeTask>
   Status Submit(rt::Stream* stream, const Fingerprint& fp, const algo::OpArgs& args, bool attempt, ThreadState& ts,
-                MakeTask&& make_task, bool short_path = false);
+                MakeTask&& make_task, const PreparedCall* prepared = nullptr);
   rt::Task RunTask(rt::Stream* stream, const Fingerprint& fp, algo::OpArgs&& args);
   // fr_seq: the flight-recorder entry to close (0: none).
   Status Finish(uint64_t fr_seq, const std::string& what, Status st);
@@ -263,16 +279,17 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Descriptors and selection size of a record (Enqueue, Prepare).
   void Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
                 const std::optional<rt::Allocation>& recv_alloc) const;
-  // A collective's record, complete, with its fingerprint but the seq: numbered and submitted.
-  Status EnqueueCollective(rt::Stream* stream, const algo::OpArgs& args, Fingerprint fp, ThreadState& ts);
+  // A collective's record, complete, with its fingerprint but the seq: numbered and submitted
+  // (`prepared`: its attempt runs through RunPreparedAttempt).
+  Status EnqueueCollective(rt::Stream* stream, const algo::OpArgs& args, Fingerprint fp, ThreadState& ts,
+                           const PreparedCall* prepared = nullptr);
   // Point-to-point: a single HcclSend/HcclRecv's transfer in args->one (FillTransfer); each
   // transfer numbered in its ordered pair's order, then submitted; the fingerprint's seq is the
   // collective count so far (the "epoch"), not a number of its own.
   static void FillTransfer(algo::OpArgs* args);
-  // `short_path`: a prepared transfer attempt (PreparedCall::transfer_attempt) runs through
-  // RunTransferAttempt.
+  // `prepared`: a prepared transfer whose attempt runs through RunPreparedAttempt.
   Status EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items, ThreadState& ts,
-                          bool short_path = false);
+                          const PreparedCall* prepared = nullptr);
 };
 
 // The hardware profile's rule (core/profiles.h) for operator `k` called on `comm`: its profile and
