@@ -302,7 +302,7 @@ TEST(SendRecvSplit, BothEndsCopyEveryByte) {
 }
 
 // A repeated small transfer between processes runs its attempt on the short path
-// (Communicator::RunTransferAttempt), which writes no log line: with the info log on it takes Run,
+// (Communicator::RunPreparedAttempt), which writes no log line: with the info log on it takes Run,
 // so every HcclSend and HcclRecv of a ping-pong still has its line, naming the transfer and the
 // algorithm (twice when its attempt gave up and it ran again from the stream), and every reply
 // holds the ping's bytes.

@@ -2,12 +2,12 @@
 // record in its thread's argument memo (Communicator::Prepare), and when it is a small call of ranks
 // on one host's shared segment its inline attempt skips the selection and the info log
 // (Communicator::RunPreparedAttempt; docs/performance.md "A prepared call's short path"). These
-// pin what every such call must still do, in both placements of that segment (processes, thread
-// ranks):
+// pin what every such call must still do, on that segment with process ranks and with thread ranks
+// (whose attempts more often give up, their peer thread late, and then run Run from the stream):
 //   - with the info log on, each call writes its line (the log sends every call through Run);
-//   - results stay exact, for calls issued back to back without a synchronize between them;
+//   - results stay exact, round after round;
 //   - a mismatch met by a repeated call fails it on both ranks, naming both and the field;
-//   - the flight recorder holds each repeated call with its algorithm, done.
+//   - the flight recorder holds each repeated call with its algorithm, start and end.
 #include <dirent.h>
 #include <glob.h>
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ostream>
 #include <fstream>
 #include <set>
 #include <string>
@@ -51,6 +52,7 @@ struct Placement {
   const char* transport;  // HOSTCCL_TRANSPORT, or nullptr (threads: their shared segment)
 };
 const Placement kPlacements[] = {{"shm", Mode::kProcesses, "shm"}, {"threads", Mode::kThreadsRootInfo, nullptr}};
+void PrintTo(const Placement& p, std::ostream* os) { *os << p.name; }
 
 RunOptions OptionsFor(const Placement& p, const std::string& dir) {
   RunOptions o;
@@ -146,7 +148,7 @@ TEST_P(PreparedCalls, EveryRepeatedCollectiveWritesItsInfoLine) {
           << " of " << kRounds << " calls";
 }
 
-// Calls back to back on the short path (no log): every round exact.
+// The rounds without the log (the short path wherever the attempt finds its peers): every round exact.
 TEST_P(PreparedCalls, RepeatedCollectivesStayExact) {
   const Placement p = GetParam();
   const std::string dir = hostccl::faulttest::MakeScratchDir();

@@ -19,7 +19,7 @@ Status P2PTcp(Context& ctx, const OpArgs& args);
 // re-plans to P2PShm without CMA or mailboxes.
 Status P2PMailbox(Context& ctx, const OpArgs& args);
 // P2PMailbox for a single HcclSend/HcclRecv (args.one) with another rank, on a group with
-// mailboxes and CMA (core's short path for prepared transfers, Communicator::RunTransferAttempt).
+// mailboxes and CMA (core's short path for prepared transfers, Communicator::RunPreparedAttempt).
 Status P2PMailboxOne(Context& ctx, const OpArgs& args);
 Status P2PShm(Context& ctx, const OpArgs& args);
 // Eager mailbox sends (payload inline, <= MailSlot::kInline) complete once published; their
