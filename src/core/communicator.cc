@@ -778,7 +778,9 @@ Status Communicator::Submit(rt::Stream* stream, const Fingerprint& fp, const alg
                             ThreadState& ts, MakeTask&& make_task, const PreparedCall* prepared) {
   if (attempt) {
     if (const uint64_t tseq = stream->BeginAttempt(ts)) {
-      Status st = prepared != nullptr ? RunPreparedAttempt(fp, args, *prepared, ts) : Run(fp, args, ts);
+      Status st = prepared == nullptr        ? Run(fp, args, ts)
+                  : IsP2PKind(fp.kind) ? RunPreparedAttempt<true>(fp, args, *prepared, ts)
+                                       : RunPreparedAttempt<false>(fp, args, *prepared, ts);
       if (st.code() != Code::kAgain) {
         if (ts.ran_ahead) DeferSettle(stream, ts);  // e.g. an eager send (sendrecv_mailbox.cc)
         stream->EndAttempt(tseq, std::move(st), ts);
@@ -860,8 +862,52 @@ uint64_t& Communicator::PairCount(bool send, int peer) {
   return (send ? p2p_sent_ : p2p_received_)[static_cast<size_t>(peer)];
 }
 
+// RecordStarted and AfterRun are inlined into both run paths: each call takes them.
+[[gnu::always_inline]] inline void Communicator::RecordStarted(uint64_t fr_seq, const algo::Algorithm& a,
+                                                               Deadline deadline, ThreadState& ts) {
+  if (fr_seq == 0) return;
+  // The recorder's start time is the clock reading the deadline took (no read of its own).
+  const uint64_t start_ns =
+      deadline.infinite() ? 0 : deadline.at_ns() - static_cast<uint64_t>(exec_timeout_ms_) * 1000000ull;
+  fr_->Started(fr_seq, a.name, start_ns);
+  ts.wait_word = fr_->WaitWord(fr_seq);  // the transports' blocking waits note whom they wait for
+}
+
+[[gnu::always_inline]] inline Status Communicator::AfterRun(const algo::Context& ctx, const algo::OpArgs& args,
+                                                            uint64_t seq, uint64_t fr_seq, bool attempt, bool collective,
+                                                            Status&& st, ThreadState& ts) {
+  ts.wait_word = nullptr;
+  if (!st.ok()) return AfterFailedRun(args, seq, fr_seq, attempt, std::move(st));
+  // Small collectives back to back: the next operation's arrival lines, asked for while this call
+  // returns (shm_group.h). Not after an isolated call, whose peers poll those lines at the next
+  // call, nor after a larger one, whose arrivals carry no data (64 KiB Reduce: 4 % slower).
+  if (collective && shm_ != nullptr && ctx.may_run_ahead && args.selection_bytes <= net::ShmGroup::kInlineBytes)
+    shm_->PrefetchNextArrival();
+  if (attempt) shm_->EndAttempt();
+  KeepRanAhead(ctx, args.kind, seq, ts);
+  inflight_.store(0, std::memory_order_release);
+  if (fr_seq != 0) fr_->Ended(fr_seq, st, ctx.ran_ahead != nullptr);  // ahead: confirmed by the settle
+  return std::move(st);
+}
+
+Status Communicator::AfterFailedRun(const algo::OpArgs& args, uint64_t seq, uint64_t fr_seq, bool attempt, Status st) {
+  if (attempt) {
+    shm_->EndAttempt();
+    if (st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
+      if (shm_->attempt_spun())
+        HLOG_DEBUG(kColl, "%s: the inline attempt spun for its peers and gave up", CallName(args, seq).c_str());
+      inflight_.store(0, std::memory_order_release);
+      return st;
+    }
+  }
+  inflight_.store(0, std::memory_order_release);
+  return Finish(fr_seq, CallName(args, seq), std::move(st));
+}
+
 // Run's steps for a prepared call's attempt, in Run's order; a pending attempt of an earlier
-// collective leaves the stream to run this call later (kAgain, as Run's attempt does for it).
+// collective leaves the stream to run this call later (kAgain, as Run's attempt does for it). A
+// transfer has no flight-recorder entry, no prefetch and no chunks (it fits a mail slot).
+template <bool kTransfer>
 Status Communicator::RunPreparedAttempt(const Fingerprint& fp, const algo::OpArgs& args, const PreparedCall& call,
                                         ThreadState& ts) {
   std::lock_guard<QuickLock> lk(exec_mu_);
@@ -872,13 +918,14 @@ Status Communicator::RunPreparedAttempt(const Fingerprint& fp, const algo::OpArg
   if (destroyed_.load()) return Status(Code::kRemote, "communicator was destroyed");
   if (failed()) return error();
   inflight_.store(1, std::memory_order_release);
-  const uint64_t fr_seq = fr_ && !IsP2PKind(fp.kind) ? seq : 0;
+  const uint64_t fr_seq = !kTransfer && fr_ ? seq : 0;
   const Deadline deadline = OpDeadline();
-  RecordStarted(fr_seq, *call.attempt_algo, deadline, ts);
+  if constexpr (!kTransfer) RecordStarted(fr_seq, *call.attempt_algo, deadline, ts);
   algo::Context ctx = MakeContext(fp, deadline, ts);
-  ctx.chunk_bytes = call.attempt_chunk_bytes;
+  if constexpr (!kTransfer) ctx.chunk_bytes = call.attempt_chunk_bytes;
   BeginShmAttempt(ts, seq);
-  return AfterRun(ctx, args, seq, fr_seq, true, call.attempt_run(ctx, args), ts);
+  Status st = kTransfer ? algo::P2PMailboxOne(ctx, args) : call.attempt_algo->run(ctx, args);
+  return AfterRun(ctx, args, seq, fr_seq, true, !kTransfer, std::move(st), ts);
 }
 
 void Communicator::Complete(algo::OpArgs* args, const std::optional<rt::Allocation>& send_alloc,
@@ -899,7 +946,6 @@ void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation
   if (p2p) FillTransfer(&args);  // numbered per call (EnqueueTransfers)
   else out->fp = MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_);
   out->attempt_algo = nullptr;
-  out->attempt_run = nullptr;
   // The conditions of an attempt (EnqueueTransfers, EnqueueCollective) and a selection that
   // gives the call one; a transfer only between processes with a mail slot it fits.
   const bool attempt =
@@ -912,7 +958,6 @@ void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation
     const algo::Algorithm* a = Select(args.kind, forced_, args.selection_bytes, Where(), &why);
     if (a != nullptr && algo::AttemptsBytes(*a, args.selection_bytes) && (!p2p || a->run == &algo::P2PMailbox)) {
       out->attempt_algo = a;
-      out->attempt_run = p2p ? &algo::P2PMailboxOne : a->run;
       out->attempt_chunk_bytes = ChunkBytes(args.selection_bytes, a);
     }
   }
@@ -1072,43 +1117,7 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
       st.message().find("mismatch") != std::string::npos &&
       st.message().find("first difference") == std::string::npos)
     st = Status(st.code(), st.message() + vboard_->FirstDifference(seq, hashed));
-  return AfterRun(ctx, args, seq, fr_seq, attempt, std::move(st), ts);
-}
-
-void Communicator::RecordStarted(uint64_t fr_seq, const algo::Algorithm& a, Deadline deadline, ThreadState& ts) {
-  if (fr_seq == 0) return;
-  // The recorder's start time is the clock reading the deadline took (no read of its own).
-  const uint64_t start_ns =
-      deadline.infinite() ? 0 : deadline.at_ns() - static_cast<uint64_t>(exec_timeout_ms_) * 1000000ull;
-  fr_->Started(fr_seq, a.name, start_ns);
-  ts.wait_word = fr_->WaitWord(fr_seq);  // the transports' blocking waits note whom they wait for
-}
-
-Status Communicator::AfterRun(const algo::Context& ctx, const algo::OpArgs& args, uint64_t seq, uint64_t fr_seq,
-                              bool attempt, Status st, ThreadState& ts) {
-  ts.wait_word = nullptr;
-  // Small calls back to back: the next operation's arrival lines, asked for while this call
-  // returns (shm_group.h). Not after an isolated call, whose peers poll those lines at the next
-  // call, nor after a larger one, whose arrivals carry no data (64 KiB Reduce: 4 % slower).
-  if (shm_ != nullptr && st.ok() && ctx.may_run_ahead && args.selection_bytes <= net::ShmGroup::kInlineBytes &&
-      !IsP2PKind(ctx.fp.kind))
-    shm_->PrefetchNextArrival();
-  if (attempt) {
-    shm_->EndAttempt();
-    if (st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
-      if (shm_->attempt_spun())
-        HLOG_DEBUG(kColl, "%s: the inline attempt spun for its peers and gave up", CallName(args, seq).c_str());
-      inflight_.store(0, std::memory_order_release);
-      return st;
-    }
-  }
-  if (st.ok()) KeepRanAhead(ctx, args.kind, seq, ts);
-  inflight_.store(0, std::memory_order_release);
-  if (st.ok()) {
-    if (fr_seq != 0) fr_->Ended(fr_seq, st, ctx.ran_ahead != nullptr);  // ahead: confirmed by the settle
-    return st;
-  }
-  return Finish(fr_seq, CallName(args, seq), std::move(st));
+  return AfterRun(ctx, args, seq, fr_seq, attempt, !IsP2PKind(fp.kind), std::move(st), ts);
 }
 
 std::string Communicator::CallName(const algo::OpArgs& args, uint64_t seq) const {

@@ -62,10 +62,10 @@ struct PreparedCall {
   // A call without V arrays that the selection gives, as an inline attempt, to an algorithm of
   // this host's shared segment (a collective of process or thread ranks; a single HcclSend/
   // HcclRecv with another process whose payload fits a mail slot, to `mailbox`): its attempts run
-  // through Communicator::RunPreparedAttempt, with this algorithm, its entry for the call (for a
-  // transfer `P2PMailboxOne`) and the chunk size Run would give it. nullptr: Run selects per call.
+  // through Communicator::RunPreparedAttempt, with this algorithm (a transfer with its single-
+  // transfer entry, `P2PMailboxOne`) and the chunk size Run would give it. nullptr: Run selects
+  // per call.
   const algo::Algorithm* attempt_algo = nullptr;
-  algo::AlgoFn attempt_run = nullptr;
   size_t attempt_chunk_bytes = 0;
 };
 
@@ -165,17 +165,20 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // short path): Run's steps such a call takes, with nothing to select, log or compare (the
   // selection and the chunk size were made by Prepare; a call with V arrays, or under an info log,
   // takes Run). An attempt that gives up is queued as RunTask, which runs Run.
+  template <bool kTransfer>
   Status RunPreparedAttempt(const Fingerprint& fp, const algo::OpArgs& args, const PreparedCall& call,
                             ThreadState& ts);
   // The flight recorder's start of collective `fr_seq` (0: none) with algorithm `a`, at the
   // reading `deadline` took; the transports' blocking waits then note in it whom they wait for.
   void RecordStarted(uint64_t fr_seq, const algo::Algorithm& a, Deadline deadline, ThreadState& ts);
   // After an algorithm returned `st` for operation `seq` (Run and RunPreparedAttempt): ends the
-  // inline attempt, keeps a settle, clears the in-flight mark and the flight recorder's entry.
-  // kAgain (an attempt that gave up) is returned as it is; an ok call returns ok; an error is
-  // returned as Finish gives it after `vboard`'s first difference, if any, is named.
+  // inline attempt, keeps a settle, clears the in-flight mark and closes the flight recorder's
+  // entry; a small collective asks for its next arrival's lines. An ok call returns ok; a failed
+  // one goes to AfterFailedRun: kAgain (an attempt that gave up) is returned as it is, an error as
+  // Finish gives it.
   Status AfterRun(const algo::Context& ctx, const algo::OpArgs& args, uint64_t seq, uint64_t fr_seq, bool attempt,
-                  Status st, ThreadState& ts);
+                  bool collective, Status&& st, ThreadState& ts);
+  Status AfterFailedRun(const algo::OpArgs& args, uint64_t seq, uint64_t fr_seq, bool attempt, Status st);
   // How messages name an operation: "HcclAllReduce #3"; point-to-point by its transfer.
   std::string CallName(const algo::OpArgs& args, uint64_t seq) const;
   // Where this communicator's ranks are, for the selection (fixed at creation).
