@@ -66,7 +66,8 @@ RunOptions OptionsFor(const Placement& p, const std::string& dir) {
 
 // kRounds rounds of HcclReduce (root alternating) and HcclAllReduce, fp32 sum, the two issued
 // back to back; rank r contributes r + 1 + m in round m, written into the same send buffer before
-// the round (so every round's calls equal the first's), and each round's results are checked.
+// the round (so from round 2 on every call repeats one of the first two rounds'), and each round's
+// results are checked.
 bool ReduceRounds(RankContext& ctx) {
   DevBuf send, reduced, summed;
   if (!send.Alloc(kCount * sizeof(float)) || !reduced.Alloc(kCount * sizeof(float)) ||
