@@ -850,8 +850,8 @@ Status Communicator::EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, st
   fp.root = static_cast<uint32_t>(args.root);
   // A single small HcclSend/HcclRecv between processes of one host may run at once (the mailbox
   // algorithm decides; docs/runtime.md "Inline attempts").
-  const bool attempt = inline_calls_ && !args.items && args.one.bytes() <= net::MailSlot::kInline;
-  return Submit(stream, fp, args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(args)); }, prepared);
+  return Submit(stream, fp, args, MayAttempt(args), ts, [&] { return RunTask(stream, fp, algo::OpArgs(args)); },
+                prepared);
 }
 
 uint64_t& Communicator::PairCount(bool send, int peer) {
@@ -891,16 +891,13 @@ uint64_t& Communicator::PairCount(bool send, int peer) {
 }
 
 Status Communicator::AfterFailedRun(const algo::OpArgs& args, uint64_t seq, uint64_t fr_seq, bool attempt, Status st) {
-  if (attempt) {
-    shm_->EndAttempt();
-    if (st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
-      if (shm_->attempt_spun())
-        HLOG_DEBUG(kColl, "%s: the inline attempt spun for its peers and gave up", CallName(args, seq).c_str());
-      inflight_.store(0, std::memory_order_release);
-      return st;
-    }
-  }
+  if (attempt) shm_->EndAttempt();
   inflight_.store(0, std::memory_order_release);
+  if (attempt && st.code() == Code::kAgain) {  // gave up at its first arrival: runs again from the stream
+    if (shm_->attempt_spun())
+      HLOG_DEBUG(kColl, "%s: the inline attempt spun for its peers and gave up", CallName(args, seq).c_str());
+    return st;
+  }
   return Finish(fr_seq, CallName(args, seq), std::move(st));
 }
 
@@ -946,13 +943,11 @@ void Communicator::Prepare(algo::OpArgs args, const std::optional<rt::Allocation
   if (p2p) FillTransfer(&args);  // numbered per call (EnqueueTransfers)
   else out->fp = MakeFingerprint(args, 0, size_, check_args_, accumulate_fp32_);
   out->attempt_algo = nullptr;
-  // The conditions of an attempt (EnqueueTransfers, EnqueueCollective) and a selection that
-  // gives the call one; a transfer only between processes with a mail slot it fits.
-  const bool attempt =
-      inline_calls_ && shm_ != nullptr &&
-      (p2p ? !shares_process_ && shm_->has_mail() && shm_->cma() && args.one.peer != rank_ &&
-                 args.one.bytes() <= net::MailSlot::kInline
-           : args.selection_bytes <= net::ShmGroup::kInlineBytes && !HasArrays(args));
+  // A call that may attempt, on the shared segment, and a selection that gives it an attempt; a
+  // transfer only between processes with mailboxes, a collective without V arrays.
+  const bool attempt = MayAttempt(args) && shm_ != nullptr &&
+                       (p2p ? !shares_process_ && shm_->has_mail() && shm_->cma() && args.one.peer != rank_
+                            : !HasArrays(args));
   if (attempt) {
     const char* why = "";
     const algo::Algorithm* a = Select(args.kind, forced_, args.selection_bytes, Where(), &why);
@@ -984,9 +979,9 @@ Status Communicator::EnqueueCollective(rt::Stream* stream, const algo::OpArgs& c
   if (fr_) RecordEnqueued(fp, call_args);
   // Small calls of process ranks on one host run at once when the stream is idle (Run decides
   // with the selection whether the algorithm can; docs/runtime.md "Inline attempts").
-  // A prepared attempt has no V arrays and is small (Prepare).
-  const bool attempt = inline_calls_ && call_args.selection_bytes <= net::ShmGroup::kInlineBytes;
+  const bool attempt = MayAttempt(call_args);
   // The task is the whole call record; it fits the stream's inline storage (no allocation per call).
+  // A prepared attempt has no V arrays (Prepare).
   if (prepared != nullptr || !HasArrays(call_args))
     return Submit(stream, fp, call_args, attempt, ts, [&] { return RunTask(stream, fp, algo::OpArgs(call_args)); },
                   prepared);
@@ -1072,8 +1067,6 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
   // The flight recorder keeps collectives (point-to-point transfers carry the collective count
   // so far as their seq, which is not an entry of their own).
   const uint64_t fr_seq = fr_ && !IsP2PKind(fp.kind) ? seq : 0;
-  // Built only for a log line or an error.
-  auto what = [&]() { return CallName(args, seq); };
   // The rules depend only on the size here (the forced rules and the placement are fixed at
   // creation): the last answer per operator is reused for the same size.
   const char* why = "";
@@ -1092,14 +1085,14 @@ Status Communicator::Run(const Fingerprint& fp, const algo::OpArgs& args, Thread
   }
   if (a == nullptr) {
     inflight_.store(0, std::memory_order_release);
-    return Finish(fr_seq, what(), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", CollKindName(args.kind), why));
+    return Finish(fr_seq, CallName(args, seq), MakeStatus(Code::kNotSupport, "no %s algorithm can run on this communicator (%s)", CollKindName(args.kind), why));
   }
   const Deadline deadline = OpDeadline();
   RecordStarted(fr_seq, *a, deadline, ts);
   algo::Context ctx = MakeContext(fp, deadline, ts);
   ctx.chunk_bytes = ChunkBytes(bytes, a);
   if (!resuming)  // an attempt that gave up logged it
-    HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", what().c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
+    HLOG_INFO(kColl, "%s %s on '%s': %s (%s), transport %s", CallName(args, seq).c_str(), DescribeFingerprint(fp).c_str(), name_.c_str(), a->name, why,
             (a->needs & algo::kNeedsLocal)  ? "in-process"
             : (a->needs & algo::kNeedsShm) ? "shared memory"
                                            : "TCP");

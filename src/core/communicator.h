@@ -290,6 +290,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // transfer numbered in its ordered pair's order, then submitted; the fingerprint's seq is the
   // collective count so far (the "epoch"), not a number of its own.
   static void FillTransfer(algo::OpArgs* args);
+  // Whether a call's size lets it run as an inline attempt (HOSTCCL_INLINE_CALLS; a single
+  // transfer that fits a mail slot, a collective of at most ShmGroup::kInlineBytes per rank):
+  // EnqueueTransfers, EnqueueCollective and Prepare ask the same question.
+  bool MayAttempt(const algo::OpArgs& args) const {
+    if (!inline_calls_) return false;
+    if (IsP2PKind(static_cast<uint8_t>(args.kind))) return !args.items && args.one.bytes() <= net::MailSlot::kInline;
+    return args.selection_bytes <= net::ShmGroup::kInlineBytes;
+  }
   // `prepared`: a prepared transfer whose attempt runs through RunPreparedAttempt.
   Status EnqueueTransfers(rt::Stream* stream, algo::OpArgs& args, std::span<algo::P2PItem> items, ThreadState& ts,
                           const PreparedCall* prepared = nullptr);
