@@ -1207,11 +1207,12 @@ void Communicator::Destroy() {
 
 // ---- handle registry ----
 
+// Bumped (under g_reg_mu) whenever a handle is registered or unregistered: a thread's cached
+// LookupCommForCall answer is valid while it is unchanged.
+std::atomic<uint64_t> g_reg_generation{1};
+
 namespace {
 std::mutex g_reg_mu;
-// Bumped (under g_reg_mu) whenever a handle is registered or unregistered: a thread's cached
-// LookupComm answer is valid while it is unchanged.
-std::atomic<uint64_t> g_reg_generation{1};
 std::map<uintptr_t, std::shared_ptr<Communicator>>& Registry() {
   static std::map<uintptr_t, std::shared_ptr<Communicator>> m;
   return m;
@@ -1246,12 +1247,8 @@ std::shared_ptr<Communicator> FindRegistered(uintptr_t h, uint64_t* generation) 
 }
 }  // namespace
 
-Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
-  // Every call looks up its communicator: no lock, no tree walk and no reference count while the
-  // registry is unchanged.
+Communicator* LookupCommForCallSlow(void* handle, ThreadState& ts) {
   const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
-  if (h != 0 && h == ts.comm_handle && ts.comm_generation == g_reg_generation.load(std::memory_order_acquire))
-    return static_cast<Communicator*>(ts.comm);
   uint64_t generation = 0;
   std::shared_ptr<Communicator> found = FindRegistered(h, &generation);
   ts.comm_handle = found ? h : 0;
@@ -1261,6 +1258,7 @@ Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
   t_cached_ref = std::move(found);
   return static_cast<Communicator*>(ts.comm);
 }
+
 
 std::shared_ptr<Communicator> LookupComm(void* handle) {
   uint64_t generation = 0;

@@ -316,7 +316,16 @@ std::shared_ptr<Communicator> LookupComm(void* handle);
 // registry, or its own HcclCommDestroy of that handle, so the pointer stays valid for the whole
 // call even if another thread destroys the handle meanwhile. nullptr for an unknown handle.
 // `ts`: the calling thread's block (common/thread_state.h), which keeps the answer.
-Communicator* LookupCommForCall(void* handle, ThreadState& ts);
+// Every call looks up its communicator: no lock, no tree walk and no reference count while the
+// registry is unchanged (the thread's block holds the last answer; the slow path refills it).
+extern std::atomic<uint64_t> g_reg_generation;  // communicator.cc's registry, bumped under its lock
+Communicator* LookupCommForCallSlow(void* handle, ThreadState& ts);
+inline Communicator* LookupCommForCall(void* handle, ThreadState& ts) {
+  const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
+  if (h != 0 && h == ts.comm_handle && ts.comm_generation == g_reg_generation.load(std::memory_order_acquire))
+    return static_cast<Communicator*>(ts.comm);
+  return LookupCommForCallSlow(handle, ts);
+}
 inline Communicator* LookupCommForCall(void* handle) { return LookupCommForCall(handle, ThisThread()); }
 // The rank a destroyed communicator's handle had (-1 when the handle never was a communicator), so
 // a call on it can still name the rank.

@@ -10,6 +10,7 @@
 //    synchronize; later tasks still run (collectives on a failed communicator fail at once).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -211,7 +212,16 @@ bool Attempting();
 // Resolves an aclrtStream handle; nullptr when it is not a live stream (never created,
 // destroyed, or a garbage pointer). Handles are registered, never dereferenced blindly. `ts`: the
 // calling thread's block, which keeps the last answer.
-Stream* LookupStream(void* handle, ThreadState& ts);
+// Every call looks up its stream: this thread's last answer is kept in its block until a stream
+// is created or destroyed (g_stream_generation changes), so a repeated lookup is a few compares.
+extern std::atomic<uint64_t> g_stream_generation;  // stream.cc's registry, bumped under its lock
+Stream* LookupStreamSlow(void* handle, ThreadState& ts);
+inline Stream* LookupStream(void* handle, ThreadState& ts) {
+  if (handle != nullptr && handle == ts.stream_handle &&
+      ts.stream_generation == g_stream_generation.load(std::memory_order_acquire))
+    return static_cast<Stream*>(ts.stream);
+  return LookupStreamSlow(handle, ts);
+}
 inline Stream* LookupStream(void* handle) { return LookupStream(handle, ThisThread()); }
 
 // Describes the aclrtMalloc allocation that contains an address.

@@ -17,13 +17,16 @@
 
 namespace hostccl::rt {
 
+// Bumped (under the registry's mu) whenever `streams` changes: runtime.h's LookupStream and the
+// caches below keep an answer while it is unchanged.
+std::atomic<uint64_t> g_stream_generation{1};
+
 namespace {
 
 std::atomic<uint64_t> g_next_stream_id{1};
 
 struct Registry {
   std::mutex mu;
-  std::atomic<uint64_t> generation{1};  // bumped (under mu) when `streams` changes
   std::map<void*, std::shared_ptr<StreamImpl>> streams;      // created streams by handle
   std::map<int, std::shared_ptr<StreamImpl>> default_streams;  // device -> default stream
 };
@@ -424,23 +427,19 @@ Status StreamImpl::Synchronize(Deadline deadline) {
   return err;
 }
 
-Stream* LookupStream(void* handle, ThreadState& ts) {
+Stream* LookupStreamSlow(void* handle, ThreadState& ts) {
   auto& r = Reg();
-  // Every collective call looks up its stream: remember this thread's last answer until a stream
-  // is created or destroyed, in the thread's block (common/thread_state.h).
-  if (handle != nullptr && handle == ts.stream_handle &&
-      ts.stream_generation == r.generation.load(std::memory_order_acquire))
-    return static_cast<Stream*>(ts.stream);
   std::lock_guard lk(r.mu);
   auto it = r.streams.find(handle);
   Stream* found = it == r.streams.end() ? nullptr : it->second.get();
   if (found != nullptr) {
     ts.stream_handle = handle;
     ts.stream = found;
-    ts.stream_generation = r.generation.load(std::memory_order_relaxed);
+    ts.stream_generation = g_stream_generation.load(std::memory_order_relaxed);
   }
   return found;
 }
+
 
 int64_t TaskWaitBoundMs() {
   if (EnvRaw(Knob::kExecTimeoutMs)) {
@@ -464,7 +463,7 @@ int CreateStream(void** handle, uint32_t priority, uint32_t flags) {
   auto& r = Reg();
   std::lock_guard lk(r.mu);
   r.streams.emplace(s.get(), s);
-  r.generation.fetch_add(1, std::memory_order_release);
+  g_stream_generation.fetch_add(1, std::memory_order_release);
   *handle = s.get();
   return kAclSuccess;
 }
@@ -492,7 +491,7 @@ int DestroyStream(void* handle) {
       return Fail(kAclInvalidParam, "aclrtDestroyStream: %p is not a live stream", handle);
     s = std::move(it->second);
     r.streams.erase(it);
-    r.generation.fetch_add(1, std::memory_order_release);
+    g_stream_generation.fetch_add(1, std::memory_order_release);
   }
   if (t_sync_cached.handle == handle) t_sync_cached = SyncCached();  // not kept alive by this thread
   s->BeginAbort();
@@ -523,7 +522,7 @@ int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* o
     std::weak_ptr<StreamImpl> stream;
   };
   thread_local ExitMarked<Cached> cached;
-  if (handle == cached.handle && cached.generation == r.generation.load(std::memory_order_acquire)) {
+  if (handle == cached.handle && cached.generation == g_stream_generation.load(std::memory_order_acquire)) {
     if (auto s = cached.stream.lock()) {
       *out = std::move(s);
       return kAclSuccess;
@@ -538,7 +537,7 @@ int ResolveStream(void* handle, const char* func, std::shared_ptr<StreamImpl>* o
   // stream's memory (ExitMarked, common/thread_state.h).
   if (ThisThread().exiting) return kAclSuccess;
   cached.handle = handle;
-  cached.generation = r.generation.load(std::memory_order_relaxed);
+  cached.generation = g_stream_generation.load(std::memory_order_relaxed);
   cached.stream = it->second;
   return kAclSuccess;
 }
@@ -547,11 +546,11 @@ int SynchronizeStream(void* handle, int32_t timeout_ms, const char* func) {
   std::shared_ptr<StreamImpl> held;  // the default stream, or a lookup that missed the cache
   StreamImpl* s = nullptr;
   SyncCached& c = t_sync_cached;
-  if (handle != nullptr && handle == c.handle && c.generation == Reg().generation.load(std::memory_order_acquire)) {
+  if (handle != nullptr && handle == c.handle && c.generation == g_stream_generation.load(std::memory_order_acquire)) {
     s = c.stream.get();
   } else {
     // The generation from before the lookup: a change during it makes the next call look again.
-    const uint64_t generation = Reg().generation.load(std::memory_order_acquire);
+    const uint64_t generation = g_stream_generation.load(std::memory_order_acquire);
     if (int rc = ResolveStream(handle, func, &held); rc != kAclSuccess) return rc;
     s = held.get();
     // Not while the thread exits: the emptied cache would keep the stream alive (ExitMarked,
