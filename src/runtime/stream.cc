@@ -111,13 +111,17 @@ void StreamImpl::StartWorker() {
   if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
 }
 
-void StreamImpl::Finished(uint64_t seq, Status st) {
-  if (!st.ok()) {
-    HLOG_INFO(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_),
-              device_, static_cast<unsigned long long>(seq), st.ToString().c_str());
-    if (error_.ok()) error_ = std::move(st);
-  }
+// Every call ends here (a task or an attempt): a success only records its number.
+[[gnu::always_inline]] inline void StreamImpl::Finished(uint64_t seq, Status&& st) {
+  if (!st.ok()) [[unlikely]]
+    FinishedFailed(seq, std::move(st));
   completed_ = seq;
+}
+
+void StreamImpl::FinishedFailed(uint64_t seq, Status st) {
+  HLOG_INFO(kRuntime, "stream %llu (device %d): task #%llu failed: %s", static_cast<unsigned long long>(id_), device_,
+            static_cast<unsigned long long>(seq), st.ToString().c_str());
+  if (error_.ok()) error_ = std::move(st);
 }
 
 void StreamImpl::StartAttempt(bool follows, ThreadState& ts) {
@@ -128,7 +132,9 @@ void StreamImpl::StartAttempt(bool follows, ThreadState& ts) {
   ts.has_successor = follows;  // an attempt's stream holds nothing behind it: only the caller's pace says
 }
 
-void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue, bool host_wait, ThreadState& ts) {
+// Inlined into the three ends of an attempt: the inline attempt's end runs once per small call.
+[[gnu::always_inline]] inline void StreamImpl::EndAttemptLocked(uint64_t seq, Status&& st, Task* requeue, bool host_wait,
+                                                                 ThreadState& ts) {
   executing_ = false;
   if (requeue == nullptr) {
     Finished(seq, std::move(st));
@@ -143,7 +149,7 @@ void StreamImpl::EndAttemptLocked(uint64_t seq, Status st, Task* requeue, bool h
   NotifyDone();
 }
 
-void StreamImpl::AfterAttempts(std::unique_lock<QuickLock>& lk) {
+[[gnu::always_inline]] inline void StreamImpl::AfterAttempts(std::unique_lock<QuickLock>& lk) {
   if (!queue_.empty()) StartWorker();
   const bool wake = !queue_.empty() && claimers_ == 0 && !executing_ && worker_asleep_;
   lk.unlock();
@@ -211,7 +217,8 @@ uint64_t StreamImpl::BeginAttempt(ThreadState& ts) {
 }
 
 void StreamImpl::EndAttempt(uint64_t seq, Status st, ThreadState& ts) {
-  if (st.code() == Code::kAgain) st = Status(Code::kInternal, "an inline attempt gave up without handing its task over");
+  if (st.code() == Code::kAgain) [[unlikely]]
+    st = Status(Code::kInternal, "an inline attempt gave up without handing its task over");
   std::unique_lock lk(mu_, std::adopt_lock);  // BeginAttempt's
   attempt_holder_.store(nullptr, std::memory_order_relaxed);
   EndAttemptLocked(seq, std::move(st), nullptr, false, ts);
@@ -221,7 +228,8 @@ void StreamImpl::EndAttempt(uint64_t seq, Status st, ThreadState& ts) {
 void StreamImpl::RequeueAttempt(uint64_t seq, Task task, ThreadState& ts, bool host_wait) {
   std::unique_lock lk(mu_, std::adopt_lock);  // BeginAttempt's
   attempt_holder_.store(nullptr, std::memory_order_relaxed);
-  EndAttemptLocked(seq, Status::Ok(), &task, host_wait, ts);
+  Status ok;
+  EndAttemptLocked(seq, std::move(ok), &task, host_wait, ts);
   AfterAttempts(lk);
 }
 

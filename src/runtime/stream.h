@@ -245,7 +245,8 @@ class StreamImpl final : public Stream {
   // Starts the worker thread if it is not running yet (mu_ held).
   void StartWorker();
   // Records task `seq`'s result (mu_ held): the first error is kept, later tasks still run.
-  void Finished(uint64_t seq, Status st);
+  void Finished(uint64_t seq, Status&& st);
+  void FinishedFailed(uint64_t seq, Status st);  // Finished's failure: logged, kept as the stream's first error
   // Runs e.fn as an attempt with mu_ released (marked executing meanwhile); true when it
   // completed (recorded), false when it went back to the front of the queue.
   bool RunAttempt(std::unique_lock<QuickLock>& lk, Entry&& e);
@@ -257,7 +258,7 @@ class StreamImpl final : public Stream {
   // its result recorded when it completed, else (`requeue`: its task) back to the front of the
   // queue with its number.
   void StartAttempt(bool follows, ThreadState& ts);  // ts: this thread's
-  void EndAttemptLocked(uint64_t seq, Status st, Task* requeue, bool host_wait, ThreadState& ts);
+  void EndAttemptLocked(uint64_t seq, Status&& st, Task* requeue, bool host_wait, ThreadState& ts);
   // After attempts (mu_ held, released here): the worker starts or wakes for what is queued.
   void AfterAttempts(std::unique_lock<QuickLock>& lk);
   // Pops the front task and runs it with mu_ released. Requires !executing_ and a non-empty queue.
