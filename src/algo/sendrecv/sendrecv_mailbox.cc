@@ -399,7 +399,7 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
   if (it.send) {
     One o{g, me, it.peer, g->MailSent(it.peer) + 1};
     if (attempt) {
-      if (!g->SpinFor(&OneFree, &o)) {
+      if (!OneFree(&o) && !g->SpinFor(&OneFree, &o)) {  // a look first: the slot is mostly free
         g->LeaveSharedCpu();
         return Status(Code::kAgain, "the receiver's mailbox is full");
       }
@@ -446,9 +446,10 @@ Status RunOne(Context& ctx, net::ShmGroup* g, const OpArgs& a, const P2PItem& it
     return Status::Ok();
   }
   One o{g, it.peer, me, g->MailTaken(it.peer) + 1};
-  if (!OneFull(&o)) PostRecv(ctx, g, it, o.m);
+  const bool full = OneFull(&o);
+  if (!full) PostRecv(ctx, g, it, o.m);
   if (attempt) {
-    if (!g->SpinFor(&OneFull, &o)) {
+    if (!full && !g->SpinFor(&OneFull, &o)) {
       g->LeaveSharedCpu();
       return Status(Code::kAgain, "no message yet");
     }
