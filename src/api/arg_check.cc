@@ -714,11 +714,13 @@ struct MemoEntry {
   FastChecked out;
 };
 // The last few distinct calls, so that calls issued in turn (a Send and a Recv, two buffers'
-// AllReduce) are each remembered; the last one that matched is tried first.
+// AllReduce) are each remembered; the entry that came after the last one the previous time is
+// tried first (the last one again for a repeated call, the other one for calls in turn).
 constexpr int kMemoEntries = 4;
 struct FastMemo {
   MemoEntry e[kMemoEntries];
   int last = 0;       // the entry that matched or was filled last
+  int follow[kMemoEntries] = {};  // follow[i]: the entry that matched or was filled after entry i
   int next = 0;       // the entry a new call replaces (round robin)
   bool busy = false;  // a FastCheck of this thread holds an entry's `out`
   // Entry i's record for its communicator (core::PreparedCall, filled with `generation`): in
@@ -801,9 +803,11 @@ FastCheck::FastCheck(const OpCall& c) {
   ThreadState& ts = ThisThread();  // the lookups' answers (the memo's entries hold the rest)
   if (ts.exiting) return;  // CheckOp refuses the call
   thread_ = &ts;
+  const int guess = m.follow[m.last];
   for (int k = 0; k < kMemoEntries; ++k) {
-    const int i = k == 0 ? m.last : k - 1 < m.last ? k - 1 : k;  // the last match first
+    const int i = k == 0 ? guess : k - 1 < guess ? k - 1 : k;  // the guess first
     if (!Matches(m.e[i], i, c, gen, ts)) continue;
+    m.follow[m.last] = i;
     m.last = i;
     m.busy = true;
     busy_ = &m.busy;
@@ -816,6 +820,7 @@ FastCheck::FastCheck(const OpCall& c) {
   MemoEntry& e = m.e[i];
   e.generation = 0;
   if (!CheckFast(c, &e.out)) return;
+  m.follow[m.last] = i;
   m.last = i;
   m.busy = true;
   busy_ = &m.busy;
