@@ -1259,7 +1259,6 @@ Communicator* LookupCommForCallSlow(void* handle, ThreadState& ts) {
   return static_cast<Communicator*>(ts.comm);
 }
 
-
 std::shared_ptr<Communicator> LookupComm(void* handle) {
   uint64_t generation = 0;
   // Nothing cached while the thread exits: t_cached_ref is gone (common/thread_state.h ExitMarked).

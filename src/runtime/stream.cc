@@ -448,7 +448,6 @@ Stream* LookupStreamSlow(void* handle, ThreadState& ts) {
   return found;
 }
 
-
 int64_t TaskWaitBoundMs() {
   if (EnvRaw(Knob::kExecTimeoutMs)) {
     int64_t v = EnvInt(Knob::kExecTimeoutMs, -1);
