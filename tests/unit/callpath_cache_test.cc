@@ -96,6 +96,24 @@ TEST_F(CallPathCache, CommunicatorDestroyedAfterCallsIsRejected) {
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
 }
 
+// Another thread destroys the communicator this thread made its calls on. This thread's cached
+// answer still holds the object alive (a strong reference), so only the registry's generation
+// tells its next call that the handle is gone: refused at the call, as any destroyed handle is,
+// with nothing enqueued.
+TEST_F(CallPathCache, CommunicatorDestroyedByAnotherThreadIsRejectedHere) {
+  int32_t dev[1] = {0};
+  HcclComm comm = nullptr;
+  ASSERT_EQ(HcclCommInitAll(1, dev, &comm), HCCL_SUCCESS);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(AllReduce(2, comm, stream_), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  HcclResult destroyed = HCCL_E_INTERNAL;
+  std::thread other([&] { destroyed = HcclCommDestroy(comm); });
+  other.join();
+  ASSERT_EQ(destroyed, HCCL_SUCCESS);
+  EXPECT_EQ(AllReduce(2, comm, stream_), HCCL_E_PARA);
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);  // nothing was enqueued that could fail
+}
+
 // A stream used by calls and synchronizes, destroyed, and a new one created (the allocator may
 // give it the same address): the old handle is rejected unless it is the new stream's, and the
 // new stream runs the calls enqueued on it.
