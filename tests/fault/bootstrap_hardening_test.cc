@@ -230,20 +230,25 @@ std::set<uint16_t> LoopbackListenPorts() {
   return ports;
 }
 
-// Whether any process of this host listens on 127.0.0.1:port.
-bool SomeoneListensOn(uint16_t port) {
+// How many IPv4 sockets of this host with local address 127.0.0.1:port are in TCP state `st`
+// ("0A" listening; "01" established, which on the accepting side counts the connected peers).
+int LoopbackSockets(uint16_t port, const std::string& st_want) {
   std::ifstream in("/proc/net/tcp");
   std::string line;
   std::getline(in, line);  // header
   char want[32];
   snprintf(want, sizeof(want), "0100007F:%04X", port);
+  int n = 0;
   while (std::getline(in, line)) {
     std::istringstream ls(line);
     std::string sl, local, remote, st;
-    if ((ls >> sl >> local >> remote >> st) && local == want && st == "0A") return true;
+    if ((ls >> sl >> local >> remote >> st) && local == want && st == st_want) ++n;
   }
-  return false;
+  return n;
 }
+
+// Whether any process of this host listens on 127.0.0.1:port.
+bool SomeoneListensOn(uint16_t port) { return LoopbackSockets(port, "0A") > 0; }
 
 std::string RootIp(const HcclRootInfo& info) {
   return std::string(info.internal, strnlen(info.internal, 64));
@@ -787,7 +792,11 @@ TEST(BootstrapHardening, RootKilledDuringInitIsReportedAsSuch) {
   ASSERT_TRUE(Unhex(line.substr(0, line.find('\n')), &info, sizeof(info))) << line;
   std::vector<Child> cs;
   for (int r = 0; r < 2; ++r) cs.push_back(Spawn(r, 3, info));  // rank 2 never comes: they wait
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // The root dies once both ranks are connected to it. (A fixed 700 ms lost that race under
+  // ASan on a loaded host: the ranks had not connected yet and said they could not reach it.)
+  for (int64_t end = NowMs() + 10000; LoopbackSockets(RootPort(info), "01") < 2 && NowMs() < end;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // their hellos read: they wait
   kill(root.pid, SIGKILL);
   waitpid(root.pid, nullptr, 0);
   close(root.out);
