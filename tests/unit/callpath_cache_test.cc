@@ -52,6 +52,13 @@ class CallPathCache : public ::testing::Test {
   HcclResult AllReduce(uint64_t count, HcclComm comm, aclrtStream stream) {
     return HcclAllReduce(send_, recv_, count, kF32, kSum, comm, stream);
   }
+  // A new 1-rank communicator that this thread looked up (and remembered) for three calls.
+  void CommLookedUpByCalls(HcclComm* comm) {
+    int32_t dev[1] = {0};
+    ASSERT_EQ(HcclCommInitAll(1, dev, comm), HCCL_SUCCESS);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(AllReduce(2, *comm, stream_), HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  }
 
   HcclComm comm_ = nullptr;
   aclrtStream stream_ = nullptr;
@@ -61,11 +68,8 @@ class CallPathCache : public ::testing::Test {
 
 // The thread looked the communicator up for its calls; once destroyed, its handle is rejected.
 TEST_F(CallPathCache, CommunicatorDestroyedAfterCallsIsRejected) {
-  int32_t dev[1] = {0};
   HcclComm comm = nullptr;
-  ASSERT_EQ(HcclCommInitAll(1, dev, &comm), HCCL_SUCCESS);
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(AllReduce(2, comm, stream_), HCCL_SUCCESS);
-  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(CommLookedUpByCalls(&comm));
   ASSERT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
   EXPECT_EQ(AllReduce(2, comm, stream_), HCCL_E_PARA);
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
@@ -101,11 +105,8 @@ TEST_F(CallPathCache, CommunicatorDestroyedAfterCallsIsRejected) {
 // tells its next call that the handle is gone: refused at the call, as any destroyed handle is,
 // with nothing enqueued.
 TEST_F(CallPathCache, CommunicatorDestroyedByAnotherThreadIsRejectedHere) {
-  int32_t dev[1] = {0};
   HcclComm comm = nullptr;
-  ASSERT_EQ(HcclCommInitAll(1, dev, &comm), HCCL_SUCCESS);
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(AllReduce(2, comm, stream_), HCCL_SUCCESS);
-  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(CommLookedUpByCalls(&comm));
   HcclResult destroyed = HCCL_E_INTERNAL;
   std::thread other([&] { destroyed = HcclCommDestroy(comm); });
   other.join();
