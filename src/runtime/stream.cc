@@ -133,8 +133,8 @@ void StreamImpl::StartAttempt(bool follows, ThreadState& ts) {
 }
 
 // Inlined into the three ends of an attempt: the inline attempt's end runs once per small call.
-[[gnu::always_inline]] inline void StreamImpl::EndAttemptLocked(uint64_t seq, Status&& st, Task* requeue, bool host_wait,
-                                                                 ThreadState& ts) {
+[[gnu::always_inline]] inline void StreamImpl::EndAttemptLocked(uint64_t seq, Status&& st, Task* requeue,
+                                                                 bool host_wait, ThreadState& ts) {
   executing_ = false;
   if (requeue == nullptr) {
     Finished(seq, std::move(st));
